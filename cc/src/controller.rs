@@ -1,0 +1,124 @@
+//! The interface every algorithm of this crate implements.
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use crate::events::{AckEvent, CongestionEvent, PacketSent};
+
+/// Smallest congestion window of every algorithm, in packets (RFC 9002
+/// section 7.2, kMinimumWindow).
+pub const MINIMUM_WINDOW_PACKETS: usize = 2;
+
+/// Congestion-control state names reported in qlog
+/// (`quic:congestion_state_updated`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcState {
+    SlowStart,
+    CongestionAvoidance,
+    Recovery,
+}
+
+impl CcState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CcState::SlowStart => "slow_start",
+            CcState::CongestionAvoidance => "congestion_avoidance",
+            CcState::Recovery => "recovery",
+        }
+    }
+}
+
+/// A value of a controller's internals, as it appears in qlog.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum InternalValue {
+    Float(f64),
+    Int(u64),
+    Text(&'static str),
+}
+
+/// Collects a controller's named internals for qlog. Names carry their unit
+/// (`base_rtt_ms`, `diff_packets`, ...) unless the paper's symbol is unitless.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Internals {
+    fields: Vec<(&'static str, InternalValue)>,
+}
+
+impl Internals {
+    pub fn float(&mut self, name: &'static str, value: f64) {
+        self.fields.push((name, InternalValue::Float(value)));
+    }
+
+    pub fn int(&mut self, name: &'static str, value: u64) {
+        self.fields.push((name, InternalValue::Int(value)));
+    }
+
+    pub fn text(&mut self, name: &'static str, value: &'static str) {
+        self.fields.push((name, InternalValue::Text(value)));
+    }
+
+    /// A duration, in milliseconds.
+    pub fn millis(&mut self, name: &'static str, value: Duration) {
+        self.float(name, value.as_secs_f64() * 1e3);
+    }
+
+    pub fn fields(&self) -> &[(&'static str, InternalValue)] {
+        &self.fields
+    }
+
+    pub fn get(&self, name: &str) -> Option<InternalValue> {
+        self.fields
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
+
+    pub fn clear(&mut self) {
+        self.fields.clear();
+    }
+}
+
+/// Pacing a controller asks for: at most `burst_packets` back to back, then
+/// packets spaced to `rate_bytes_per_sec`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pacing {
+    pub rate_bytes_per_sec: f64,
+    pub burst_packets: usize,
+}
+
+/// A congestion controller. It owns cwnd and ssthresh; the stack owns loss
+/// detection, RTT estimation and retransmission.
+pub trait CongestionController: Send + Debug {
+    /// The algorithm's name as selected on the command line.
+    fn name(&self) -> &'static str;
+
+    fn on_packet_sent(&mut self, sent: &PacketSent);
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>);
+
+    fn on_congestion_event(&mut self, loss: &CongestionEvent);
+
+    /// A loss this controller reacted to turned out to be spurious: go back to
+    /// `cwnd`/`ssthresh` as they were before that reaction (the host saved
+    /// them). Return whether the controller accepted the rollback.
+    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool;
+
+    /// Congestion window in bytes.
+    fn cwnd(&self) -> usize;
+
+    /// Slow-start threshold in bytes; `usize::MAX` before the first exit from
+    /// slow start.
+    fn ssthresh(&self) -> usize;
+
+    fn state(&self) -> CcState;
+
+    /// Pacing this controller wants, if any.
+    fn pacing(&self) -> Option<Pacing> {
+        None
+    }
+
+    /// The controller's internals, for qlog.
+    fn internals(&self, out: &mut Internals);
+
+    /// The path's maximum datagram size changed (PMTUD).
+    fn on_max_datagram_size(&mut self, max_datagram_size: usize);
+}

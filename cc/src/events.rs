@@ -1,0 +1,109 @@
+//! What a congestion controller is told: packets sent, ACKs, losses.
+//!
+//! The QUIC stack fills these in (see `quiche-seam/plugin.rs`); tests build them
+//! by hand. Fields that only some transports or extensions can supply are
+//! `Option`s, so an algorithm that does not need them never looks at them and
+//! adding a new source of information never changes an algorithm that ignores
+//! it.
+
+use std::time::{Duration, Instant};
+
+/// One packet handed to the network that counts towards bytes in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketSent {
+    pub pkt_num: u64,
+    /// Size on the wire, in bytes.
+    pub size: usize,
+    pub time_sent: Instant,
+    /// Bytes in flight before this packet was added.
+    pub bytes_in_flight: usize,
+}
+
+/// One packet newly acknowledged by an ACK frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckedPacket {
+    pub pkt_num: u64,
+    pub size: usize,
+    pub time_sent: Instant,
+    /// When the ACK that covers this packet arrived.
+    pub time_acked: Instant,
+    /// `time_acked - time_sent`: this packet's own RTT sample, ACK delay
+    /// included (the stack's RTT estimator subtracts ACK delay only for the
+    /// largest acknowledged packet).
+    pub rtt: Duration,
+    /// When the peer received the packet, on the peer's clock, relative to the
+    /// peer's timestamp basis (draft-ietf-quic-receive-ts). `None` when the
+    /// extension is not negotiated or the peer did not report this packet.
+    pub receive_time: Option<Duration>,
+    /// Forward queueing time the packet accumulated on AQT-enabled routers,
+    /// echoed by the receiver (RoVegas's AQT-echo). `None` when unknown.
+    pub forward_queueing: Option<Duration>,
+}
+
+impl AckedPacket {
+    /// A packet acknowledged at `time_acked`, with no extension data.
+    pub fn new(pkt_num: u64, size: usize, time_sent: Instant, time_acked: Instant) -> Self {
+        AckedPacket {
+            pkt_num,
+            size,
+            time_sent,
+            time_acked,
+            rtt: time_acked.saturating_duration_since(time_sent),
+            receive_time: None,
+            forward_queueing: None,
+        }
+    }
+}
+
+/// The stack's RTT estimator at the time of an ACK (RFC 9002 section 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttSnapshot {
+    pub min_rtt: Duration,
+    pub smoothed_rtt: Duration,
+    pub latest_rtt: Duration,
+    pub rttvar: Duration,
+}
+
+impl RttSnapshot {
+    /// All four values set to one RTT, as after the first sample.
+    pub fn uniform(rtt: Duration) -> Self {
+        RttSnapshot {
+            min_rtt: rtt,
+            smoothed_rtt: rtt,
+            latest_rtt: rtt,
+            rttvar: rtt / 2,
+        }
+    }
+}
+
+/// One received ACK frame and the packets it newly acknowledges, in
+/// ascending packet-number order.
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent<'a> {
+    pub now: Instant,
+    pub acked: &'a [AckedPacket],
+    /// ACK delay the peer reported for the largest acknowledged packet.
+    pub ack_delay: Duration,
+    pub rtt: RttSnapshot,
+    /// Bytes in flight before the acknowledged packets were removed.
+    pub bytes_in_flight: usize,
+    /// Whether the sender was limited by the application, not by cwnd, when
+    /// these packets were sent.
+    pub app_limited: bool,
+    /// Backward (ACK path) queueing time accumulated by the datagram that
+    /// carried this ACK on AQT-enabled routers. `None` when unknown.
+    pub backward_queueing: Option<Duration>,
+}
+
+/// Packets declared lost by one run of loss detection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CongestionEvent {
+    pub now: Instant,
+    pub lost_bytes: usize,
+    pub largest_lost_pkt_num: u64,
+    pub largest_lost_time_sent: Instant,
+    /// RFC 9002 section 7.6: the losses span more than the persistent
+    /// congestion duration with nothing acknowledged in between.
+    pub persistent_congestion: bool,
+    pub bytes_in_flight: usize,
+}

@@ -1,0 +1,23 @@
+//! Delay-based congestion controllers of the TCP Vegas family, written once
+//! against a small event interface ([`events`], [`controller`]) so that they
+//! run in quiche (through the seam in `quiche-seam/`), in the simulator and in
+//! unit tests alike. This crate does not depend on any QUIC stack.
+//!
+//! Each algorithm is one module that reads like its paper's pseudo-code; the
+//! pieces several papers share live in [`shared`]. The papers are in
+//! `../shared/papers/` (see its README).
+
+pub mod controller;
+pub mod events;
+pub mod host;
+pub mod params;
+pub mod registry;
+pub mod shared;
+
+pub use controller::{
+    CcState, CongestionController, InternalValue, Internals, Pacing, MINIMUM_WINDOW_PACKETS,
+};
+pub use events::{AckEvent, AckedPacket, CongestionEvent, PacketSent, RttSnapshot};
+pub use host::ControllerHost;
+pub use params::{ParamError, ParamInfo, ParamKind, ParamValues};
+pub use registry::{resolve, AlgorithmInfo, ControllerSpec, SpecError, WindowConfig};

@@ -1,0 +1,187 @@
+//! The algorithms this crate offers, by name, and how to build one.
+
+use std::fmt;
+
+use crate::controller::CongestionController;
+use crate::params::{ParamError, ParamInfo, ParamValues};
+
+/// Window sizes the stack starts a controller with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowConfig {
+    pub max_datagram_size: usize,
+    pub initial_cwnd_packets: usize,
+}
+
+impl WindowConfig {
+    pub fn initial_cwnd(&self) -> usize {
+        self.max_datagram_size * self.initial_cwnd_packets
+    }
+}
+
+/// One algorithm of this crate.
+pub struct AlgorithmInfo {
+    pub name: &'static str,
+    /// One line for `--list-cc-algorithms`.
+    pub description: &'static str,
+    pub params: &'static [ParamInfo],
+    /// Checks combinations of values that are each valid (e.g. alpha <= beta).
+    pub validate: fn(&ParamValues) -> Result<(), String>,
+    pub build: fn(&ParamValues, WindowConfig) -> Box<dyn CongestionController>,
+}
+
+/// quiche's own algorithms, selectable beside ours but implemented by quiche.
+pub const QUICHE_ALGORITHMS: &[(&str, &str)] = &[
+    ("reno", "quiche's NewReno (RFC 9002), loss-based"),
+    (
+        "cubic",
+        "quiche's CUBIC (RFC 9438) with HyStart++, loss-based; quiche's default",
+    ),
+    ("bbr2", "quiche's BBRv2 (gcongestion), model-based"),
+];
+
+/// Every algorithm of this crate, in the order they are listed.
+pub static ALGORITHMS: &[&AlgorithmInfo] = &[];
+
+/// Names of all selectable algorithms: ours, then quiche's.
+pub fn all_names() -> Vec<&'static str> {
+    ALGORITHMS
+        .iter()
+        .map(|a| a.name)
+        .chain(QUICHE_ALGORITHMS.iter().map(|(n, _)| *n))
+        .collect()
+}
+
+/// `name  description` lines for every selectable algorithm.
+pub fn listing() -> Vec<(&'static str, &'static str)> {
+    ALGORITHMS
+        .iter()
+        .map(|a| (a.name, a.description))
+        .chain(QUICHE_ALGORITHMS.iter().copied())
+        .collect()
+}
+
+pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
+    ALGORITHMS.iter().copied().find(|a| a.name == name)
+}
+
+/// Why a controller could not be selected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpecError {
+    UnknownAlgorithm {
+        name: String,
+        valid: Vec<&'static str>,
+    },
+    /// A quiche algorithm was given parameters; quiche's own take none here.
+    ParamsForQuicheAlgorithm {
+        name: String,
+    },
+    Param(ParamError),
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            SpecError::UnknownAlgorithm { name, valid } => write!(
+                f,
+                "unknown congestion control algorithm '{name}'; valid algorithms: {}",
+                valid.join(", ")
+            ),
+            SpecError::ParamsForQuicheAlgorithm { name } => write!(
+                f,
+                "{name} is quiche's own algorithm and takes no --cc-param"
+            ),
+            SpecError::Param(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+impl From<ParamError> for SpecError {
+    fn from(e: ParamError) -> Self {
+        SpecError::Param(e)
+    }
+}
+
+/// A chosen algorithm of this crate with its parameters. `Copy`, so that it
+/// can ride in quiche's recovery configuration.
+#[derive(Clone, Copy)]
+pub struct ControllerSpec {
+    info: &'static AlgorithmInfo,
+    params: ParamValues,
+}
+
+impl ControllerSpec {
+    /// The algorithm called `name` with its paper's defaults.
+    pub fn new(name: &str) -> Result<Self, SpecError> {
+        let info = find(name).ok_or_else(|| SpecError::UnknownAlgorithm {
+            name: name.to_string(),
+            valid: all_names(),
+        })?;
+        Ok(ControllerSpec {
+            info,
+            params: ParamValues::defaults(info.name, info.params),
+        })
+    }
+
+    /// The algorithm called `name` with `KEY=VALUE` parameters applied in order.
+    pub fn with_params<S: AsRef<str>>(name: &str, pairs: &[S]) -> Result<Self, SpecError> {
+        let mut spec = Self::new(name)?;
+        for pair in pairs {
+            spec.params.set_pair(pair.as_ref())?;
+        }
+        (spec.info.validate)(&spec.params).map_err(|reason| {
+            SpecError::Param(ParamError::Inconsistent {
+                algorithm: spec.info.name,
+                reason,
+            })
+        })?;
+        Ok(spec)
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.info.name
+    }
+
+    pub fn info(&self) -> &'static AlgorithmInfo {
+        self.info
+    }
+
+    pub fn params(&self) -> &ParamValues {
+        &self.params
+    }
+
+    pub fn build(&self, window: WindowConfig) -> Box<dyn CongestionController> {
+        (self.info.build)(&self.params, window)
+    }
+}
+
+impl PartialEq for ControllerSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.info.name == other.info.name && self.params == other.params
+    }
+}
+
+impl fmt::Debug for ControllerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.params.fmt(f)
+    }
+}
+
+/// Checks a selection made on a command line: an algorithm of ours with its
+/// parameters, or one of quiche's with none. Returns our spec, or `None` for
+/// quiche's own.
+pub fn resolve<S: AsRef<str>>(
+    name: &str,
+    pairs: &[S],
+) -> Result<Option<ControllerSpec>, SpecError> {
+    if QUICHE_ALGORITHMS.iter().any(|(n, _)| *n == name) {
+        if pairs.is_empty() {
+            return Ok(None);
+        }
+        return Err(SpecError::ParamsForQuicheAlgorithm {
+            name: name.to_string(),
+        });
+    }
+    ControllerSpec::with_params(name, pairs).map(Some)
+}

@@ -1,0 +1,1 @@
+//! Pieces several algorithms share, written once.

@@ -1,0 +1,1 @@
+//! quiche glue shared by the apps.
