@@ -1,0 +1,518 @@
+//! Westwood bandwidth estimation, written once for Westwood+, Vegas-W and
+//! VenoDB.
+//!
+//! All three measure the rate at which the receiver is taking data, from the
+//! bytes that ACKs acknowledge and the times the ACKs arrive, and smooth those
+//! rate samples with a low-pass filter:
+//!
+//! * Vegas-W (003_5b3b63821b3b4570.txt, section III.B, eqs. 2-5) takes one
+//!   sample per ACK, `b_k = d_k / (t_k - t_{k-1})`, and filters it with the
+//!   original Westwood's Tustin (bilinear) discretisation of a first-order
+//!   low-pass filter: [`TustinLowPass`].
+//! * VenoDB (001_8629d53d83e82638.txt, section 3.1.B) smooths per-ACK samples
+//!   with an exponentially weighted moving average to get `bwe(t)`: [`Ewma`].
+//! * Westwood+ (Mascolo, Grieco et al.) samples once per RTT — the bytes
+//!   acknowledged over a window of at least `max(RTT, 50 ms)` divided by the
+//!   window's length — which removes the ACK-compression bias of per-ACK
+//!   samples, and smooths the samples with two cascaded EWMA stages of weight
+//!   7/8 on the old value: [`BandwidthSampler`] and [`TwoStageLowPass`].
+//!
+//! Bandwidths are bytes per second as `f64`. Every filter ignores samples
+//! that are negative or not finite and caps the rest at
+//! [`MAX_BANDWIDTH_BYTES_PER_SEC`], so an estimate is always finite and never
+//! NaN whatever the stack reports.
+
+use std::time::{Duration, Instant};
+
+/// Westwood+'s shortest sample window: one sample per RTT, but never over a
+/// window shorter than 50 ms, because short windows see too few ACKs to give
+/// a meaningful rate.
+pub const WESTWOOD_PLUS_MIN_SAMPLE_WINDOW: Duration = Duration::from_millis(50);
+
+/// Weight of the previous value in each stage of Westwood+'s filter.
+pub const WESTWOOD_PLUS_HISTORY_WEIGHT: f64 = 7.0 / 8.0;
+
+/// Largest rate a filter accepts (8 exabit/s). Far above any real path, and
+/// small enough that weighted sums of two such values stay finite.
+pub const MAX_BANDWIDTH_BYTES_PER_SEC: f64 = 1e18;
+
+/// Bytes acknowledged over one sample window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BandwidthSample {
+    pub bytes: u64,
+    /// Time between the ACK that opened the window and the ACK that closed
+    /// it; never zero.
+    pub interval: Duration,
+}
+
+impl BandwidthSample {
+    /// The sample's rate.
+    pub fn bytes_per_sec(&self) -> f64 {
+        rate_bytes_per_sec(self.bytes, self.interval).unwrap_or(0.0)
+    }
+}
+
+/// `bytes / interval`, or `None` for an empty interval. Capped at
+/// [`MAX_BANDWIDTH_BYTES_PER_SEC`].
+pub fn rate_bytes_per_sec(bytes: u64, interval: Duration) -> Option<f64> {
+    let secs = interval.as_secs_f64();
+    if secs <= 0.0 {
+        return None;
+    }
+    Some((bytes as f64 / secs).min(MAX_BANDWIDTH_BYTES_PER_SEC))
+}
+
+/// A sample the filters can take: finite, not negative, capped.
+fn usable(sample: f64) -> Option<f64> {
+    (sample.is_finite() && sample >= 0.0).then(|| sample.min(MAX_BANDWIDTH_BYTES_PER_SEC))
+}
+
+/// A weight in `0..=1`; anything else (NaN included) becomes `fallback`.
+fn weight_or(weight: f64, fallback: f64) -> f64 {
+    if (0.0..=1.0).contains(&weight) {
+        weight
+    } else {
+        fallback
+    }
+}
+
+/// Accumulates acknowledged bytes and closes a sample window once it spans at
+/// least `max(rtt, min_window)`.
+///
+/// A window runs from one ACK to a later one and counts the bytes of the ACKs
+/// after its opening ACK up to and including its closing ACK, so that
+/// constant-rate ACKs yield exactly that rate. The ACK that closes a window
+/// opens the next. The very first ACK only opens a window: the bytes it
+/// acknowledges were delivered over an interval the sampler never saw.
+///
+/// With `min_window` zero and an `rtt` of zero every ACK closes a window,
+/// which gives the per-ACK samples of Vegas-W and VenoDB; ACKs that arrive at
+/// the same instant are merged into one sample instead of dividing by zero.
+#[derive(Clone, Debug)]
+pub struct BandwidthSampler {
+    min_window: Duration,
+    window_start: Option<Instant>,
+    bytes_in_window: u64,
+}
+
+impl BandwidthSampler {
+    pub fn new(min_window: Duration) -> Self {
+        BandwidthSampler {
+            min_window,
+            window_start: None,
+            bytes_in_window: 0,
+        }
+    }
+
+    /// Westwood+'s sampler: windows of at least `max(RTT, 50 ms)`.
+    pub fn westwood_plus() -> Self {
+        Self::new(WESTWOOD_PLUS_MIN_SAMPLE_WINDOW)
+    }
+
+    pub fn min_window(&self) -> Duration {
+        self.min_window
+    }
+
+    /// When the open window started, if one is open.
+    pub fn window_start(&self) -> Option<Instant> {
+        self.window_start
+    }
+
+    /// Bytes acknowledged in the open window so far.
+    pub fn bytes_in_window(&self) -> u64 {
+        self.bytes_in_window
+    }
+
+    /// An ACK acknowledging `acked_bytes` arrived at `now`, when the RTT was
+    /// `rtt`. Returns the sample of the window this ACK closes, if any.
+    pub fn on_ack(
+        &mut self,
+        now: Instant,
+        acked_bytes: usize,
+        rtt: Duration,
+    ) -> Option<BandwidthSample> {
+        let Some(start) = self.window_start else {
+            self.window_start = Some(now);
+            return None;
+        };
+        self.bytes_in_window = self
+            .bytes_in_window
+            .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
+        // An ACK stamped earlier than the window's start (a clock the stack
+        // does not keep monotonic) counts as arriving at the start.
+        let interval = now.saturating_duration_since(start);
+        if interval.is_zero() || interval < rtt.max(self.min_window) {
+            return None;
+        }
+        let sample = BandwidthSample {
+            bytes: self.bytes_in_window,
+            interval,
+        };
+        self.window_start = Some(now);
+        self.bytes_in_window = 0;
+        Some(sample)
+    }
+
+    /// Forgets the open window; the next ACK opens a new one.
+    pub fn reset(&mut self) {
+        self.window_start = None;
+        self.bytes_in_window = 0;
+    }
+}
+
+/// One first-order low-pass stage (exponentially weighted moving average):
+/// `new = w·old + (1 − w)·sample`, where `w` is the weight of history. The
+/// first sample becomes the value as is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ewma {
+    history_weight: f64,
+    value: Option<f64>,
+}
+
+impl Ewma {
+    /// `history_weight` outside `0..=1` falls back to Westwood+'s 7/8.
+    pub fn new(history_weight: f64) -> Self {
+        Ewma {
+            history_weight: weight_or(history_weight, WESTWOOD_PLUS_HISTORY_WEIGHT),
+            value: None,
+        }
+    }
+
+    pub fn history_weight(&self) -> f64 {
+        self.history_weight
+    }
+
+    pub fn value(&self) -> Option<f64> {
+        self.value
+    }
+
+    /// Feeds one sample and returns the new value; unusable samples leave
+    /// the value as it was.
+    pub fn update(&mut self, sample: f64) -> Option<f64> {
+        if let Some(sample) = usable(sample) {
+            let w = self.history_weight;
+            self.value = Some(match self.value {
+                None => sample,
+                Some(old) => w * old + (1.0 - w) * sample,
+            });
+        }
+        self.value
+    }
+
+    pub fn reset(&mut self) {
+        self.value = None;
+    }
+}
+
+/// Westwood+'s filter: two cascaded [`Ewma`] stages with the same weight.
+/// The second stage is fed the first stage's new value, which makes the
+/// response to a step an S-curve rather than an exponential and so damps
+/// single outlying samples more. The first sample fills both stages.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TwoStageLowPass {
+    first: Ewma,
+    second: Ewma,
+}
+
+impl TwoStageLowPass {
+    pub fn new(history_weight: f64) -> Self {
+        TwoStageLowPass {
+            first: Ewma::new(history_weight),
+            second: Ewma::new(history_weight),
+        }
+    }
+
+    /// Westwood+'s weights of 7/8.
+    pub fn westwood_plus() -> Self {
+        Self::new(WESTWOOD_PLUS_HISTORY_WEIGHT)
+    }
+
+    /// The filtered estimate (output of the second stage).
+    pub fn estimate(&self) -> Option<f64> {
+        self.second.value()
+    }
+
+    /// The first stage's value, less smoothed.
+    pub fn first_stage(&self) -> Option<f64> {
+        self.first.value()
+    }
+
+    pub fn history_weight(&self) -> f64 {
+        self.first.history_weight()
+    }
+
+    /// Feeds one sample and returns the new estimate.
+    pub fn update(&mut self, sample: f64) -> Option<f64> {
+        if usable(sample).is_none() {
+            return self.estimate();
+        }
+        let first = self.first.update(sample)?;
+        self.second.update(first)
+    }
+
+    pub fn reset(&mut self) {
+        self.first.reset();
+        self.second.reset();
+    }
+}
+
+/// The original Westwood filter used by Vegas-W (003_5b3b63821b3b4570.txt,
+/// eqs. 3-5): a first-order low-pass filter with time constant `tau`
+/// (cut-off frequency `1/tau`) discretised with the Tustin approximation,
+///
+/// ```text
+/// b̂_k = α_k·b̂_{k−1} + (1 − α_k)·(b_k + b_{k−1}) / 2
+/// α_k = (2τ/Δ_k − 1) / (2τ/Δ_k + 1),   Δ_k = t_k − t_{k−1}
+/// ```
+///
+/// Because the samples are irregular, the gain depends on each sample's
+/// interval: a sample that closes a short interval moves the estimate little.
+/// The paper is silent on the first sample and on intervals longer than `2τ`,
+/// where `α_k` turns negative and the estimate would overshoot its inputs.
+/// Here the first sample initialises both `b̂_0` and `b_{-1}`, and `α_k` is
+/// clamped at 0, so that the estimate always stays between the smallest and
+/// largest samples. (The original Westwood paper instead inserts virtual
+/// zero samples when no ACK arrived for a while; a caller that wants that
+/// can feed `update(0.0, gap)`.)
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TustinLowPass {
+    tau: Duration,
+    estimate: Option<f64>,
+    previous_sample: f64,
+}
+
+impl TustinLowPass {
+    pub fn new(tau: Duration) -> Self {
+        TustinLowPass {
+            tau,
+            estimate: None,
+            previous_sample: 0.0,
+        }
+    }
+
+    pub fn tau(&self) -> Duration {
+        self.tau
+    }
+
+    pub fn estimate(&self) -> Option<f64> {
+        self.estimate
+    }
+
+    /// `α` for a sample closing an interval of `interval`, in `0..=1`.
+    /// Written as `(2τ − Δ) / (2τ + Δ)`, the same value as eq. 4 but defined
+    /// for `Δ = 0` (α = 1: a sample over no time carries no weight).
+    pub fn alpha(&self, interval: Duration) -> f64 {
+        let two_tau = 2.0 * self.tau.as_secs_f64();
+        let delta = interval.as_secs_f64();
+        let denominator = two_tau + delta;
+        if denominator <= 0.0 {
+            // No time constant and no interval: no filtering.
+            return 0.0;
+        }
+        ((two_tau - delta) / denominator).clamp(0.0, 1.0)
+    }
+
+    /// Feeds the sample `b_k` of an interval `Δ_k` and returns `b̂_k`.
+    pub fn update(&mut self, sample: f64, interval: Duration) -> Option<f64> {
+        let Some(sample) = usable(sample) else {
+            return self.estimate;
+        };
+        let estimate = match self.estimate {
+            None => sample,
+            Some(old) => {
+                let alpha = self.alpha(interval);
+                // Halves first so that the mean of two huge samples stays finite.
+                let mean = sample / 2.0 + self.previous_sample / 2.0;
+                alpha * old + (1.0 - alpha) * mean
+            }
+        };
+        self.estimate = Some(estimate);
+        self.previous_sample = sample;
+        self.estimate
+    }
+
+    pub fn reset(&mut self) {
+        self.estimate = None;
+        self.previous_sample = 0.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    /// Feeds `count` ACKs of `bytes` every `spacing` starting at `start`,
+    /// returning the samples they close.
+    fn ack_train(
+        sampler: &mut BandwidthSampler,
+        start: Instant,
+        count: u32,
+        spacing: Duration,
+        bytes: usize,
+        rtt: Duration,
+    ) -> Vec<(u32, BandwidthSample)> {
+        (0..count)
+            .filter_map(|i| {
+                sampler
+                    .on_ack(start + spacing * i, bytes, rtt)
+                    .map(|s| (i, s))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn constant_ack_train_gives_its_rate_every_min_window() {
+        let t0 = Instant::now();
+        let mut sampler = BandwidthSampler::westwood_plus();
+        // 1200 bytes every 10 ms is 120 000 B/s; the RTT (20 ms) is below the
+        // 50 ms minimum, so a window closes every fifth ACK.
+        let samples = ack_train(&mut sampler, t0, 21, ms(10), 1200, ms(20));
+        let closing: Vec<u32> = samples.iter().map(|(i, _)| *i).collect();
+        assert_eq!(closing, vec![5, 10, 15, 20]);
+        for (_, s) in samples {
+            assert_eq!(s.bytes, 6000);
+            assert_eq!(s.interval, ms(50));
+            assert!(close(s.bytes_per_sec(), 120_000.0), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn window_is_at_least_one_rtt() {
+        let t0 = Instant::now();
+        let mut sampler = BandwidthSampler::westwood_plus();
+        let samples = ack_train(&mut sampler, t0, 17, ms(10), 1200, ms(80));
+        let closing: Vec<u32> = samples.iter().map(|(i, _)| *i).collect();
+        assert_eq!(closing, vec![8, 16]);
+        assert_eq!(samples[0].1.interval, ms(80));
+    }
+
+    #[test]
+    fn no_sample_before_the_minimum_window() {
+        let t0 = Instant::now();
+        let mut sampler = BandwidthSampler::westwood_plus();
+        assert_eq!(sampler.on_ack(t0, 1200, ms(1)), None);
+        assert_eq!(sampler.on_ack(t0 + ms(49), 1200, ms(1)), None);
+        assert_eq!(sampler.bytes_in_window(), 1200);
+        let s = sampler.on_ack(t0 + ms(50), 1200, ms(1)).expect("window closes");
+        assert_eq!(s.bytes, 2400);
+        assert_eq!(sampler.window_start(), Some(t0 + ms(50)));
+    }
+
+    #[test]
+    fn simultaneous_acks_merge_instead_of_dividing_by_zero() {
+        let t0 = Instant::now();
+        let mut sampler = BandwidthSampler::new(Duration::ZERO);
+        assert_eq!(sampler.on_ack(t0, 1000, Duration::ZERO), None);
+        assert_eq!(sampler.on_ack(t0, 1000, Duration::ZERO), None);
+        assert_eq!(sampler.on_ack(t0, 1000, Duration::ZERO), None);
+        let s = sampler
+            .on_ack(t0 + ms(1), 1000, Duration::ZERO)
+            .expect("per-ACK sample");
+        assert_eq!(s.bytes, 3000);
+        assert!(close(s.bytes_per_sec(), 3_000_000.0));
+        // A clock that steps back is treated as no time passing.
+        assert_eq!(sampler.on_ack(t0, 1000, Duration::ZERO), None);
+    }
+
+    #[test]
+    fn huge_byte_counts_saturate() {
+        let t0 = Instant::now();
+        let mut sampler = BandwidthSampler::new(ms(1));
+        sampler.on_ack(t0, 0, Duration::ZERO);
+        sampler.on_ack(t0, usize::MAX, Duration::ZERO);
+        let s = sampler
+            .on_ack(t0 + Duration::from_nanos(1), usize::MAX, Duration::ZERO);
+        assert_eq!(s, None, "1 ns is below the 1 ms window");
+        let s = sampler
+            .on_ack(t0 + ms(1), usize::MAX, Duration::ZERO)
+            .expect("closes");
+        assert_eq!(s.bytes, u64::MAX);
+        assert_eq!(s.bytes_per_sec(), MAX_BANDWIDTH_BYTES_PER_SEC);
+        assert_eq!(rate_bytes_per_sec(10, Duration::ZERO), None);
+    }
+
+    #[test]
+    fn two_stage_step_response_matches_closed_form() {
+        // After a first sample a and then k samples b, stage one is
+        // b + (a − b)·w^k and stage two, solving its recurrence,
+        // b + (a − b)·w^k·(1 + k·(1 − w)).
+        let (a, b, w) = (100_000.0, 300_000.0, 7.0 / 8.0);
+        let mut filter = TwoStageLowPass::westwood_plus();
+        assert_eq!(filter.update(a), Some(a));
+        for k in 1..=40 {
+            let got = filter.update(b).expect("estimate");
+            let wk = f64::powi(w, k);
+            assert!(close(filter.first_stage().unwrap(), b + (a - b) * wk));
+            let expected = b + (a - b) * wk * (1.0 + f64::from(k) * (1.0 - w));
+            assert!(close(got, expected), "k={k}: {got} vs {expected}");
+        }
+    }
+
+    #[test]
+    fn filters_ignore_unusable_samples_and_cap_huge_ones() {
+        let mut two = TwoStageLowPass::westwood_plus();
+        assert_eq!(two.update(f64::NAN), None);
+        assert_eq!(two.update(-1.0), None);
+        assert_eq!(two.update(5.0), Some(5.0));
+        assert_eq!(two.update(f64::INFINITY), Some(5.0));
+        let mut ewma = Ewma::new(0.5);
+        ewma.update(f64::MAX);
+        ewma.update(f64::MAX);
+        assert_eq!(ewma.value(), Some(MAX_BANDWIDTH_BYTES_PER_SEC));
+        assert_eq!(Ewma::new(f64::NAN).history_weight(), 7.0 / 8.0);
+        assert_eq!(Ewma::new(2.0).history_weight(), 7.0 / 8.0);
+
+        let mut tustin = TustinLowPass::new(ms(100));
+        assert_eq!(tustin.update(f64::NAN, ms(10)), None);
+        tustin.update(f64::MAX, ms(10));
+        let v = tustin.update(f64::MAX, ms(10)).unwrap();
+        assert!(v.is_finite() && v <= MAX_BANDWIDTH_BYTES_PER_SEC);
+    }
+
+    #[test]
+    fn tustin_alpha_follows_eq_4() {
+        let f = TustinLowPass::new(Duration::from_secs(1));
+        // 2τ/Δ = 4 → α = 3/5.
+        assert!(close(f.alpha(ms(500)), 3.0 / 5.0));
+        // 2τ/Δ = 20 → α = 19/21.
+        assert!(close(f.alpha(ms(100)), 19.0 / 21.0));
+        assert_eq!(f.alpha(Duration::ZERO), 1.0);
+        assert_eq!(f.alpha(Duration::from_secs(3)), 0.0, "clamped");
+        assert_eq!(TustinLowPass::new(Duration::ZERO).alpha(Duration::ZERO), 0.0);
+    }
+
+    #[test]
+    fn tustin_step_response_matches_closed_form() {
+        // With a constant interval α is constant. After a first sample a and
+        // then samples b, b̂_1 = α·a + (1 − α)(a + b)/2 and from then on
+        // b̂_k − b = α(b̂_{k−1} − b), so b̂_k = b + (a − b)·α^{k−1}·(1 + α)/2.
+        let (a, b) = (50_000.0, 80_000.0);
+        let mut f = TustinLowPass::new(Duration::from_secs(1));
+        let alpha = 3.0 / 5.0;
+        assert_eq!(f.update(a, ms(500)), Some(a));
+        for k in 1..=30 {
+            let got = f.update(b, ms(500)).unwrap();
+            let expected = b + (a - b) * f64::powi(alpha, k - 1) * (1.0 + alpha) / 2.0;
+            assert!(close(got, expected), "k={k}: {got} vs {expected}");
+        }
+    }
+
+    #[test]
+    fn tustin_stays_between_its_samples() {
+        let mut f = TustinLowPass::new(ms(10));
+        let samples = [1.0e6, 0.0, 5.0e5, 2.0e6, 0.0, 0.0, 7.0e5];
+        for (i, s) in samples.iter().enumerate() {
+            // Intervals up to 10·τ, where an unclamped α would be negative.
+            let v = f.update(*s, ms(10 * i as u64)).unwrap();
+            assert!((0.0..=2.0e6).contains(&v), "{v}");
+        }
+    }
+}
