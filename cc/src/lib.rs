@@ -13,6 +13,7 @@ pub mod host;
 pub mod params;
 pub mod registry;
 pub mod shared;
+pub mod westwood;
 
 pub use controller::{
     CcState, CongestionController, InternalValue, Internals, Pacing, MINIMUM_WINDOW_PACKETS,

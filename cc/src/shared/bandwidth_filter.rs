@@ -401,7 +401,9 @@ mod tests {
         assert_eq!(sampler.on_ack(t0, 1200, ms(1)), None);
         assert_eq!(sampler.on_ack(t0 + ms(49), 1200, ms(1)), None);
         assert_eq!(sampler.bytes_in_window(), 1200);
-        let s = sampler.on_ack(t0 + ms(50), 1200, ms(1)).expect("window closes");
+        let s = sampler
+            .on_ack(t0 + ms(50), 1200, ms(1))
+            .expect("window closes");
         assert_eq!(s.bytes, 2400);
         assert_eq!(sampler.window_start(), Some(t0 + ms(50)));
     }
@@ -428,8 +430,7 @@ mod tests {
         let mut sampler = BandwidthSampler::new(ms(1));
         sampler.on_ack(t0, 0, Duration::ZERO);
         sampler.on_ack(t0, usize::MAX, Duration::ZERO);
-        let s = sampler
-            .on_ack(t0 + Duration::from_nanos(1), usize::MAX, Duration::ZERO);
+        let s = sampler.on_ack(t0 + Duration::from_nanos(1), usize::MAX, Duration::ZERO);
         assert_eq!(s, None, "1 ns is below the 1 ms window");
         let s = sampler
             .on_ack(t0 + ms(1), usize::MAX, Duration::ZERO)
@@ -486,7 +487,10 @@ mod tests {
         assert!(close(f.alpha(ms(100)), 19.0 / 21.0));
         assert_eq!(f.alpha(Duration::ZERO), 1.0);
         assert_eq!(f.alpha(Duration::from_secs(3)), 0.0, "clamped");
-        assert_eq!(TustinLowPass::new(Duration::ZERO).alpha(Duration::ZERO), 0.0);
+        assert_eq!(
+            TustinLowPass::new(Duration::ZERO).alpha(Duration::ZERO),
+            0.0
+        );
     }
 
     #[test]

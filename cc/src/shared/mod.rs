@@ -1,1 +1,3 @@
 //! Pieces several algorithms share, written once.
+
+pub mod bandwidth_filter;

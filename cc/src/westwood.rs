@@ -1,0 +1,294 @@
+//! Westwood+ (Mascolo, Grieco et al.): Reno's probing, but after a loss the
+//! window is set from an end-to-end estimate of the bandwidth the flow was
+//! getting, instead of being halved blindly.
+//!
+//! * Bandwidth estimate: the bytes acknowledged over windows of at least
+//!   `max(RTT, min_sample_window_ms)` give one rate sample per window, which a
+//!   two-stage low-pass filter smooths (see [`crate::shared::bandwidth_filter`],
+//!   also used by Vegas-W, 003_5b3b63821b3b4570.txt, and VenoDB,
+//!   001_8629d53d83e82638.txt).
+//! * Slow start: `cwnd += acked bytes` while `cwnd < ssthresh`.
+//! * Congestion avoidance: `cwnd += mss · acked / cwnd`, i.e. one `mss` per
+//!   window of acknowledged bytes.
+//! * Congestion loss: `ssthresh = BWE × RTTmin` (at least
+//!   `min_ssthresh_packets`), and `cwnd = ssthresh` if `cwnd > ssthresh`.
+//!   Vegas-W (003, section IV.C) makes the same reduction.
+//! * Persistent congestion (QUIC's analogue of a TCP timeout): `ssthresh` as
+//!   above, `cwnd` to the minimum window.
+//!
+//! Choices where the published descriptions are silent or TCP-specific:
+//!
+//! * One reduction per recovery epoch: a loss reduces the window only if the
+//!   lost packet was sent after the previous reduction (RFC 9002 section
+//!   7.3.2), which is what NewReno's recovery gives TCP Westwood+. The epoch
+//!   lasts until a packet sent after the reduction is acknowledged; in it the
+//!   window does not grow, and the controller reports `Recovery`.
+//! * The sample window uses the latest RTT sample, as Linux's Westwood+ does;
+//!   RTTmin is the stack's `min_rtt`, so it follows the stack if the stack
+//!   resets it.
+//! * Before the first sample window has closed there is no estimate; a loss
+//!   then halves the window like Reno instead of collapsing it to two packets.
+//! * `BWE × RTTmin` is rounded to the nearest byte, not to whole packets.
+//! * Acknowledged bytes are sampled even when the sender is
+//!   application-limited (the estimate is of the rate achieved, as in
+//!   Westwood+), but an application-limited ACK does not grow the window
+//!   (RFC 9002 section 7.8).
+//! * When a loss turns out to be spurious the host's saved window is
+//!   restored, and so is the previous recovery epoch.
+
+use std::time::{Duration, Instant};
+
+use crate::controller::{CcState, CongestionController, Internals, MINIMUM_WINDOW_PACKETS};
+use crate::events::{AckEvent, CongestionEvent, PacketSent};
+use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::registry::{AlgorithmInfo, WindowConfig};
+use crate::shared::bandwidth_filter::{
+    BandwidthSampler, TwoStageLowPass, WESTWOOD_PLUS_HISTORY_WEIGHT,
+};
+
+pub const NAME: &str = "westwood";
+
+/// Parameters, with the defaults of Westwood+ as published and deployed.
+pub const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "min_sample_window_ms",
+        default: 50.0,
+        kind: ParamKind::Integer {
+            min: 0,
+            max: 10_000,
+        },
+        description: "shortest bandwidth sample window in ms; a window also spans at least one RTT",
+    },
+    ParamInfo {
+        name: "filter_history_weight",
+        default: WESTWOOD_PLUS_HISTORY_WEIGHT,
+        kind: ParamKind::Number {
+            min: 0.0,
+            max: 0.999,
+        },
+        description: "weight of the old value in each of the two low-pass stages (7/8)",
+    },
+    ParamInfo {
+        name: "min_ssthresh_packets",
+        default: 2.0,
+        kind: ParamKind::Integer {
+            min: MINIMUM_WINDOW_PACKETS as u64,
+            max: 1000,
+        },
+        description: "smallest ssthresh set from the bandwidth estimate, in packets",
+    },
+];
+
+pub static INFO: AlgorithmInfo = AlgorithmInfo {
+    name: NAME,
+    description:
+        "Westwood+: Reno probing, ssthresh = filtered bandwidth estimate x RTTmin after loss",
+    params: PARAMS,
+    validate,
+    build,
+};
+
+fn validate(_: &ParamValues) -> Result<(), String> {
+    Ok(())
+}
+
+fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
+    Box::new(Westwood::new(params, window))
+}
+
+#[derive(Debug)]
+pub struct Westwood {
+    mss: usize,
+    cwnd: usize,
+    ssthresh: usize,
+    min_ssthresh_packets: usize,
+
+    sampler: BandwidthSampler,
+    /// BWE, bytes per second.
+    filter: TwoStageLowPass,
+    latest_sample_bytes_per_sec: Option<f64>,
+    rtt_min: Option<Duration>,
+
+    /// Bytes acknowledged in congestion avoidance not yet turned into growth.
+    ca_acked_bytes: usize,
+    /// When the window was last reduced: losses of packets sent up to then
+    /// belong to that reduction's epoch.
+    last_reduction: Option<Instant>,
+    /// `last_reduction` before the latest reduction, for rollback.
+    previous_reduction: Option<Instant>,
+    in_recovery: bool,
+}
+
+impl Westwood {
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        let mss = window.max_datagram_size.max(1);
+        let min_window_ms = params.get("min_sample_window_ms") as u64;
+        Westwood {
+            mss,
+            cwnd: window.initial_cwnd().max(MINIMUM_WINDOW_PACKETS * mss),
+            ssthresh: usize::MAX,
+            min_ssthresh_packets: (params.get("min_ssthresh_packets") as usize)
+                .max(MINIMUM_WINDOW_PACKETS),
+            sampler: BandwidthSampler::new(Duration::from_millis(min_window_ms)),
+            filter: TwoStageLowPass::new(params.get("filter_history_weight")),
+            latest_sample_bytes_per_sec: None,
+            rtt_min: None,
+            ca_acked_bytes: 0,
+            last_reduction: None,
+            previous_reduction: None,
+            in_recovery: false,
+        }
+    }
+
+    /// The filtered bandwidth estimate in bytes per second, once a sample
+    /// window has closed.
+    pub fn bandwidth_estimate(&self) -> Option<f64> {
+        self.filter.estimate()
+    }
+
+    pub fn rtt_min(&self) -> Option<Duration> {
+        self.rtt_min
+    }
+
+    fn minimum_window(&self) -> usize {
+        MINIMUM_WINDOW_PACKETS * self.mss
+    }
+
+    /// Westwood+'s ssthresh after a congestion loss: the estimated
+    /// bandwidth-delay product `BWE × RTTmin`.
+    fn bandwidth_ssthresh(&self) -> usize {
+        let floor = self.min_ssthresh_packets.saturating_mul(self.mss);
+        let target = match (self.filter.estimate(), self.rtt_min) {
+            // `as` saturates, so a huge product stays usize::MAX.
+            (Some(bwe), Some(rtt_min)) => (bwe * rtt_min.as_secs_f64()).round() as usize,
+            _ => self.cwnd / 2,
+        };
+        target.max(floor)
+    }
+
+    /// A packet sent at `time_sent` belongs to the current recovery epoch.
+    fn sent_before_last_reduction(&self, time_sent: Instant) -> bool {
+        self.last_reduction.is_some_and(|t| time_sent <= t)
+    }
+
+    /// Reno growth for `bytes` newly acknowledged.
+    fn grow(&mut self, bytes: usize) {
+        let mut bytes = bytes;
+        if self.cwnd < self.ssthresh {
+            let slow_start = bytes.min(self.ssthresh - self.cwnd);
+            self.cwnd += slow_start;
+            bytes -= slow_start;
+        }
+        if bytes == 0 {
+            return;
+        }
+        // One mss per cwnd of acknowledged bytes: cwnd += mss · acked / cwnd
+        // without losing the fractions.
+        self.ca_acked_bytes = self.ca_acked_bytes.saturating_add(bytes);
+        let windows = self.ca_acked_bytes / self.cwnd;
+        self.ca_acked_bytes %= self.cwnd;
+        self.cwnd = self.cwnd.saturating_add(windows.saturating_mul(self.mss));
+    }
+}
+
+impl CongestionController for Westwood {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn on_packet_sent(&mut self, _sent: &PacketSent) {}
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        if !ack.rtt.min_rtt.is_zero() {
+            self.rtt_min = Some(ack.rtt.min_rtt);
+        }
+
+        let acked_bytes = ack
+            .acked
+            .iter()
+            .fold(0usize, |sum, p| sum.saturating_add(p.size));
+        if let Some(sample) = self
+            .sampler
+            .on_ack(ack.now, acked_bytes, ack.rtt.latest_rtt)
+        {
+            let rate = sample.bytes_per_sec();
+            self.latest_sample_bytes_per_sec = Some(rate);
+            self.filter.update(rate);
+        }
+
+        for packet in ack.acked {
+            if self.sent_before_last_reduction(packet.time_sent) {
+                continue;
+            }
+            self.in_recovery = false;
+            if !ack.app_limited {
+                self.grow(packet.size);
+            }
+        }
+    }
+
+    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+        if !self.sent_before_last_reduction(loss.largest_lost_time_sent) {
+            self.previous_reduction = self.last_reduction;
+            self.last_reduction = Some(loss.now);
+            self.in_recovery = true;
+            self.ssthresh = self.bandwidth_ssthresh();
+            self.cwnd = self.cwnd.min(self.ssthresh);
+            self.ca_acked_bytes = 0;
+        }
+        if loss.persistent_congestion {
+            self.ssthresh = self.bandwidth_ssthresh();
+            self.cwnd = self.minimum_window();
+            self.ca_acked_bytes = 0;
+            // RFC 9002 section 7.6.2: the sender restarts from slow start.
+            self.in_recovery = false;
+            self.last_reduction = self.last_reduction.max(Some(loss.now));
+        }
+    }
+
+    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
+        let minimum = self.minimum_window();
+        self.cwnd = cwnd.max(minimum);
+        self.ssthresh = ssthresh.max(minimum);
+        self.last_reduction = self.previous_reduction;
+        self.in_recovery = false;
+        true
+    }
+
+    fn cwnd(&self) -> usize {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> usize {
+        self.ssthresh
+    }
+
+    fn state(&self) -> CcState {
+        if self.in_recovery {
+            CcState::Recovery
+        } else if self.cwnd < self.ssthresh {
+            CcState::SlowStart
+        } else {
+            CcState::CongestionAvoidance
+        }
+    }
+
+    fn internals(&self, out: &mut Internals) {
+        out.float("bwe_bytes_per_s", self.filter.estimate().unwrap_or(0.0));
+        out.float(
+            "bwe_sample_bytes_per_s",
+            self.latest_sample_bytes_per_sec.unwrap_or(0.0),
+        );
+        out.millis("rtt_min_ms", self.rtt_min.unwrap_or(Duration::ZERO));
+        let mss = self.mss as f64;
+        out.float("cwnd_packets", self.cwnd as f64 / mss);
+        out.float("ssthresh_packets", self.ssthresh as f64 / mss);
+    }
+
+    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
+        self.mss = max_datagram_size.max(1);
+        let minimum = self.minimum_window();
+        self.cwnd = self.cwnd.max(minimum);
+        self.ssthresh = self.ssthresh.max(minimum);
+    }
+}
