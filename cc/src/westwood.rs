@@ -228,21 +228,25 @@ impl CongestionController for Westwood {
     }
 
     fn on_congestion_event(&mut self, loss: &CongestionEvent) {
-        if !self.sent_before_last_reduction(loss.largest_lost_time_sent) {
+        let new_epoch = !self.sent_before_last_reduction(loss.largest_lost_time_sent);
+        if !new_epoch && !loss.persistent_congestion {
+            // Already reduced for this window of data.
+            return;
+        }
+        self.ssthresh = self.bandwidth_ssthresh();
+        self.ca_acked_bytes = 0;
+        if new_epoch {
             self.previous_reduction = self.last_reduction;
             self.last_reduction = Some(loss.now);
-            self.in_recovery = true;
-            self.ssthresh = self.bandwidth_ssthresh();
-            self.cwnd = self.cwnd.min(self.ssthresh);
-            self.ca_acked_bytes = 0;
         }
         if loss.persistent_congestion {
-            self.ssthresh = self.bandwidth_ssthresh();
             self.cwnd = self.minimum_window();
-            self.ca_acked_bytes = 0;
             // RFC 9002 section 7.6.2: the sender restarts from slow start.
             self.in_recovery = false;
             self.last_reduction = self.last_reduction.max(Some(loss.now));
+        } else {
+            self.cwnd = self.cwnd.min(self.ssthresh);
+            self.in_recovery = true;
         }
     }
 

@@ -54,12 +54,15 @@ impl Driver {
 
     /// Advances the clock by `dt` and delivers one ACK for `packets` packets
     /// of `size` bytes, each sent one RTT earlier.
-    fn ack(&mut self, cc: &mut dyn CongestionController, dt: Duration, packets: usize, size: usize) {
+    fn ack(
+        &mut self,
+        cc: &mut dyn CongestionController,
+        dt: Duration,
+        packets: usize,
+        size: usize,
+    ) {
         self.now += dt;
-        let sent = self
-            .now
-            .checked_sub(self.rtt.latest_rtt)
-            .unwrap_or(self.t0);
+        let sent = self.now.checked_sub(self.rtt.latest_rtt).unwrap_or(self.t0);
         let acked: Vec<AckedPacket> = (0..packets)
             .map(|_| {
                 self.next_pkt += 1;
@@ -140,11 +143,13 @@ fn slow_start_then_congestion_avoidance_grow_like_reno() {
     let mut cc = westwood(&[]);
     let mut d = Driver::new(ms(20), ms(20));
     d.ack(&mut cc, ms(1), 3, MSS);
-    assert_eq!(cc.cwnd(), 13 * MSS, "slow start adds the acknowledged bytes");
+    assert_eq!(
+        cc.cwnd(),
+        13 * MSS,
+        "slow start adds the acknowledged bytes"
+    );
 
-    // Force congestion avoidance at 20 packets: a loss before any estimate
-    // halves the window (the documented fallback), then rollback to
-    // cwnd = ssthresh.
+    // Put the window at cwnd = ssthresh = 20 packets: congestion avoidance.
     cc.on_spurious_loss(20 * MSS, 20 * MSS);
     assert_eq!(cc.state(), CcState::CongestionAvoidance);
     // 19 packets acknowledged: not yet one window.
@@ -235,10 +240,21 @@ fn loss_sets_ssthresh_to_estimate_times_rtt_min() {
     let expected = 1_200_000.0_f64 * 0.040;
     assert!(cwnd_before as f64 > expected, "still in slow start, large");
     cc.on_congestion_event(&d.loss(ms(60), false));
-    assert!((cc.ssthresh() as f64 - expected).abs() <= 1.0, "{}", cc.ssthresh());
-    assert_eq!(cc.cwnd(), cc.ssthresh(), "cwnd > ssthresh is cut to ssthresh");
+    assert!(
+        (cc.ssthresh() as f64 - expected).abs() <= 1.0,
+        "{}",
+        cc.ssthresh()
+    );
+    assert_eq!(
+        cc.cwnd(),
+        cc.ssthresh(),
+        "cwnd > ssthresh is cut to ssthresh"
+    );
     assert_eq!(cc.state(), CcState::Recovery);
-    assert_close(internal(&cc, "ssthresh_packets"), cc.ssthresh() as f64 / MSS as f64);
+    assert_close(
+        internal(&cc, "ssthresh_packets"),
+        cc.ssthresh() as f64 / MSS as f64,
+    );
     assert_close(internal(&cc, "cwnd_packets"), cc.cwnd() as f64 / MSS as f64);
     assert_close(internal(&cc, "rtt_min_ms"), 40.0);
 }
