@@ -13,6 +13,7 @@ pub mod host;
 pub mod params;
 pub mod registry;
 pub mod shared;
+pub mod vegas;
 pub mod westwood;
 
 pub use controller::{

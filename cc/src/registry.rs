@@ -40,7 +40,11 @@ pub const QUICHE_ALGORITHMS: &[(&str, &str)] = &[
 ];
 
 /// Every algorithm of this crate, in the order they are listed.
-pub static ALGORITHMS: &[&AlgorithmInfo] = &[&crate::westwood::INFO];
+pub static ALGORITHMS: &[&AlgorithmInfo] = &[
+    &crate::vegas::VEGAS,
+    &crate::vegas::VEGAS_LINUX,
+    &crate::westwood::INFO,
+];
 
 /// Names of all selectable algorithms: ours, then quiche's.
 pub fn all_names() -> Vec<&'static str> {

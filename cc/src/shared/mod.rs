@@ -1,3 +1,6 @@
 //! Pieces several algorithms share, written once.
 
 pub mod bandwidth_filter;
+pub mod base_rtt;
+pub mod round_clock;
+pub mod vegas_diff;

@@ -1,0 +1,316 @@
+//! Per-RTT rounds, delimited by packet number, with what each round measured.
+//!
+//! Vegas makes its decision "once per round-trip time"
+//! (004_039b3aff67042154.txt, section 3.5.2): it marks a distinguished segment,
+//! and when that segment's ACK returns one RTT has passed. Vegas-A and Vegas-L
+//! (000_625d42b67da1ab13.txt) compare this round's throughput with earlier
+//! rounds', Veno and Vegas-W decide per round too. This clock is that
+//! distinguished-segment mechanism, written once.
+//!
+//! # Where a round ends
+//!
+//! A round begins at some instant; the first packet sent from then on is the
+//! round's distinguished packet. The round ends when an ACK acknowledges a
+//! packet whose number is at least the distinguished packet's, i.e. a packet
+//! sent after the round began: one RTT has then passed. The next round begins
+//! at that ACK, and its distinguished packet is the next one sent. This is the
+//! packet-number form of Linux's `beg_snd_nxt` test.
+//!
+//! Round 0 begins when the first packet is sent, so it ends at the first ACK,
+//! one RTT later.
+//!
+//! # What a round measures
+//!
+//! Every ACK received while a round is in progress is counted in that round,
+//! including the ACK that ends it (its packet is the distinguished one, whose
+//! RTT the paper uses). Per round, the clock records:
+//!
+//! - the smallest RTT sample (one sample per ACK: the smallest RTT among the
+//!   packets it newly acknowledges, which is normally the largest acknowledged
+//!   packet's; zero samples are ignored as below clock granularity),
+//! - how many RTT samples there were,
+//! - the bytes newly acknowledged,
+//! - whether any ACK of the round was application-limited,
+//! - when it began and (once complete) when it ended, hence its duration.
+//!
+//! Throughput per round is bytes acknowledged over duration.
+//!
+//! QUIC numbers packets separately per packet-number space, so during the
+//! handshake a round may last longer than one RTT: the clock uses the largest
+//! number sent in any space. That only delays the first boundaries; it never
+//! stalls the clock, because 1-RTT packet numbers soon exceed it.
+
+use std::time::{Duration, Instant};
+
+use crate::events::{AckEvent, AckedPacket};
+
+/// The RTT sample an ACK carries: the smallest non-zero RTT among the packets
+/// it newly acknowledges (the largest acknowledged packet's, unless packets
+/// were sent out of order). `None` if there is none.
+pub fn smallest_rtt_sample(acked: &[AckedPacket]) -> Option<Duration> {
+    acked
+        .iter()
+        .map(|p| p.rtt)
+        .filter(|rtt| !rtt.is_zero())
+        .min()
+}
+
+/// The round in progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoundStats {
+    /// 0 for the first round, counting every round begun, including rounds
+    /// abandoned by [`RoundClock::restart`].
+    pub index: u64,
+    pub start: Instant,
+    /// The round ends when a packet numbered at least this is acknowledged.
+    pub end_pkt_num: u64,
+    /// Smallest RTT sample of the round.
+    pub min_rtt: Option<Duration>,
+    pub rtt_samples: u64,
+    pub bytes_acked: u64,
+    /// Whether any ACK of the round was application-limited.
+    pub app_limited: bool,
+}
+
+impl RoundStats {
+    fn begin(index: u64, start: Instant, end_pkt_num: u64) -> Self {
+        RoundStats {
+            index,
+            start,
+            end_pkt_num,
+            min_rtt: None,
+            rtt_samples: 0,
+            bytes_acked: 0,
+            app_limited: false,
+        }
+    }
+
+    fn record(&mut self, ack: &AckEvent<'_>) {
+        if let Some(rtt) = smallest_rtt_sample(ack.acked) {
+            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            self.rtt_samples = self.rtt_samples.saturating_add(1);
+        }
+        let bytes = ack
+            .acked
+            .iter()
+            .fold(0u64, |sum, p| sum.saturating_add(p.size as u64));
+        self.bytes_acked = self.bytes_acked.saturating_add(bytes);
+        self.app_limited |= ack.app_limited;
+    }
+}
+
+/// A round that has ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompletedRound {
+    pub index: u64,
+    pub start: Instant,
+    /// When the ACK that ended the round arrived.
+    pub end: Instant,
+    pub min_rtt: Option<Duration>,
+    pub rtt_samples: u64,
+    pub bytes_acked: u64,
+    pub app_limited: bool,
+}
+
+impl CompletedRound {
+    pub fn duration(&self) -> Duration {
+        self.end.saturating_duration_since(self.start)
+    }
+
+    /// Bytes acknowledged in the round per second of the round; `None` for a
+    /// round of zero duration.
+    pub fn throughput_bytes_per_sec(&self) -> Option<f64> {
+        let secs = self.duration().as_secs_f64();
+        (secs > 0.0).then(|| self.bytes_acked as f64 / secs)
+    }
+}
+
+/// Splits time into rounds of one RTT; see the module documentation.
+#[derive(Clone, Debug, Default)]
+pub struct RoundClock {
+    /// One past the largest packet number sent.
+    next_pkt_num: Option<u64>,
+    current: Option<RoundStats>,
+    last_completed: Option<CompletedRound>,
+    completed: u64,
+}
+
+impl RoundClock {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A packet was sent. The first one begins round 0 and is its
+    /// distinguished packet.
+    pub fn on_packet_sent(&mut self, pkt_num: u64, time_sent: Instant) {
+        let next = pkt_num.saturating_add(1);
+        self.next_pkt_num = Some(self.next_pkt_num.map_or(next, |n| n.max(next)));
+        if self.current.is_none() {
+            self.current = Some(RoundStats::begin(0, time_sent, pkt_num));
+        }
+    }
+
+    /// Counts `ack` in the current round. If it ends the round, returns what
+    /// the round measured and begins the next one at `ack.now`.
+    pub fn on_ack(&mut self, ack: &AckEvent<'_>) -> Option<CompletedRound> {
+        let largest_acked = ack.acked.iter().map(|p| p.pkt_num).max()?;
+        // An ACK before any send (only in odd tests) begins a round that this
+        // very ACK ends.
+        let round = self
+            .current
+            .get_or_insert_with(|| RoundStats::begin(0, ack.now, largest_acked));
+        round.record(ack);
+        if largest_acked < round.end_pkt_num {
+            return None;
+        }
+        let done = CompletedRound {
+            index: round.index,
+            start: round.start,
+            end: ack.now,
+            min_rtt: round.min_rtt,
+            rtt_samples: round.rtt_samples,
+            bytes_acked: round.bytes_acked,
+            app_limited: round.app_limited,
+        };
+        let next_distinguished = self.next_pkt_num.unwrap_or(largest_acked.saturating_add(1));
+        *round = RoundStats::begin(round.index.saturating_add(1), ack.now, next_distinguished);
+        self.last_completed = Some(done);
+        self.completed = self.completed.saturating_add(1);
+        Some(done)
+    }
+
+    /// Abandons the round in progress and begins a new one at `now`, whose
+    /// distinguished packet is the next one sent. For when what the current
+    /// round measured is stale, e.g. after a window reduction (Linux's Vegas
+    /// does the same when loss recovery ends).
+    pub fn restart(&mut self, now: Instant) {
+        let index = self.current.map_or(0, |r| r.index.saturating_add(1));
+        let next = self.next_pkt_num.unwrap_or(0);
+        self.current = Some(RoundStats::begin(index, now, next));
+    }
+
+    /// The round in progress; `None` before the first packet is sent.
+    pub fn current(&self) -> Option<&RoundStats> {
+        self.current.as_ref()
+    }
+
+    /// The most recently completed round.
+    pub fn last_completed(&self) -> Option<&CompletedRound> {
+        self.last_completed.as_ref()
+    }
+
+    /// How many rounds have completed (abandoned rounds not counted).
+    pub fn rounds_completed(&self) -> u64 {
+        self.completed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::RttSnapshot;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    fn ack<'a>(now: Instant, acked: &'a [AckedPacket], app_limited: bool) -> AckEvent<'a> {
+        AckEvent {
+            now,
+            acked,
+            ack_delay: Duration::ZERO,
+            rtt: RttSnapshot::uniform(ms(100)),
+            bytes_in_flight: 0,
+            app_limited,
+            backward_queueing: None,
+        }
+    }
+
+    fn acked(pkt_num: u64, sent: Instant, now: Instant) -> AckedPacket {
+        AckedPacket::new(pkt_num, 1000, sent, now)
+    }
+
+    #[test]
+    fn round_zero_ends_at_the_first_ack() {
+        let t0 = Instant::now();
+        let mut clock = RoundClock::new();
+        for n in 0..4 {
+            clock.on_packet_sent(n, t0);
+        }
+        let t1 = t0 + ms(100);
+        let done = clock
+            .on_ack(&ack(t1, &[acked(0, t0, t1), acked(1, t0, t1)], false))
+            .expect("the first ACK ends round 0");
+        assert_eq!(done.index, 0);
+        assert_eq!(done.duration(), ms(100));
+        assert_eq!(done.min_rtt, Some(ms(100)));
+        assert_eq!(done.rtt_samples, 1);
+        assert_eq!(done.bytes_acked, 2000);
+        assert_eq!(done.throughput_bytes_per_sec(), Some(20_000.0));
+        let next = clock.current().unwrap();
+        assert_eq!((next.index, next.start, next.end_pkt_num), (1, t1, 4));
+    }
+
+    #[test]
+    fn round_ends_only_when_a_packet_sent_after_its_start_is_acked() {
+        let t0 = Instant::now();
+        let mut clock = RoundClock::new();
+        for n in 0..4 {
+            clock.on_packet_sent(n, t0);
+        }
+        let t1 = t0 + ms(100);
+        clock.on_ack(&ack(t1, &[acked(0, t0, t1)], false)).unwrap();
+        // Round 1 began at t1; packets 4 and 5 are sent in it.
+        clock.on_packet_sent(4, t1);
+        clock.on_packet_sent(5, t1);
+        let t2 = t1 + ms(10);
+        assert_eq!(clock.on_ack(&ack(t2, &[acked(1, t0, t2)], false)), None);
+        assert_eq!(clock.on_ack(&ack(t2, &[acked(2, t0, t2)], true)), None);
+        let t3 = t1 + ms(80);
+        assert_eq!(clock.on_ack(&ack(t3, &[acked(3, t0, t3)], false)), None);
+        let t4 = t1 + ms(90);
+        let done = clock
+            .on_ack(&ack(t4, &[acked(4, t1, t4)], false))
+            .expect("packet 4 was the first sent in round 1");
+        assert_eq!(done.index, 1);
+        assert_eq!(done.rtt_samples, 4);
+        assert_eq!(done.min_rtt, Some(ms(90)), "the distinguished packet's RTT");
+        assert_eq!(done.bytes_acked, 4000);
+        assert!(done.app_limited);
+        assert_eq!(done.duration(), ms(90));
+        assert_eq!(clock.current().unwrap().end_pkt_num, 6);
+        assert_eq!(clock.rounds_completed(), 2);
+        assert_eq!(clock.last_completed(), Some(&done));
+    }
+
+    #[test]
+    fn zero_rtt_is_not_a_sample_and_restart_abandons_the_round() {
+        let t0 = Instant::now();
+        let mut clock = RoundClock::new();
+        clock.on_packet_sent(0, t0);
+        clock.on_packet_sent(1, t0);
+        let zero = AckedPacket::new(0, 1000, t0, t0);
+        let done = clock.on_ack(&ack(t0, &[zero], false)).unwrap();
+        assert_eq!((done.min_rtt, done.rtt_samples), (None, 0));
+        assert_eq!(done.throughput_bytes_per_sec(), None);
+
+        let t1 = t0 + ms(50);
+        clock.on_packet_sent(2, t1);
+        clock.restart(t1);
+        let current = clock.current().unwrap();
+        assert_eq!((current.index, current.end_pkt_num), (2, 3));
+        assert_eq!(clock.on_ack(&ack(t1, &[acked(2, t1, t1)], false)), None);
+        assert_eq!(clock.rounds_completed(), 1);
+    }
+
+    #[test]
+    fn ack_without_sends_or_packets_does_not_panic() {
+        let t0 = Instant::now();
+        let mut clock = RoundClock::new();
+        assert_eq!(clock.on_ack(&ack(t0, &[], false)), None);
+        let done = clock.on_ack(&ack(t0, &[acked(u64::MAX, t0, t0)], false));
+        assert!(done.is_some());
+        clock.on_packet_sent(u64::MAX, t0);
+        assert_eq!(clock.current().unwrap().end_pkt_num, u64::MAX);
+    }
+}

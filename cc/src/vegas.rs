@@ -1,0 +1,755 @@
+//! TCP Vegas (Brakmo, O'Malley, Peterson), 004_039b3aff67042154.txt.
+//!
+//! Two algorithms share this file through [`VegasFlavour`]:
+//!
+//! - `vegas`: the paper. BaseRTT is the smallest RTT seen; once per RTT Vegas
+//!   computes Diff = (Expected − Actual) × BaseRTT in packets and moves cwnd by
+//!   one packet towards `alpha <= Diff <= beta` (section 3.5.2). Slow start
+//!   doubles the window only every other RTT and ends when Diff exceeds
+//!   `gamma` (section 3.5.3). Only losses of packets sent after the last
+//!   decrease shrink the window (section 3.3). Outside slow start, packets are
+//!   spaced so that at most two leave per SegSpacing (section 3.4).
+//! - `vegas-linux`: Linux's `tcp_vegas.c` behaviour. alpha 2, beta 4, gamma 1,
+//!   ordinary slow start (growth on every ACK), Diff in Linux's integer form
+//!   (cwnd × (RTT − BaseRTT) / BaseRTT), and on a slow-start exit cwnd is cut
+//!   to min(cwnd, target + 1) with target = cwnd × BaseRTT / RTT. A round with
+//!   fewer than three RTT samples falls back to Reno, as in Linux. Loss
+//!   reaction is Reno's halving. No spike suppression (Linux has none).
+//!
+//! The once-per-RTT round is [`RoundClock`]'s: a round ends when a packet sent
+//! after it began is acknowledged, and the RTT compared with BaseRTT is the
+//! smallest sample of the round (section 3.5.2 divides by the RTT of one
+//! distinguished segment; the round's minimum includes that segment's sample
+//! and filters out delayed ACKs). Diff itself is [`VegasDiff`]'s.
+//!
+//! The pseudo-code, per round (paper flavour):
+//!
+//! ```text
+//! if slow start:
+//!     if this was a growth round:  next round holds cwnd       (3.5.3)
+//!     elif Diff > gamma:           cwnd -= cwnd/8; leave slow start
+//!     else:                        next round grows cwnd
+//! else:
+//!     if Diff < alpha:             cwnd += 1 packet             (3.5.2)
+//!     elif Diff > beta:            cwnd -= 1 packet
+//!     else:                        cwnd unchanged
+//! ```
+//!
+//! and per ACK in a growth round of slow start, cwnd grows by the bytes
+//! acknowledged, which doubles it over the round.
+//!
+//! # Where the paper is silent
+//!
+//! Section 3 describes mechanisms in prose; these are the choices this file
+//! makes where it does not say. Each is a parameter where it is a number.
+//!
+//! - **Reduction on loss** (`loss_factor`, 3/4). Section 3.3 says when to
+//!   decrease but not by how much. We take 3/4, the factor ns-2's Vegas
+//!   (ported from USC's NetBSD Vegas) applies to a first retransmission; the
+//!   paper's "decrease less often than Reno" reasoning fits a gentler cut than
+//!   Reno's 1/2. ssthresh is set to the reduced window, so a loss in slow
+//!   start ends slow start.
+//! - **What counts as "the last decrease"** (section 3.3): loss reductions,
+//!   persistent congestion and the reduction on leaving slow start. The
+//!   once-per-RTT linear decrease of congestion avoidance does not: it happens
+//!   every round Diff > beta, so counting it would make nearly every loss look
+//!   "old" and Vegas would never react to loss. A packet sent at the very
+//!   instant of the decrease counts as sent after it (the stack sends it after
+//!   the controller has reacted).
+//! - **Recovery.** After a decrease, while the ACKs still acknowledge packets
+//!   sent before it, [`CongestionController::state`] reports `Recovery`, the
+//!   window does not grow, and rounds that end are not evaluated (their RTTs
+//!   describe the old window). The first ACK of a packet sent after the
+//!   decrease ends recovery and restarts the round clock, as Linux restarts its
+//!   Vegas round when loss recovery ends.
+//! - **Persistent congestion** is TCP's retransmission timeout: ssthresh =
+//!   cwnd × `timeout_ssthresh_factor` (1/2, Reno's, which Vegas kept for its
+//!   coarse timeout, section 3.2), cwnd = the minimum window, slow start again.
+//! - **Leaving slow start** (`ss_exit_factor`, 7/8). Section 3.5.3 only says
+//!   Vegas "changes to linear increase/decrease mode" when Diff > gamma. We cut
+//!   cwnd by 1/8 as ns-2's Vegas implementation does: the window that
+//!   produced Diff > gamma already queues more than gamma packets. ssthresh
+//!   becomes the new cwnd, and the cut counts as a decrease (above).
+//! - **Which slow-start rounds are checked.** Diff is compared with gamma at
+//!   the end of the rounds in which cwnd was held, which is when section 3.5.3
+//!   says the comparison is valid. Round 0 is nominally a growth round, but it
+//!   ends at the very first ACK, so the initial window is acknowledged in a
+//!   holding round and the first doubling happens during the second RTT (ns-2's
+//!   Vegas also holds at its first round boundary). With a window acknowledged
+//!   per RTT, cwnd runs W, W, 2W, 2W, 4W, ...
+//! - **Linear increase/decrease "during the next RTT"** is applied at once at
+//!   the round boundary (as Linux does); spike suppression spreads the extra
+//!   packet over the RTT anyway.
+//! - **Diff for the thresholds** uses cwnd as WindowSize (the paper assumes
+//!   the window equals the bytes in transit). When the sender is
+//!   application-limited that assumption fails, so neither slow start nor
+//!   congestion avoidance grows cwnd on application-limited ACKs or rounds
+//!   (RFC 9002, section 7.8); decreases still apply.
+//! - **Too few samples.** `min_rtt_samples` (1 for the paper: one
+//!   distinguished segment suffices) RTT samples are needed to evaluate a
+//!   round; a round with fewer is skipped (Linux flavour: Reno for that round).
+//! - **Spike suppression rate.** SegSpacing = RTT × MaxSegment / WindowSize
+//!   (section 3.4), so the pacing rate is cwnd / RTT with bursts of
+//!   `spike_burst_packets` (2: "twice MaxSegment bytes on each SegSpacing
+//!   interval"). RTT is the stack's smoothed RTT (section 3.1's fine-grained
+//!   estimate), BaseRTT before there is one. Off in slow start, as the paper
+//!   says.
+//! - **Retransmission decisions** (sections 3.1 and 3.2) belong to the QUIC
+//!   stack's loss detection, which already uses fine-grained per-packet
+//!   timing; nothing of them is here. ns-2 halves instead of cutting by 1/4
+//!   when a retransmission is itself lost; QUIC never retransmits a packet
+//!   under its own number, so that case cannot be told apart and is not
+//!   modelled.
+//! - **Zero RTTs** are ignored as samples (below clock granularity).
+//! - **Window units.** cwnd is kept in bytes; Diff uses cwnd / max datagram
+//!   size as WindowSize in packets, fractions included. On a change of the
+//!   datagram size the window keeps its packet count.
+//!
+//! # The Linux flavour
+//!
+//! Where `vegas-linux` departs from the list above, it follows `tcp_vegas.c`:
+//! Diff and the slow-start target are computed in whole packets from RTTs in
+//! whole microseconds (Linux adds 1 µs to every sample; we ignore zero
+//! samples instead); `diff > gamma` in slow start sets cwnd to
+//! min(cwnd, target + 1) and ssthresh to min(ssthresh, cwnd), which is not a
+//! "decrease" for the loss filter (Linux filters losses by recovery episode,
+//! which the loss reaction here reproduces); after each evaluated round
+//! ssthresh is raised to at least 3/4 of cwnd (Linux's `tcp_current_ssthresh`);
+//! a round with fewer than `min_rtt_samples` (3) samples gets Reno's increase
+//! from the ACK that ends it; a loss sets cwnd = ssthresh = cwnd / 2 (Reno's
+//! end of fast recovery, without PRR's gradual approach). Not modelled:
+//! Linux's reset of BaseRTT when a sender restarts from idle, which needs an
+//! idle-restart event this interface does not carry.
+//! - **Spurious loss**: the window and ssthresh the host saved are restored,
+//!   the decrease is forgotten and recovery ends.
+
+use std::time::{Duration, Instant};
+
+use crate::controller::{CcState, CongestionController, Internals, Pacing, MINIMUM_WINDOW_PACKETS};
+use crate::events::{AckEvent, CongestionEvent, PacketSent};
+use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::registry::{AlgorithmInfo, WindowConfig};
+use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
+use crate::shared::vegas_diff::{linux_diff_packets, linux_target_window_packets, VegasDiff};
+
+/// Which Vegas: the paper's or Linux's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VegasFlavour {
+    /// 004_039b3aff67042154.txt, section 3.
+    Paper,
+    /// Linux's `net/ipv4/tcp_vegas.c`.
+    Linux,
+}
+
+impl VegasFlavour {
+    fn algorithm_name(self) -> &'static str {
+        match self {
+            VegasFlavour::Paper => "vegas",
+            VegasFlavour::Linux => "vegas-linux",
+        }
+    }
+}
+
+const THRESHOLD_RANGE: ParamKind = ParamKind::Number {
+    min: 0.0,
+    max: 1000.0,
+};
+const FACTOR_RANGE: ParamKind = ParamKind::Number { min: 0.0, max: 1.0 };
+const SAMPLES_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 1000 };
+const BURST_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 64 };
+const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
+
+/// Parameters of `vegas`, with the paper's defaults.
+pub const PAPER_PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "alpha",
+        default: 1.0,
+        kind: THRESHOLD_RANGE,
+        description: "packets queued below which cwnd grows by one packet per RTT \
+                      (section 3.5.2; Vegas-1,3 of Table 2, the paper's other setting is 2)",
+    },
+    ParamInfo {
+        name: "beta",
+        default: 3.0,
+        kind: THRESHOLD_RANGE,
+        description: "packets queued above which cwnd shrinks by one packet per RTT \
+                      (section 3.5.2; Vegas-1,3, the other setting is 4)",
+    },
+    ParamInfo {
+        name: "gamma",
+        default: 1.0,
+        kind: THRESHOLD_RANGE,
+        description: "packets queued above which slow start ends (section 3.5.3)",
+    },
+    ParamInfo {
+        name: "ss_exit_factor",
+        default: 0.875,
+        kind: FACTOR_RANGE,
+        description: "cwnd is multiplied by this on leaving slow start because Diff > gamma \
+                      (paper silent; 7/8 as in ns-2's Vegas)",
+    },
+    ParamInfo {
+        name: "loss_factor",
+        default: 0.75,
+        kind: FACTOR_RANGE,
+        description: "cwnd is multiplied by this on a loss of a packet sent after the last \
+                      decrease (section 3.3 gives no factor; 3/4 as in ns-2's Vegas)",
+    },
+    ParamInfo {
+        name: "timeout_ssthresh_factor",
+        default: 0.5,
+        kind: FACTOR_RANGE,
+        description: "on persistent congestion ssthresh = cwnd x this, cwnd = minimum window \
+                      (Reno's coarse timeout, kept by Vegas)",
+    },
+    ParamInfo {
+        name: "min_rtt_samples",
+        default: 1.0,
+        kind: SAMPLES_RANGE,
+        description: "RTT samples a round needs before Diff is computed from it",
+    },
+    ParamInfo {
+        name: "spike_suppression",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "pace to cwnd/RTT outside slow start (section 3.4)",
+    },
+    ParamInfo {
+        name: "spike_burst_packets",
+        default: 2.0,
+        kind: BURST_RANGE,
+        description: "packets allowed per SegSpacing interval (section 3.4: twice MaxSegment)",
+    },
+];
+
+/// Parameters of `vegas-linux`, with `tcp_vegas.c`'s defaults.
+pub const LINUX_PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "alpha",
+        default: 2.0,
+        kind: THRESHOLD_RANGE,
+        description: "Linux's alpha: packets queued below which cwnd grows by one per RTT",
+    },
+    ParamInfo {
+        name: "beta",
+        default: 4.0,
+        kind: THRESHOLD_RANGE,
+        description: "Linux's beta: packets queued above which cwnd shrinks by one per RTT",
+    },
+    ParamInfo {
+        name: "gamma",
+        default: 1.0,
+        kind: THRESHOLD_RANGE,
+        description: "Linux's gamma: packets queued above which slow start ends",
+    },
+    ParamInfo {
+        name: "loss_factor",
+        default: 0.5,
+        kind: FACTOR_RANGE,
+        description: "cwnd and ssthresh become cwnd x this on loss (Linux uses Reno's 1/2)",
+    },
+    ParamInfo {
+        name: "timeout_ssthresh_factor",
+        default: 0.5,
+        kind: FACTOR_RANGE,
+        description: "on persistent congestion ssthresh = cwnd x this, cwnd = minimum window",
+    },
+    ParamInfo {
+        name: "min_rtt_samples",
+        default: 3.0,
+        kind: SAMPLES_RANGE,
+        description: "RTT samples a round needs for Vegas; fewer and the round is Reno's \
+                      (Linux: more than two)",
+    },
+    ParamInfo {
+        name: "spike_suppression",
+        default: 1.0,
+        kind: ON_OFF,
+        description: "pace to cwnd/RTT outside slow start (Linux's Vegas does not)",
+    },
+    ParamInfo {
+        name: "spike_burst_packets",
+        default: 2.0,
+        kind: BURST_RANGE,
+        description: "packets allowed per spacing interval when spike suppression is on",
+    },
+];
+
+/// alpha and beta bound the queue from below and above.
+fn validate_thresholds(params: &ParamValues) -> Result<(), String> {
+    let (alpha, beta) = (params.get("alpha"), params.get("beta"));
+    if alpha <= beta {
+        Ok(())
+    } else {
+        Err(format!(
+            "alpha ({alpha}) must not exceed beta ({beta}): alpha is the lower bound \
+             of the packets to keep queued, beta the upper"
+        ))
+    }
+}
+
+fn build_paper(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
+    Box::new(Vegas::new(VegasFlavour::Paper, params, window))
+}
+
+fn build_linux(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
+    Box::new(Vegas::new(VegasFlavour::Linux, params, window))
+}
+
+/// `vegas`: the paper's algorithm.
+pub static VEGAS: AlgorithmInfo = AlgorithmInfo {
+    name: "vegas",
+    description: "TCP Vegas as in the paper: Diff once per RTT against alpha/beta (1,3), \
+                  slow start growing every other RTT until Diff > gamma, spike suppression",
+    params: PAPER_PARAMS,
+    validate: validate_thresholds,
+    build: build_paper,
+};
+
+/// `vegas-linux`: Linux's `tcp_vegas.c`.
+pub static VEGAS_LINUX: AlgorithmInfo = AlgorithmInfo {
+    name: "vegas-linux",
+    description: "TCP Vegas as in Linux's tcp_vegas.c: alpha/beta/gamma 2/4/1, every-RTT \
+                  slow start left at min(cwnd, target+1), Reno loss reaction",
+    params: LINUX_PARAMS,
+    validate: validate_thresholds,
+    build: build_linux,
+};
+
+/// The parameters, read once.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    alpha: f64,
+    beta: f64,
+    gamma: f64,
+    /// Paper flavour only: Linux leaves slow start at target + 1.
+    ss_exit_factor: f64,
+    loss_factor: f64,
+    timeout_ssthresh_factor: f64,
+    min_rtt_samples: u64,
+    spike_suppression: bool,
+    spike_burst_packets: usize,
+}
+
+impl Config {
+    fn read(flavour: VegasFlavour, params: &ParamValues) -> Self {
+        Config {
+            alpha: params.get("alpha"),
+            beta: params.get("beta"),
+            gamma: params.get("gamma"),
+            ss_exit_factor: match flavour {
+                VegasFlavour::Paper => params.get("ss_exit_factor"),
+                VegasFlavour::Linux => 1.0,
+            },
+            loss_factor: params.get("loss_factor"),
+            timeout_ssthresh_factor: params.get("timeout_ssthresh_factor"),
+            min_rtt_samples: params.get("min_rtt_samples") as u64,
+            spike_suppression: params.word("spike_suppression") == "on",
+            spike_burst_packets: params.get("spike_burst_packets") as usize,
+        }
+    }
+}
+
+/// What the last evaluated round found, for qlog.
+#[derive(Clone, Copy, Debug)]
+struct Decision {
+    /// Diff as this flavour computes it, in packets.
+    diff_packets: f64,
+    expected_bits_per_sec: f64,
+    actual_bits_per_sec: f64,
+}
+
+/// TCP Vegas; see the module documentation.
+#[derive(Debug)]
+pub struct Vegas {
+    flavour: VegasFlavour,
+    config: Config,
+    max_datagram_size: usize,
+    cwnd: usize,
+    ssthresh: usize,
+    base_rtt: BaseRttTracker,
+    rounds: RoundClock,
+    /// Paper slow start: whether the current round is one that doubles cwnd
+    /// (the others hold it).
+    ss_growth_round: bool,
+    /// When cwnd was last decreased (section 3.3), and the decrease before,
+    /// restored if the last one proves spurious.
+    last_decrease: Option<Instant>,
+    decrease_before_last: Option<Instant>,
+    /// ACKs still acknowledge only packets sent before the last decrease.
+    in_recovery: bool,
+    smoothed_rtt: Option<Duration>,
+    last_decision: Option<Decision>,
+    /// Linux flavour, Reno fallback: bytes acknowledged towards the next
+    /// one-packet increase.
+    reno_acked_bytes: usize,
+}
+
+impl Vegas {
+    /// A controller of the given flavour; `params` must come from that
+    /// flavour's table ([`PAPER_PARAMS`] or [`LINUX_PARAMS`]).
+    pub fn new(flavour: VegasFlavour, params: &ParamValues, window: WindowConfig) -> Self {
+        let max_datagram_size = window.max_datagram_size.max(1);
+        let minimum = minimum_window(max_datagram_size);
+        Vegas {
+            flavour,
+            config: Config::read(flavour, params),
+            max_datagram_size,
+            cwnd: window.initial_cwnd().max(minimum),
+            ssthresh: usize::MAX,
+            base_rtt: BaseRttTracker::new(),
+            rounds: RoundClock::new(),
+            ss_growth_round: true,
+            last_decrease: None,
+            decrease_before_last: None,
+            in_recovery: false,
+            smoothed_rtt: None,
+            last_decision: None,
+            reno_acked_bytes: 0,
+        }
+    }
+
+    pub fn flavour(&self) -> VegasFlavour {
+        self.flavour
+    }
+
+    /// BaseRTT: the smallest RTT seen (section 3.5.2).
+    pub fn base_rtt(&self) -> Option<Duration> {
+        self.base_rtt.base_rtt()
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    fn minimum_window(&self) -> usize {
+        minimum_window(self.max_datagram_size)
+    }
+
+    fn cwnd_packets(&self) -> f64 {
+        self.cwnd as f64 / self.max_datagram_size as f64
+    }
+
+    /// Section 3.3: was a packet sent at `time_sent` sent after the last
+    /// decrease (or is there none)?
+    fn sent_since_last_decrease(&self, time_sent: Instant) -> bool {
+        self.last_decrease.is_none_or(|t| time_sent >= t)
+    }
+
+    fn record_decrease(&mut self, now: Instant) {
+        self.decrease_before_last = self.last_decrease;
+        self.last_decrease = Some(now);
+        self.in_recovery = true;
+        self.reno_acked_bytes = 0;
+    }
+
+    /// cwnd × `factor`, never below the minimum window.
+    fn scaled_window(&self, factor: f64) -> usize {
+        ((self.cwnd as f64 * factor) as usize).max(self.minimum_window())
+    }
+
+    /// Diff for a finished round, if the round measured enough (section
+    /// 3.5.2: once per RTT, from BaseRTT and the round's RTT).
+    fn evaluate(&mut self, round: &CompletedRound) -> Option<f64> {
+        if round.rtt_samples < self.config.min_rtt_samples {
+            return None;
+        }
+        let base_rtt = self.base_rtt.base_rtt()?;
+        let round_rtt = round.min_rtt?;
+        let diff = match self.flavour {
+            VegasFlavour::Paper => VegasDiff::compute(self.cwnd_packets(), base_rtt, round_rtt)?,
+            VegasFlavour::Linux => {
+                // Linux counts cwnd in whole packets.
+                let window = (self.cwnd / self.max_datagram_size) as f64;
+                VegasDiff::compute(window, base_rtt, round_rtt)?
+            }
+        };
+        let diff_packets = match self.flavour {
+            VegasFlavour::Paper => diff.diff_packets,
+            VegasFlavour::Linux => {
+                linux_diff_packets(diff.window_packets as u64, base_rtt, round_rtt) as f64
+            }
+        };
+        let bits_per_packet = self.max_datagram_size as f64 * 8.0;
+        self.last_decision = Some(Decision {
+            diff_packets,
+            expected_bits_per_sec: diff.expected_packets_per_sec * bits_per_packet,
+            actual_bits_per_sec: diff.actual_packets_per_sec * bits_per_packet,
+        });
+        Some(diff_packets)
+    }
+
+    /// The paper's once-per-RTT step (sections 3.5.2 and 3.5.3).
+    fn paper_round_end(&mut self, round: &CompletedRound, now: Instant) {
+        let diff = self.evaluate(round);
+        if self.in_slow_start() {
+            // 3.5.3: "Vegas allows exponential growth only every other RTT. In
+            // between, the congestion window stays fixed so a valid comparison
+            // of the expected and actual rates can be made."
+            if self.ss_growth_round {
+                self.ss_growth_round = false;
+                return;
+            }
+            match diff {
+                Some(diff) if diff > self.config.gamma => {
+                    // 3.5.3: "Vegas changes from slow-start mode to linear
+                    // increase/decrease mode", here with a 1/8 cut.
+                    let reduced = self.scaled_window(self.config.ss_exit_factor);
+                    let decreased = reduced < self.cwnd;
+                    self.cwnd = reduced;
+                    self.ssthresh = reduced;
+                    if decreased {
+                        self.record_decrease(now);
+                    }
+                }
+                _ => self.ss_growth_round = true,
+            }
+            return;
+        }
+        let Some(diff) = diff else { return };
+        if diff < self.config.alpha {
+            // Too little extra data in the network: increase linearly.
+            if !round.app_limited {
+                self.cwnd = self.cwnd.saturating_add(self.max_datagram_size);
+            }
+        } else if diff > self.config.beta {
+            // Too much extra data in the network: decrease linearly.
+            self.linear_decrease();
+        }
+        // alpha <= Diff <= beta: leave cwnd unchanged.
+    }
+
+    /// `tcp_vegas.c`'s once-per-RTT step.
+    fn linux_round_end(&mut self, round: &CompletedRound, acked_bytes: usize) {
+        let Some(diff) = self.evaluate(round) else {
+            // Too few samples to trust (likely delayed ACKs): Reno this round.
+            // Slow start grows on this ACK as on every other.
+            if !self.in_slow_start() && !round.app_limited {
+                self.reno_additive_increase(acked_bytes);
+            }
+            return;
+        };
+        if self.in_slow_start() {
+            if diff > self.config.gamma {
+                // Going too fast: set cwnd to the actual rate times BaseRTT,
+                // plus one for the truncation, and leave slow start.
+                if let (Some(base), Some(rtt)) = (self.base_rtt.base_rtt(), round.min_rtt) {
+                    let window = (self.cwnd / self.max_datagram_size) as u64;
+                    let target = linux_target_window_packets(window, base, rtt).saturating_add(1);
+                    let target_bytes = usize::try_from(target)
+                        .unwrap_or(usize::MAX)
+                        .saturating_mul(self.max_datagram_size);
+                    self.cwnd = self.cwnd.min(target_bytes).max(self.minimum_window());
+                    self.ssthresh = self.ssthresh.min(self.cwnd);
+                }
+            }
+        } else if diff > self.config.beta {
+            self.linear_decrease();
+        } else if diff < self.config.alpha && !round.app_limited {
+            self.cwnd = self.cwnd.saturating_add(self.max_datagram_size);
+        }
+        // Linux's tcp_current_ssthresh: ssthresh keeps at least 3/4 of cwnd.
+        self.ssthresh = self.ssthresh.max(self.cwnd / 2 + self.cwnd / 4);
+    }
+
+    /// One packet less, and ssthresh no higher than cwnd so that the smaller
+    /// window is not mistaken for slow start.
+    fn linear_decrease(&mut self) {
+        self.cwnd = self
+            .cwnd
+            .saturating_sub(self.max_datagram_size)
+            .max(self.minimum_window());
+        self.ssthresh = self.ssthresh.min(self.cwnd);
+    }
+
+    /// Reno's congestion avoidance: one packet per window acknowledged.
+    fn reno_additive_increase(&mut self, acked_bytes: usize) {
+        self.reno_acked_bytes = self.reno_acked_bytes.saturating_add(acked_bytes);
+        if self.reno_acked_bytes >= self.cwnd {
+            self.reno_acked_bytes -= self.cwnd;
+            self.cwnd = self.cwnd.saturating_add(self.max_datagram_size);
+        }
+    }
+
+    /// Slow-start growth by the bytes acknowledged, up to ssthresh.
+    fn slow_start_grow(&mut self, acked_bytes: usize) {
+        self.cwnd = self.cwnd.saturating_add(acked_bytes).min(self.ssthresh);
+    }
+}
+
+fn minimum_window(max_datagram_size: usize) -> usize {
+    max_datagram_size.saturating_mul(MINIMUM_WINDOW_PACKETS)
+}
+
+/// `value × to / from` without overflow, saturating at `usize::MAX`.
+fn rescale(value: usize, from: usize, to: usize) -> usize {
+    let scaled = (value as u128).saturating_mul(to as u128) / from.max(1) as u128;
+    usize::try_from(scaled).unwrap_or(usize::MAX)
+}
+
+impl CongestionController for Vegas {
+    fn name(&self) -> &'static str {
+        self.flavour.algorithm_name()
+    }
+
+    fn on_packet_sent(&mut self, sent: &PacketSent) {
+        self.rounds.on_packet_sent(sent.pkt_num, sent.time_sent);
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        if ack.acked.is_empty() {
+            return;
+        }
+        if !ack.rtt.smoothed_rtt.is_zero() {
+            self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
+        }
+        // 3.5.2: BaseRTT is the minimum of all measured round trip times.
+        if let Some(rtt) = smallest_rtt_sample(ack.acked) {
+            self.base_rtt.on_rtt_sample(rtt);
+        }
+        let acked_bytes = ack
+            .acked
+            .iter()
+            .fold(0usize, |sum, p| sum.saturating_add(p.size));
+
+        let ends_recovery = self.in_recovery
+            && ack
+                .acked
+                .iter()
+                .any(|p| self.sent_since_last_decrease(p.time_sent));
+        let finished_round = if ends_recovery {
+            // The window changed; what the current round measured is stale.
+            self.in_recovery = false;
+            self.rounds.restart(ack.now);
+            None
+        } else {
+            self.rounds.on_ack(ack)
+        };
+
+        if let Some(round) = finished_round.filter(|_| !self.in_recovery) {
+            match self.flavour {
+                VegasFlavour::Paper => self.paper_round_end(&round, ack.now),
+                VegasFlavour::Linux => self.linux_round_end(&round, acked_bytes),
+            }
+        }
+
+        // Slow start: the paper grows only in alternate rounds, Linux on every
+        // ACK. Not in recovery and not when the window is not being used.
+        let growth_round = match self.flavour {
+            VegasFlavour::Paper => self.ss_growth_round,
+            VegasFlavour::Linux => true,
+        };
+        if self.in_slow_start() && growth_round && !self.in_recovery && !ack.app_limited {
+            self.slow_start_grow(acked_bytes);
+        }
+    }
+
+    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+        if loss.persistent_congestion {
+            // Like TCP's retransmission timeout: back to the minimum window
+            // and slow start, whenever the lost packets were sent.
+            self.ssthresh = self.scaled_window(self.config.timeout_ssthresh_factor);
+            self.cwnd = self.minimum_window();
+            self.ss_growth_round = true;
+            self.record_decrease(loss.now);
+            return;
+        }
+        // 3.3: "Vegas only decreases the congestion window if the
+        // retransmitted segment was previously sent after the last decrease."
+        if !self.sent_since_last_decrease(loss.largest_lost_time_sent) {
+            return;
+        }
+        let reduced = self.scaled_window(self.config.loss_factor);
+        self.cwnd = reduced;
+        self.ssthresh = reduced;
+        self.record_decrease(loss.now);
+    }
+
+    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
+        self.cwnd = cwnd.max(self.minimum_window());
+        self.ssthresh = ssthresh.max(self.minimum_window());
+        self.last_decrease = self.decrease_before_last;
+        self.in_recovery = false;
+        self.reno_acked_bytes = 0;
+        true
+    }
+
+    fn cwnd(&self) -> usize {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> usize {
+        self.ssthresh
+    }
+
+    fn state(&self) -> CcState {
+        if self.in_recovery {
+            CcState::Recovery
+        } else if self.in_slow_start() {
+            CcState::SlowStart
+        } else {
+            CcState::CongestionAvoidance
+        }
+    }
+
+    /// Section 3.4, spike suppression: SegSpacing = RTT × MaxSegment /
+    /// WindowSize, at most `spike_burst_packets` per SegSpacing, off during
+    /// slow start.
+    fn pacing(&self) -> Option<Pacing> {
+        if !self.config.spike_suppression || self.in_slow_start() {
+            return None;
+        }
+        let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt())?;
+        let rate = self.cwnd as f64 / rtt.as_secs_f64();
+        (rate.is_finite() && rate > 0.0).then_some(Pacing {
+            rate_bytes_per_sec: rate,
+            burst_packets: self.config.spike_burst_packets,
+        })
+    }
+
+    fn internals(&self, out: &mut Internals) {
+        out.text(
+            "flavour",
+            match self.flavour {
+                VegasFlavour::Paper => "paper",
+                VegasFlavour::Linux => "linux",
+            },
+        );
+        out.float("cwnd_packets", self.cwnd_packets());
+        out.float("alpha", self.config.alpha);
+        out.float("beta", self.config.beta);
+        out.float("gamma", self.config.gamma);
+        if let Some(base) = self.base_rtt.base_rtt() {
+            out.millis("base_rtt_ms", base);
+        }
+        if let Some(min_rtt) = self.rounds.last_completed().and_then(|r| r.min_rtt) {
+            out.millis("min_rtt_ms", min_rtt);
+        }
+        if let Some(d) = self.last_decision {
+            out.float("diff_packets", d.diff_packets);
+            if d.expected_bits_per_sec.is_finite() && d.actual_bits_per_sec.is_finite() {
+                out.float("expected_bps", d.expected_bits_per_sec);
+                out.float("actual_bps", d.actual_bits_per_sec);
+            }
+        }
+        if let Some(round) = self.rounds.current() {
+            out.int("round", round.index);
+        }
+        if self.flavour == VegasFlavour::Paper {
+            out.int("ss_growth_round", u64::from(self.ss_growth_round));
+        }
+    }
+
+    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
+        // Vegas counts in packets: keep the window's packet count.
+        let new = max_datagram_size.max(1);
+        let old = self.max_datagram_size;
+        self.max_datagram_size = new;
+        self.cwnd = rescale(self.cwnd, old, new).max(self.minimum_window());
+        if self.ssthresh != usize::MAX {
+            self.ssthresh = rescale(self.ssthresh, old, new);
+        }
+        self.reno_acked_bytes = 0;
+    }
+}
