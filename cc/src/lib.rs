@@ -12,8 +12,14 @@ pub mod events;
 pub mod host;
 pub mod params;
 pub mod registry;
+pub mod rovegas;
 pub mod shared;
 pub mod vegas;
+pub mod vegas_a;
+pub mod vegas_l;
+pub mod vegas_w;
+pub mod veno;
+pub mod venodb;
 pub mod westwood;
 
 pub use controller::{

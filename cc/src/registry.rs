@@ -43,6 +43,12 @@ pub const QUICHE_ALGORITHMS: &[(&str, &str)] = &[
 pub static ALGORITHMS: &[&AlgorithmInfo] = &[
     &crate::vegas::VEGAS,
     &crate::vegas::VEGAS_LINUX,
+    &crate::vegas_a::INFO,
+    &crate::vegas_l::INFO,
+    &crate::veno::INFO,
+    &crate::venodb::INFO,
+    &crate::rovegas::INFO,
+    &crate::vegas_w::INFO,
     &crate::westwood::INFO,
 ];
 

@@ -122,6 +122,15 @@
 //! idle-restart event this interface does not carry.
 //! - **Spurious loss**: the window and ssthresh the host saved are restored,
 //!   the decrease is forgotten and recovery ends.
+//!
+//! # Other rules for congestion avoidance
+//!
+//! Members of the family that keep Vegas's slow start, loss handling and
+//! spike suppression and change only the once-per-RTT step of congestion
+//! avoidance (Vegas-A and Vegas-L, 000_625d42b67da1ab13.txt) plug in a
+//! [`CongestionAvoidanceRule`] with [`Vegas::with_congestion_avoidance`]; the
+//! rule then replaces the `Diff < alpha` / `Diff > beta` step above, and
+//! everything else stays this file's.
 
 use std::time::{Duration, Instant};
 
@@ -360,6 +369,36 @@ struct Decision {
     actual_bits_per_sec: f64,
 }
 
+/// One round of congestion avoidance that Vegas evaluated (paper flavour), as
+/// handed to a [`CongestionAvoidanceRule`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CongestionAvoidanceRound {
+    pub round: CompletedRound,
+    /// Diff of the round (section 3.5.2), in packets.
+    pub diff_packets: f64,
+    /// cwnd during the round, in packets (fractions included).
+    pub cwnd_packets: f64,
+    pub max_datagram_size: usize,
+}
+
+/// A replacement for section 3.5.2's once-per-RTT step in congestion
+/// avoidance. Vegas calls it at the end of every round it evaluates in
+/// congestion avoidance (not in slow start, not in recovery, not for rounds
+/// with too few RTT samples) and applies the change of cwnd it returns.
+pub trait CongestionAvoidanceRule: Send + std::fmt::Debug {
+    /// The algorithm's name, reported instead of `vegas`.
+    fn name(&self) -> &'static str;
+
+    /// The change of cwnd in bytes for the round. A decrease stops at the
+    /// minimum window and also lowers ssthresh to cwnd, as Vegas's own linear
+    /// decrease does. The rule decides what application-limited rounds may do.
+    fn on_round(&mut self, round: &CongestionAvoidanceRound) -> i64;
+
+    /// The rule's internals for qlog, its thresholds among them (they replace
+    /// Vegas's fixed `alpha` and `beta`).
+    fn internals(&self, out: &mut Internals);
+}
+
 /// TCP Vegas; see the module documentation.
 #[derive(Debug)]
 pub struct Vegas {
@@ -384,6 +423,8 @@ pub struct Vegas {
     /// Linux flavour, Reno fallback: bytes acknowledged towards the next
     /// one-packet increase.
     reno_acked_bytes: usize,
+    /// Replaces section 3.5.2's step, if set.
+    congestion_avoidance: Option<Box<dyn CongestionAvoidanceRule>>,
 }
 
 impl Vegas {
@@ -407,7 +448,21 @@ impl Vegas {
             smoothed_rtt: None,
             last_decision: None,
             reno_acked_bytes: 0,
+            congestion_avoidance: None,
         }
+    }
+
+    /// The paper's Vegas with section 3.5.2's step replaced by `rule`.
+    /// `params` must name every parameter of [`PAPER_PARAMS`]; `alpha` and
+    /// `beta` among them are then the rule's business only.
+    pub fn with_congestion_avoidance(
+        params: &ParamValues,
+        window: WindowConfig,
+        rule: Box<dyn CongestionAvoidanceRule>,
+    ) -> Self {
+        let mut vegas = Self::new(VegasFlavour::Paper, params, window);
+        vegas.congestion_avoidance = Some(rule);
+        vegas
     }
 
     pub fn flavour(&self) -> VegasFlavour {
@@ -417,6 +472,14 @@ impl Vegas {
     /// BaseRTT: the smallest RTT seen (section 3.5.2).
     pub fn base_rtt(&self) -> Option<Duration> {
         self.base_rtt.base_rtt()
+    }
+
+    /// Offers a BaseRTT sample measured outside the ACKs' RTTs, for variants
+    /// that know more of the path's fixed delay (RoVegas subtracts the
+    /// queueing times routers report). BaseRTT stays the minimum of all
+    /// samples. Returns whether it lowered BaseRTT.
+    pub fn offer_base_rtt_sample(&mut self, rtt: Duration) -> bool {
+        self.base_rtt.on_rtt_sample(rtt)
     }
 
     fn in_slow_start(&self) -> bool {
@@ -508,6 +571,10 @@ impl Vegas {
             return;
         }
         let Some(diff) = diff else { return };
+        if self.congestion_avoidance.is_some() {
+            self.apply_congestion_avoidance_rule(round, diff);
+            return;
+        }
         if diff < self.config.alpha {
             // Too little extra data in the network: increase linearly.
             if !round.app_limited {
@@ -553,6 +620,27 @@ impl Vegas {
         self.ssthresh = self.ssthresh.max(self.cwnd / 2 + self.cwnd / 4);
     }
 
+    /// Asks the plugged-in rule for the round's step and applies it.
+    fn apply_congestion_avoidance_rule(&mut self, round: &CompletedRound, diff: f64) {
+        let input = CongestionAvoidanceRound {
+            round: *round,
+            diff_packets: diff,
+            cwnd_packets: self.cwnd_packets(),
+            max_datagram_size: self.max_datagram_size,
+        };
+        let Some(rule) = self.congestion_avoidance.as_mut() else {
+            return;
+        };
+        let change = rule.on_round(&input);
+        let bytes = usize::try_from(change.unsigned_abs()).unwrap_or(usize::MAX);
+        if change > 0 {
+            self.cwnd = self.cwnd.saturating_add(bytes);
+        } else if change < 0 {
+            self.cwnd = self.cwnd.saturating_sub(bytes).max(self.minimum_window());
+            self.ssthresh = self.ssthresh.min(self.cwnd);
+        }
+    }
+
     /// One packet less, and ssthresh no higher than cwnd so that the smaller
     /// window is not mistaken for slow start.
     fn linear_decrease(&mut self) {
@@ -590,7 +678,10 @@ fn rescale(value: usize, from: usize, to: usize) -> usize {
 
 impl CongestionController for Vegas {
     fn name(&self) -> &'static str {
-        self.flavour.algorithm_name()
+        match &self.congestion_avoidance {
+            Some(rule) => rule.name(),
+            None => self.flavour.algorithm_name(),
+        }
     }
 
     fn on_packet_sent(&mut self, sent: &PacketSent) {
@@ -717,8 +808,13 @@ impl CongestionController for Vegas {
             },
         );
         out.float("cwnd_packets", self.cwnd_packets());
-        out.float("alpha", self.config.alpha);
-        out.float("beta", self.config.beta);
+        match &self.congestion_avoidance {
+            Some(rule) => rule.internals(out),
+            None => {
+                out.float("alpha", self.config.alpha);
+                out.float("beta", self.config.beta);
+            }
+        }
         out.float("gamma", self.config.gamma);
         if let Some(base) = self.base_rtt.base_rtt() {
             out.millis("base_rtt_ms", base);

@@ -2,5 +2,7 @@
 
 pub mod bandwidth_filter;
 pub mod base_rtt;
+pub mod queueing_estimate;
+pub mod relative_delay;
 pub mod round_clock;
 pub mod vegas_diff;

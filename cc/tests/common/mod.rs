@@ -12,6 +12,11 @@
 // Each test file uses only part of this module.
 #![allow(dead_code)]
 
+/// Random event sequences and invariants for property tests.
+pub mod random_events;
+/// Vegas-A's Fig. 1 and Vegas-L's Fig. 2 written again for the tests.
+pub mod vegas_a_model;
+
 use std::time::{Duration, Instant};
 
 use vegas_cc::{
@@ -37,6 +42,14 @@ pub fn build(name: &str, pairs: &[&str]) -> Box<dyn CongestionController> {
     ControllerSpec::with_params(name, pairs)
         .unwrap_or_else(|e| panic!("{name} {pairs:?}: {e}"))
         .build(WINDOW)
+}
+
+/// Extension data of one ACK frame, returned by the `extras` of
+/// [`Flow::ack_with`]. The default is what [`Flow::ack`] sends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameExtras {
+    pub ack_delay: Duration,
+    pub backward_queueing: Option<Duration>,
 }
 
 /// One sender and the controller under test.
@@ -131,6 +144,20 @@ impl Flow {
     /// `time_sent + rtt`); a frame arrives when its last packet is
     /// acknowledged. `now` moves to the last arrival if that is later.
     pub fn ack(&mut self, packets: &[PacketSent], rtt: Duration) {
+        self.ack_with(packets, rtt, |_| FrameExtras::default());
+    }
+
+    /// [`Flow::ack`], with `extras` filling in each frame's extension data:
+    /// it gets the frame's packets (RTT `rtt`, no receive or queueing times)
+    /// to set their `receive_time` and `forward_queueing`, and returns the
+    /// frame's ACK delay and backward queueing time. The frame's arrival is
+    /// fixed before `extras` is called.
+    pub fn ack_with(
+        &mut self,
+        packets: &[PacketSent],
+        rtt: Duration,
+        mut extras: impl FnMut(&mut [AckedPacket]) -> FrameExtras,
+    ) {
         let mut packets: Vec<PacketSent> = packets
             .iter()
             .filter(|p| self.in_flight.iter().any(|f| f.pkt_num == p.pkt_num))
@@ -142,7 +169,7 @@ impl Flow {
         }
         let per_frame = packets.len().div_ceil(self.acks_per_window);
         for frame in packets.chunks(per_frame) {
-            let acked: Vec<AckedPacket> = frame
+            let mut acked: Vec<AckedPacket> = frame
                 .iter()
                 .map(|p| {
                     let mut a = AckedPacket::new(p.pkt_num, p.size, p.time_sent, p.time_sent + rtt);
@@ -151,15 +178,19 @@ impl Flow {
                 })
                 .collect();
             let arrival = acked.iter().map(|a| a.time_acked).max().unwrap_or(self.now);
+            let FrameExtras {
+                ack_delay,
+                backward_queueing,
+            } = extras(&mut acked);
             let snapshot = self.update_rtt(rtt);
             let event = AckEvent {
                 now: arrival,
                 acked: &acked,
-                ack_delay: Duration::ZERO,
+                ack_delay,
                 rtt: snapshot,
                 bytes_in_flight: self.bytes_in_flight(),
                 app_limited: self.app_limited,
-                backward_queueing: None,
+                backward_queueing,
             };
             self.cc.on_ack(&event);
             self.in_flight
@@ -214,6 +245,17 @@ impl Flow {
     pub fn round(&mut self, rtt: Duration) -> usize {
         let window = self.send_window();
         self.ack(&window, rtt);
+        window.len()
+    }
+
+    /// [`Flow::round`] with [`Flow::ack_with`]'s `extras`.
+    pub fn round_with(
+        &mut self,
+        rtt: Duration,
+        extras: impl FnMut(&mut [AckedPacket]) -> FrameExtras,
+    ) -> usize {
+        let window = self.send_window();
+        self.ack_with(&window, rtt, extras);
         window.len()
     }
 

@@ -1,0 +1,541 @@
+//! RoVegas (Chan, Chan, Chen, Chiu; "Design and performance evaluation of an
+//! improved TCP congestion avoidance scheme"), 002_7f811f836ada7a25.txt,
+//! section 3.
+//!
+//! Vegas mistakes queueing on the ACK path for queueing of its own data and
+//! shrinks its window for nothing. RoVegas splits the round trip into forward
+//! and backward queueing times and changes two things of Vegas, nothing else:
+//!
+//! - **BaseRTT** from probing ACKs (section 3's pseudo-code):
+//!
+//!   ```text
+//!   if (the ACK is a probing packet)
+//!       baseRTTtemp = RTT − (AQT + AQT-echo)
+//!       if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp
+//!   else
+//!       if (RTT < baseRTT) baseRTT = RTT
+//!   ```
+//!
+//!   AQT is the backward queueing time QTb the ACK accumulated, AQT-echo the
+//!   forward queueing time QTf the acknowledged packet accumulated.
+//! - **actual' = CWND / (RTT − QTb)** (eq. 2), the throughput without the
+//!   backward queueing, and diff = (expected − actual') × baseRTT with
+//!   expected = CWND / baseRTT; then eq. (3) once per RTT:
+//!
+//!   ```text
+//!   w_next = w_cur + 1   if diff < alpha
+//!            w_cur − 1   if diff > beta
+//!            w_cur       if alpha <= diff <= beta
+//!   ```
+//!
+//! Everything else is Vegas's ([`crate::vegas`], 004_039b3aff67042154.txt):
+//! the once-per-RTT round, slow start and its gamma exit, loss reaction,
+//! persistent congestion, spike suppression. This file does not copy any of
+//! it: it runs a paper-flavour [`Vegas`] and feeds it each ACK with every
+//! packet's RTT replaced by RTT − QTb, which is exactly eq. (2) (Vegas's
+//! Actual computed on that RTT *is* actual'), after offering the probing
+//! sample RTT − (QTb + QTf) to Vegas's BaseRTT tracker
+//! ([`Vegas::offer_base_rtt_sample`]). Vegas's own BaseRTT sample from the
+//! same ACK is then RTT − QTb, never smaller, so BaseRTT is exactly the
+//! pseudo-code's minimum. Diff is Vegas's [`crate::shared::vegas_diff`],
+//! the round is its [`crate::shared::round_clock`].
+//!
+//! # Where the queueing times come from
+//!
+//! Per ACK, the first of these that yields a usable value:
+//!
+//! 1. `aqt`: the queueing-time extension (issue 4's QUIC form of the AQT IP
+//!    option): [`AckedPacket::forward_queueing`] is AQT-echo,
+//!    [`AckEvent::backward_queueing`] is AQT.
+//! 2. `receive_timestamps`: estimated by
+//!    [`crate::shared::queueing_estimate`] from the peer's receive timestamps
+//!    and ACK delay (forward: one-way delay minus its rising minimum;
+//!    backward: ACK arrival − (receive time of the largest acknowledged + ACK
+//!    delay), minus its rising minimum). Robust to the clocks' offset and to
+//!    their drift over a long transfer (see that module). The estimator is fed
+//!    with every ACK that carries receive times, even while AQT is used, so
+//!    that it is ready when AQT disappears.
+//! 3. `none`: no correction; RoVegas is then exactly `vegas` (the tests
+//!    compare the two event by event).
+//!
+//! `delay_source` restricts this to one source (`aqt`, `receive_timestamps`)
+//! or none at all; the default `auto` is the order above. qlog reports
+//! `delay_source` (the source used for the last ACK), `qt_forward_ms` and
+//! `qt_backward_ms` (the QTf and QTb it applied; zero with `none`), besides
+//! Vegas's `base_rtt_ms`, `diff_packets` (RoVegas's diff), `alpha`, `beta`,
+//! `gamma`, `expected_bps` and `actual_bps` (actual'). Vegas's `min_rtt_ms`
+//! is reported as `rtt_minus_qtb_ms`: the round's smallest RTT − QTb, the
+//! denominator of actual'.
+//!
+//! # Where the paper is ambiguous
+//!
+//! - **Slow start.** Section 3 changes only congestion avoidance; RoVegas is
+//!   Vegas otherwise, so slow start is Vegas's (growth every other RTT) and its
+//!   exit compares *RoVegas's* diff with gamma: backward queueing does not end
+//!   slow start either. Tested.
+//! - **One ACK, several packets.** In QUIC one ACK acknowledges many packets;
+//!   AQT-echo is per packet, AQT per ACK (it is the ACK datagram's). The
+//!   ACK's BaseRTT sample is the smallest RTT − QTb − QTf over its packets;
+//!   the RTT Vegas sees for each packet is its RTT − QTb. `qt_forward_ms`
+//!   reports the QTf of the packet that gave the BaseRTT sample.
+//! - **"Newly measured RTT".** As in `vegas`, the round's smallest RTT sample
+//!   (now RTT − QTb): the distinguished packet's, unless an ACK of the round
+//!   measured less.
+//! - **A probing ACK with only one of the two values** (one direction without
+//!   AQT-enabled routers, or an ACK that echoes no packet's AQT): the missing
+//!   one counts as zero queueing. RTT − (known queueing) is still at least the
+//!   fixed delay, so the BaseRTT minimum stays correct, merely less tight; the
+//!   paper's non-probing case is the case where both are missing.
+//! - **Partial deployment** (section 4.3): values from AQT routers that see
+//!   only part of the queue are used as they are; they under-correct, which
+//!   is towards Vegas, never past it.
+//! - **Which source, when several are present**: one per ACK, in the order
+//!   above; the two directions are not mixed from different sources.
+//! - **Impossible values.** The paper trusts its routers. Here QTb must be
+//!   shorter than every RTT sample of its ACK, and QTf + QTb shorter than
+//!   the packet's RTT (so that RTT − QTb and baseRTTtemp stay positive); a
+//!   value that is not is ignored for that ACK (counted in
+//!   `queueing_rejects`), and if nothing of a source is left, the next source
+//!   is tried. Estimated values are bounded much more tightly by the
+//!   estimator. A receiver that reports large but possible AQT-echo values
+//!   lowers BaseRTT and only slows its own transfer, like one that inflates
+//!   its ACK delay.
+//! - **ACK delay.** Vegas's RTTs include the peer's ACK delay; so do
+//!   RoVegas's, so that with no queueing information the two are identical.
+//!   The estimator uses ACK delay only to split the round trip.
+//! - **Spike suppression** paces at cwnd / smoothed RTT as in `vegas`, with
+//!   the stack's smoothed RTT (backward queueing included): pacing only
+//!   spreads the window over the RTT the ACKs actually take.
+//! - **Constants.** The paper's only constants are alpha and beta (1 and 3 in
+//!   section 4, Vegas's). The parameter table is `vegas`'s in full (gamma and
+//!   the silent-paper factors keep Vegas's defaults and meaning) plus
+//!   `delay_source` and the estimator's `clock_drift_ppm` and
+//!   `resync_after`.
+
+use std::time::Duration;
+
+use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
+use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
+use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::registry::{AlgorithmInfo, WindowConfig};
+use crate::shared::queueing_estimate::{
+    EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM, DEFAULT_RESYNC_AFTER,
+};
+use crate::vegas::{Vegas, VegasFlavour, PAPER_PARAMS, VEGAS};
+
+/// Values of the `delay_source` parameter, in the order of its indices.
+const SOURCE_WORDS: &[&str] = &["auto", "aqt", "receive_timestamps", "none"];
+
+/// RoVegas's own parameters, after Vegas's.
+const OWN_PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "delay_source",
+        default: 0.0,
+        kind: ParamKind::Choice(SOURCE_WORDS),
+        description: "where QTf and QTb come from: auto (aqt, else receive_timestamps, \
+                      else none), or only the one named (none: behave as vegas)",
+    },
+    ParamInfo {
+        name: "clock_drift_ppm",
+        default: DEFAULT_CLOCK_DRIFT_PPM,
+        kind: ParamKind::Number {
+            min: 0.0,
+            max: 10_000.0,
+        },
+        description: "receive_timestamps: largest clock rate difference tolerated; the \
+                      one-way delay minimum rises at this rate (ppm of elapsed time)",
+    },
+    ParamInfo {
+        name: "resync_after",
+        default: DEFAULT_RESYNC_AFTER as f64,
+        kind: ParamKind::Integer { min: 1, max: 1000 },
+        description: "receive_timestamps: consecutive ACKs with rejected timestamps after \
+                      which the peer's clock is taken to have stepped and the minima reset",
+    },
+];
+
+const PARAM_COUNT: usize = PAPER_PARAMS.len() + OWN_PARAMS.len();
+
+/// Vegas's paper parameters followed by [`OWN_PARAMS`], so that every
+/// parameter the embedded [`Vegas`] reads is present with Vegas's default.
+const fn param_table() -> [ParamInfo; PARAM_COUNT] {
+    let mut table = [OWN_PARAMS[0]; PARAM_COUNT];
+    let mut i = 0;
+    while i < PAPER_PARAMS.len() {
+        table[i] = PAPER_PARAMS[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < OWN_PARAMS.len() {
+        table[PAPER_PARAMS.len() + j] = OWN_PARAMS[j];
+        j += 1;
+    }
+    table
+}
+
+const PARAM_TABLE: [ParamInfo; PARAM_COUNT] = param_table();
+
+/// Parameters of `rovegas`: `vegas`'s, then `delay_source`, `clock_drift_ppm`
+/// and `resync_after`.
+pub static PARAMS: &[ParamInfo] = &PARAM_TABLE;
+
+/// Vegas's checks (alpha <= beta) apply unchanged.
+fn validate(params: &ParamValues) -> Result<(), String> {
+    (VEGAS.validate)(params)
+}
+
+fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
+    Box::new(RoVegas::new(params, window))
+}
+
+/// `rovegas`.
+pub static INFO: AlgorithmInfo = AlgorithmInfo {
+    name: "rovegas",
+    description: "RoVegas: Vegas with BaseRTT = RTT - (AQT + AQT-echo) and actual' = \
+                  cwnd / (RTT - QTb), queueing times from the AQT extension, else receive \
+                  timestamps, else none (then Vegas)",
+    params: PARAMS,
+    validate,
+    build,
+};
+
+/// Where the queueing times of an ACK came from, as reported in qlog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DelaySource {
+    Aqt,
+    ReceiveTimestamps,
+    None,
+}
+
+impl DelaySource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DelaySource::Aqt => "aqt",
+            DelaySource::ReceiveTimestamps => "receive_timestamps",
+            DelaySource::None => "none",
+        }
+    }
+}
+
+/// The `delay_source` parameter: which sources may be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SourcePolicy {
+    Auto,
+    Only(DelaySource),
+}
+
+impl SourcePolicy {
+    fn read(params: &ParamValues) -> Self {
+        match params.word("delay_source") {
+            "aqt" => SourcePolicy::Only(DelaySource::Aqt),
+            "receive_timestamps" => SourcePolicy::Only(DelaySource::ReceiveTimestamps),
+            "none" => SourcePolicy::Only(DelaySource::None),
+            _ => SourcePolicy::Auto,
+        }
+    }
+
+    fn permits(self, source: DelaySource) -> bool {
+        match self {
+            SourcePolicy::Auto => true,
+            SourcePolicy::Only(only) => only == source,
+        }
+    }
+}
+
+/// The queueing times applied to the last ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Applied {
+    source: DelaySource,
+    /// QTf of the packet that gave the ACK's BaseRTT sample.
+    qt_forward: Duration,
+    qt_backward: Duration,
+}
+
+/// RoVegas; see the module documentation.
+#[derive(Debug)]
+pub struct RoVegas {
+    vegas: Vegas,
+    policy: SourcePolicy,
+    estimator: QueueingEstimator,
+    applied: Applied,
+    /// Extension values ignored as impossible.
+    rejected_values: u64,
+    /// Per packet of the ACK being handled: QTf from the source tried.
+    forward: Vec<Option<Duration>>,
+    /// Per packet: the estimator's QTf.
+    estimated_forward: Vec<Option<Duration>>,
+    /// The ACK's packets with RTT − QTb as their RTT, for Vegas.
+    corrected: Vec<AckedPacket>,
+}
+
+impl RoVegas {
+    /// `params` must come from [`PARAMS`].
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        let estimator = QueueingEstimator::new(EstimatorConfig {
+            clock_drift_ppm: params.get("clock_drift_ppm"),
+            resync_after: params.get("resync_after") as u32,
+        });
+        RoVegas {
+            vegas: Vegas::new(VegasFlavour::Paper, params, window),
+            policy: SourcePolicy::read(params),
+            estimator,
+            applied: Applied {
+                source: DelaySource::None,
+                qt_forward: Duration::ZERO,
+                qt_backward: Duration::ZERO,
+            },
+            rejected_values: 0,
+            forward: Vec::new(),
+            estimated_forward: Vec::new(),
+            corrected: Vec::new(),
+        }
+    }
+
+    /// baseRTT (section 3's pseudo-code).
+    pub fn base_rtt(&self) -> Option<Duration> {
+        self.vegas.base_rtt()
+    }
+
+    /// The source used for the last ACK.
+    pub fn delay_source(&self) -> DelaySource {
+        self.applied.source
+    }
+
+    /// Keeps what is possible of one source's values for `ack` in
+    /// `self.forward` and returns the usable QTb, and whether anything at all
+    /// is usable. QTb must be below every RTT of the ACK; QTf + QTb below its
+    /// packet's RTT.
+    fn keep_possible(
+        &mut self,
+        ack: &AckEvent<'_>,
+        backward: Option<Duration>,
+    ) -> (Duration, bool) {
+        let shortest_rtt = ack
+            .acked
+            .iter()
+            .map(|p| p.rtt)
+            .filter(|r| !r.is_zero())
+            .min();
+        let Some(shortest_rtt) = shortest_rtt else {
+            // No RTT to correct.
+            return (Duration::ZERO, false);
+        };
+        let qt_backward = match backward {
+            Some(q) if q < shortest_rtt => Some(q),
+            Some(_) => {
+                self.rejected_values = self.rejected_values.saturating_add(1);
+                None
+            }
+            None => None,
+        };
+        let qb = qt_backward.unwrap_or(Duration::ZERO);
+        let mut any_forward = false;
+        for (slot, packet) in self.forward.iter_mut().zip(ack.acked) {
+            let Some(qf) = *slot else { continue };
+            let possible = !packet.rtt.is_zero() && qf.saturating_add(qb) < packet.rtt;
+            if possible {
+                any_forward = true;
+            } else {
+                *slot = None;
+                if !packet.rtt.is_zero() {
+                    self.rejected_values = self.rejected_values.saturating_add(1);
+                }
+            }
+        }
+        (qb, qt_backward.is_some() || any_forward)
+    }
+
+    /// Picks the ACK's source (module documentation, sources 1 to 3) and
+    /// leaves its per-packet QTf in `self.forward`. Returns it with QTb.
+    fn choose_source(
+        &mut self,
+        ack: &AckEvent<'_>,
+        estimated_backward: Option<Duration>,
+    ) -> (DelaySource, Duration) {
+        let aqt_present = ack.backward_queueing.is_some()
+            || ack.acked.iter().any(|p| p.forward_queueing.is_some());
+        if self.policy.permits(DelaySource::Aqt) && aqt_present {
+            self.forward.clear();
+            self.forward
+                .extend(ack.acked.iter().map(|p| p.forward_queueing));
+            let (qb, usable) = self.keep_possible(ack, ack.backward_queueing);
+            if usable {
+                return (DelaySource::Aqt, qb);
+            }
+        }
+        let estimated =
+            estimated_backward.is_some() || self.estimated_forward.iter().any(|q| q.is_some());
+        if self.policy.permits(DelaySource::ReceiveTimestamps) && estimated {
+            self.forward.clear();
+            self.forward.extend_from_slice(&self.estimated_forward);
+            let (qb, usable) = self.keep_possible(ack, estimated_backward);
+            if usable {
+                return (DelaySource::ReceiveTimestamps, qb);
+            }
+        }
+        self.forward.clear();
+        self.forward.resize(ack.acked.len(), None);
+        (DelaySource::None, Duration::ZERO)
+    }
+}
+
+impl CongestionController for RoVegas {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn on_packet_sent(&mut self, sent: &PacketSent) {
+        self.vegas.on_packet_sent(sent);
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        if ack.acked.is_empty() {
+            self.vegas.on_ack(ack);
+            return;
+        }
+        let estimated_backward = if self.policy.permits(DelaySource::ReceiveTimestamps) {
+            self.estimator.on_ack(ack, &mut self.estimated_forward)
+        } else {
+            self.estimated_forward.clear();
+            None
+        };
+        let (source, qt_backward) = self.choose_source(ack, estimated_backward);
+        if source == DelaySource::None {
+            // Non-probing ACK: "if (RTT < baseRTT) baseRTT = RTT", and
+            // actual' = actual. Exactly Vegas.
+            self.applied = Applied {
+                source,
+                qt_forward: Duration::ZERO,
+                qt_backward: Duration::ZERO,
+            };
+            self.vegas.on_ack(ack);
+            return;
+        }
+
+        // Probing ACK: baseRTTtemp = RTT − (AQT + AQT-echo), the smallest
+        // over the ACK's packets. keep_possible() made every term positive.
+        let mut base_sample: Option<(Duration, Duration)> = None;
+        for (packet, qf) in ack.acked.iter().zip(&self.forward) {
+            if packet.rtt.is_zero() {
+                continue;
+            }
+            let qf = qf.unwrap_or(Duration::ZERO);
+            let temp = packet.rtt.saturating_sub(qt_backward).saturating_sub(qf);
+            if base_sample.is_none_or(|(best, _)| temp < best) {
+                base_sample = Some((temp, qf));
+            }
+        }
+        if let Some((temp, _)) = base_sample {
+            // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
+            self.vegas.offer_base_rtt_sample(temp);
+        }
+        self.applied = Applied {
+            source,
+            qt_forward: base_sample.map_or(Duration::ZERO, |(_, qf)| qf),
+            qt_backward,
+        };
+
+        // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
+        self.corrected.clear();
+        self.corrected.extend(ack.acked.iter().map(|p| {
+            let mut corrected = *p;
+            if !p.rtt.is_zero() {
+                corrected.rtt = p.rtt.saturating_sub(qt_backward);
+            }
+            corrected
+        }));
+        let corrected_ack = AckEvent {
+            acked: &self.corrected,
+            ..*ack
+        };
+        self.vegas.on_ack(&corrected_ack);
+    }
+
+    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+        self.vegas.on_congestion_event(loss);
+    }
+
+    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
+        self.vegas.on_spurious_loss(cwnd, ssthresh)
+    }
+
+    fn cwnd(&self) -> usize {
+        self.vegas.cwnd()
+    }
+
+    fn ssthresh(&self) -> usize {
+        self.vegas.ssthresh()
+    }
+
+    fn state(&self) -> CcState {
+        self.vegas.state()
+    }
+
+    fn pacing(&self) -> Option<Pacing> {
+        self.vegas.pacing()
+    }
+
+    fn internals(&self, out: &mut Internals) {
+        let mut vegas = Internals::default();
+        self.vegas.internals(&mut vegas);
+        for (name, value) in vegas.fields() {
+            let name = match *name {
+                "flavour" => continue,
+                "min_rtt_ms" => "rtt_minus_qtb_ms",
+                other => other,
+            };
+            match *value {
+                InternalValue::Float(v) => out.float(name, v),
+                InternalValue::Int(v) => out.int(name, v),
+                InternalValue::Text(v) => out.text(name, v),
+            }
+        }
+        out.text("delay_source", self.applied.source.as_str());
+        out.millis("qt_forward_ms", self.applied.qt_forward);
+        out.millis("qt_backward_ms", self.applied.qt_backward);
+        out.int(
+            "queueing_rejects",
+            self.rejected_values
+                .saturating_add(self.estimator.rejected_samples()),
+        );
+        out.int("estimator_resyncs", self.estimator.resyncs());
+    }
+
+    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
+        self.vegas.on_max_datagram_size(max_datagram_size);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_holds_every_vegas_parameter_with_its_default() {
+        for vegas in PAPER_PARAMS {
+            let ours = PARAMS
+                .iter()
+                .find(|p| p.name == vegas.name)
+                .unwrap_or_else(|| panic!("{} missing", vegas.name));
+            assert_eq!(ours, vegas);
+        }
+        for own in OWN_PARAMS {
+            assert_eq!(PARAMS.iter().filter(|p| p.name == own.name).count(), 1);
+        }
+        let values = ParamValues::defaults(INFO.name, PARAMS);
+        assert_eq!(SourcePolicy::read(&values), SourcePolicy::Auto);
+        assert_eq!(values.get("alpha"), 1.0, "section 4: a = 1");
+        assert_eq!(values.get("beta"), 3.0, "section 4: b = 3");
+    }
+
+    #[test]
+    fn source_names_are_the_qlog_words() {
+        assert_eq!(DelaySource::Aqt.as_str(), "aqt");
+        assert_eq!(
+            DelaySource::ReceiveTimestamps.as_str(),
+            "receive_timestamps"
+        );
+        assert_eq!(DelaySource::None.as_str(), "none");
+        assert_eq!(SOURCE_WORDS[1..], ["aqt", "receive_timestamps", "none"]);
+    }
+}

@@ -1,0 +1,533 @@
+//! Relative delay: how much the one-way delay changed from one packet to the
+//! next, written once for VenoDB (001_8629d53d83e82638.txt, section 3.1.A)
+//! and for RoVegas's estimate of queueing times from receive timestamps
+//! (002_7f811f836ada7a25.txt).
+//!
+//! VenoDB's eq. (1) and (2):
+//!
+//! ```text
+//! D_n  = (R_n − R_{n−1}) − (S_n − S_{n−1}) = (R_n − S_n) − (R_{n−1} − S_{n−1})
+//! ΔD_n = D_n − D_{n−1}
+//! ```
+//!
+//! where `S` is when the sender sent a packet (sender's clock) and `R` when
+//! the receiver received it (receiver's clock). `R_n − S_n` is the one-way
+//! delay plus the unknown offset between the two clocks; the offset cancels in
+//! `D_n`, which is therefore the change of the true one-way delay between the
+//! two packets: positive while a queue on the path grows, negative while it
+//! drains.
+//!
+//! # Sources of `R`
+//!
+//! - [`ReceiveStamp::Peer`]: the receiver's own time stamp, from the ACK
+//!   receive-timestamps extension (draft-ietf-quic-receive-ts, our
+//!   `AckedPacket::receive_time`). This is the paper's method.
+//! - [`ReceiveStamp::Local`]: a local stand-in when the peer reports no
+//!   stamps: the arrival of the ACK, minus the ACK delay the peer reported.
+//!   Then `D` also contains the change of the return path's delay, which is
+//!   what the paper (section 2.2, item ii) warns about for ACK-spacing
+//!   estimates, but it is the best a sender can do alone.
+//!
+//! The two are on different clocks, so a pair never mixes them: a change of
+//! source starts afresh.
+//!
+//! # Robustness
+//!
+//! Stamps come from the peer and must not be trusted. Every stamp is either
+//! turned into a `D`, or becomes the new reference without producing one
+//! (*anchored*), or is dropped (*ignored*); a rejected stamp never produces a
+//! `D`, so whoever uses `D` is not disturbed.
+//!
+//! - **Order.** Pairs follow the sending order: `(time_sent, pkt_num)` on the
+//!   sender's own clock, which the peer cannot influence. A packet sent before
+//!   the reference (acknowledged out of order, e.g. a hole filled late) is
+//!   ignored; so is the reference packet itself reported again (a duplicate).
+//!   Packets in between that were lost or not stamped are simply skipped:
+//!   `D` between packets `n−2` and `n` is still the change of the one-way
+//!   delay, as `D` telescopes.
+//! - **Stamps that go backwards** (`R_n < R_{n−1}` although `n` was sent after
+//!   `n−1`: reordering on the path, or the peer's clock or basis stepped back)
+//!   give no `D`; the stamp becomes the new reference, so that a clock that
+//!   stepped back permanently costs one sample, not all later ones.
+//! - **Jumps and impossible delays.** A true one-way delay lies between zero
+//!   and the packet's RTT, so `−RTT_{n−1} ≤ D_n ≤ RTT_n` whatever the clocks'
+//!   offset. A `D` outside these bounds (widened by `slack`, the stamps'
+//!   granularity) cannot be a delay change; the stamp becomes the new
+//!   reference, as for a stamp that went backwards. A single wild stamp thus
+//!   costs two samples (itself and the next) and a permanent jump of the
+//!   peer's clock one. The RTTs are the sender's own measurements.
+//! - Arithmetic is done in `i128` nanoseconds and results saturate to `i64`,
+//!   so no stamp overflows anything.
+//!
+//! Clock drift between the hosts (tens of ppm) changes `D` by nanoseconds per
+//! millisecond between the two packets and is ignored.
+
+use std::time::{Duration, Instant};
+
+/// RFC 9002's timer granularity: the default slack of the plausibility
+/// bounds.
+pub const DEFAULT_SLACK: Duration = Duration::from_millis(1);
+
+/// Where a receive time comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiveStamp {
+    /// The peer's receive time, on the peer's clock relative to its basis.
+    Peer(Duration),
+    /// A local stand-in on the sender's clock (ACK arrival minus ACK delay).
+    Local(Instant),
+}
+
+impl ReceiveStamp {
+    /// `self − earlier` in nanoseconds; `None` across clocks.
+    fn nanos_since(&self, earlier: &ReceiveStamp) -> Option<i128> {
+        match (self, earlier) {
+            (ReceiveStamp::Peer(a), ReceiveStamp::Peer(b)) => {
+                Some(duration_nanos(*a) - duration_nanos(*b))
+            }
+            (ReceiveStamp::Local(a), ReceiveStamp::Local(b)) => Some(instant_nanos_since(*a, *b)),
+            _ => None,
+        }
+    }
+}
+
+/// Which source a controller's delay signal came from, as reported in qlog
+/// (`delay_source`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DelaySource {
+    /// Peer receive timestamps (draft-ietf-quic-receive-ts).
+    ReceiveTimestamps,
+    /// Queueing times reported by AQT-enabled routers (RoVegas).
+    Aqt,
+    /// ACK arrival spacing, when the peer reports no receive timestamps.
+    AckArrival,
+    /// No delay signal yet.
+    None,
+}
+
+impl DelaySource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DelaySource::ReceiveTimestamps => "receive_timestamps",
+            DelaySource::Aqt => "aqt",
+            DelaySource::AckArrival => "ack_arrival",
+            DelaySource::None => "none",
+        }
+    }
+}
+
+/// One packet with its send time and receive time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StampedPacket {
+    pub pkt_num: u64,
+    /// `S_n`, on the sender's clock.
+    pub time_sent: Instant,
+    /// `R_n`.
+    pub received: ReceiveStamp,
+    /// The packet's RTT as the sender measured it; bounds the plausible `D`.
+    pub rtt: Duration,
+}
+
+/// One relative delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RelativeDelaySample {
+    pub pkt_num: u64,
+    /// `D_n`, nanoseconds.
+    pub delay_nanos: i64,
+    /// `ΔD_n = D_n − D_{n−1}`, nanoseconds; `None` when packet `n−1` gave no
+    /// `D` (it was the first stamp, or anchored after a rejection).
+    pub delay_change_nanos: Option<i64>,
+}
+
+/// Why a stamp became the reference without giving a `D`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnchorReason {
+    /// Nothing to pair with yet.
+    First,
+    /// The previous stamp came from the other clock.
+    SourceChanged,
+    /// `R_n < R_{n−1}`.
+    Backwards,
+    /// `D_n` outside `−RTT_{n−1} ..= RTT_n` (plus slack).
+    Implausible,
+}
+
+/// Why a stamp was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IgnoreReason {
+    /// The reference packet reported again.
+    Duplicate,
+    /// Sent before the reference.
+    OutOfOrder,
+}
+
+/// What became of one stamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Delay(RelativeDelaySample),
+    Anchored(AnchorReason),
+    Ignored(IgnoreReason),
+}
+
+/// Turns stamped packets into `D_n` and `ΔD_n`; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct RelativeDelayEstimator {
+    slack: Duration,
+    reference: Option<StampedPacket>,
+    /// `D` of the reference packet, if it gave one.
+    reference_delay: Option<i64>,
+    latest: Option<RelativeDelaySample>,
+    delays: u64,
+    rejected: u64,
+}
+
+impl Default for RelativeDelayEstimator {
+    fn default() -> Self {
+        Self::new(DEFAULT_SLACK)
+    }
+}
+
+impl RelativeDelayEstimator {
+    /// An estimator whose plausibility bounds are widened by `slack`.
+    pub fn new(slack: Duration) -> Self {
+        RelativeDelayEstimator {
+            slack,
+            reference: None,
+            reference_delay: None,
+            latest: None,
+            delays: 0,
+            rejected: 0,
+        }
+    }
+
+    /// Offers one stamped packet.
+    pub fn on_packet(&mut self, packet: StampedPacket) -> Outcome {
+        let Some(reference) = self.reference else {
+            return self.anchor(packet, AnchorReason::First);
+        };
+        let order =
+            (packet.time_sent, packet.pkt_num).cmp(&(reference.time_sent, reference.pkt_num));
+        match order {
+            std::cmp::Ordering::Equal => return self.ignore(IgnoreReason::Duplicate),
+            std::cmp::Ordering::Less => return self.ignore(IgnoreReason::OutOfOrder),
+            std::cmp::Ordering::Greater => {}
+        }
+        let Some(receive_interval) = packet.received.nanos_since(&reference.received) else {
+            return self.anchor(packet, AnchorReason::SourceChanged);
+        };
+        if receive_interval < 0 {
+            return self.anchor(packet, AnchorReason::Backwards);
+        }
+        let send_interval = instant_nanos_since(packet.time_sent, reference.time_sent);
+        let delay = receive_interval - send_interval;
+        let slack = duration_nanos(self.slack);
+        let upper = duration_nanos(packet.rtt) + slack;
+        let lower = -(duration_nanos(reference.rtt) + slack);
+        if delay > upper || delay < lower {
+            return self.anchor(packet, AnchorReason::Implausible);
+        }
+        let delay_nanos = saturate(delay);
+        let sample = RelativeDelaySample {
+            pkt_num: packet.pkt_num,
+            delay_nanos,
+            delay_change_nanos: self
+                .reference_delay
+                .map(|previous| saturate(i128::from(delay_nanos) - i128::from(previous))),
+        };
+        self.reference = Some(packet);
+        self.reference_delay = Some(delay_nanos);
+        self.latest = Some(sample);
+        self.delays = self.delays.saturating_add(1);
+        Outcome::Delay(sample)
+    }
+
+    fn anchor(&mut self, packet: StampedPacket, reason: AnchorReason) -> Outcome {
+        if reason != AnchorReason::First {
+            self.rejected = self.rejected.saturating_add(1);
+        }
+        self.reference = Some(packet);
+        self.reference_delay = None;
+        Outcome::Anchored(reason)
+    }
+
+    fn ignore(&mut self, reason: IgnoreReason) -> Outcome {
+        self.rejected = self.rejected.saturating_add(1);
+        Outcome::Ignored(reason)
+    }
+
+    /// The most recent `D` (and `ΔD`).
+    pub fn latest(&self) -> Option<RelativeDelaySample> {
+        self.latest
+    }
+
+    /// How many stamps gave a `D`.
+    pub fn delays(&self) -> u64 {
+        self.delays
+    }
+
+    /// How many stamps were rejected: ignored, or anchored for any reason
+    /// but being the first.
+    pub fn rejected(&self) -> u64 {
+        self.rejected
+    }
+
+    /// Forgets the reference; the next stamp starts afresh. Counters stay.
+    pub fn reset(&mut self) {
+        self.reference = None;
+        self.reference_delay = None;
+    }
+}
+
+/// The sum of the `D`s over an interval (e.g. one RTT). Because `D`
+/// telescopes, the sum is the change of the one-way delay from the packet
+/// before the interval's first sample to its last one: eq. (1) for two
+/// packets further apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DelaySum {
+    sum_nanos: i64,
+    samples: u64,
+}
+
+impl DelaySum {
+    pub fn add(&mut self, sample: &RelativeDelaySample) {
+        self.sum_nanos = self.sum_nanos.saturating_add(sample.delay_nanos);
+        self.samples = self.samples.saturating_add(1);
+    }
+
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// The sum so far; `None` without samples.
+    pub fn sum_nanos(&self) -> Option<i64> {
+        (self.samples > 0).then_some(self.sum_nanos)
+    }
+
+    /// The sum so far, and starts a new interval.
+    pub fn take(&mut self) -> Option<i64> {
+        let sum = self.sum_nanos();
+        *self = Self::default();
+        sum
+    }
+}
+
+/// Nanoseconds as milliseconds, for qlog.
+pub fn nanos_to_millis(nanos: i64) -> f64 {
+    nanos as f64 / 1e6
+}
+
+fn duration_nanos(d: Duration) -> i128 {
+    // At most about 1.8e28, far inside i128.
+    d.as_nanos() as i128
+}
+
+/// `later − earlier` in nanoseconds, negative if `later` is earlier.
+fn instant_nanos_since(later: Instant, earlier: Instant) -> i128 {
+    match later.checked_duration_since(earlier) {
+        Some(d) => duration_nanos(d),
+        None => -duration_nanos(earlier.saturating_duration_since(later)),
+    }
+}
+
+fn saturate(v: i128) -> i64 {
+    i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    struct Peer {
+        t0: Instant,
+        estimator: RelativeDelayEstimator,
+    }
+
+    impl Peer {
+        fn new() -> Self {
+            Peer {
+                t0: Instant::now(),
+                estimator: RelativeDelayEstimator::default(),
+            }
+        }
+
+        /// Packet `n` sent at `sent_ms`, received at `received_ms` on the
+        /// peer's clock, with an RTT of 600 ms.
+        fn offer(&mut self, n: u64, sent_ms: u64, received_ms: u64) -> Outcome {
+            self.estimator.on_packet(StampedPacket {
+                pkt_num: n,
+                time_sent: self.t0 + ms(sent_ms),
+                received: ReceiveStamp::Peer(ms(received_ms)),
+                rtt: ms(600),
+            })
+        }
+    }
+
+    fn delay(outcome: Outcome) -> (i64, Option<i64>) {
+        match outcome {
+            Outcome::Delay(s) => (s.delay_nanos, s.delay_change_nanos),
+            other => panic!("expected a delay, got {other:?}"),
+        }
+    }
+
+    const MS: i64 = 1_000_000;
+
+    #[test]
+    fn delay_is_receive_interval_minus_send_interval() {
+        let mut p = Peer::new();
+        // Peer clock 5 s ahead; one-way delays 300, 302, 301, 301 ms.
+        assert_eq!(p.offer(0, 0, 5_300), Outcome::Anchored(AnchorReason::First));
+        assert_eq!(delay(p.offer(1, 10, 5_312)), (2 * MS, None));
+        assert_eq!(delay(p.offer(2, 20, 5_321)), (-MS, Some(-3 * MS)));
+        assert_eq!(delay(p.offer(3, 30, 5_331)), (0, Some(MS)));
+        assert_eq!(p.estimator.delays(), 3);
+        assert_eq!(p.estimator.rejected(), 0);
+        assert_eq!(p.estimator.latest().unwrap().pkt_num, 3);
+    }
+
+    #[test]
+    fn out_of_order_and_duplicates_are_ignored() {
+        let mut p = Peer::new();
+        p.offer(0, 0, 300);
+        p.offer(2, 20, 320);
+        assert_eq!(
+            p.offer(1, 10, 311),
+            Outcome::Ignored(IgnoreReason::OutOfOrder)
+        );
+        assert_eq!(
+            p.offer(2, 20, 999),
+            Outcome::Ignored(IgnoreReason::Duplicate)
+        );
+        // The reference is still packet 2: D of packet 3 is against it, and
+        // ΔD still chains.
+        assert_eq!(delay(p.offer(3, 30, 331)), (MS, Some(MS)));
+        assert_eq!(p.estimator.rejected(), 2);
+    }
+
+    #[test]
+    fn equal_stamps_of_different_packets_are_data() {
+        let mut p = Peer::new();
+        p.offer(0, 0, 300);
+        // Received within the same stamp unit: D = -(S_n - S_{n-1}).
+        assert_eq!(delay(p.offer(1, 1, 300)), (-MS, None));
+    }
+
+    #[test]
+    fn backwards_stamp_reanchors() {
+        let mut p = Peer::new();
+        p.offer(0, 0, 10_300);
+        p.offer(1, 10, 10_310);
+        // The peer's clock steps back by 10 s and stays there.
+        assert_eq!(
+            p.offer(2, 20, 320),
+            Outcome::Anchored(AnchorReason::Backwards)
+        );
+        assert_eq!(delay(p.offer(3, 30, 331)), (MS, None));
+    }
+
+    #[test]
+    fn a_single_wild_stamp_costs_two_samples() {
+        let mut p = Peer::new();
+        p.offer(0, 0, 300);
+        p.offer(1, 10, 310);
+        // One stamp an hour late: D far above the RTT.
+        assert_eq!(
+            p.offer(2, 20, 3_600_320),
+            Outcome::Anchored(AnchorReason::Implausible)
+        );
+        // The next pairs with the wild one and goes backwards.
+        assert_eq!(
+            p.offer(3, 30, 330),
+            Outcome::Anchored(AnchorReason::Backwards)
+        );
+        assert_eq!(delay(p.offer(4, 40, 341)), (MS, None));
+        assert_eq!(p.estimator.rejected(), 2);
+    }
+
+    #[test]
+    fn plausibility_bounds_are_the_rtts_plus_slack() {
+        let mut p = Peer::new();
+        p.offer(0, 0, 1_000);
+        // D = +601 ms: one-way delay cannot grow by more than the 600 ms RTT
+        // (+1 ms slack) ...
+        assert_eq!(delay(p.offer(1, 10, 1_611)), (601 * MS, None));
+        // ... but +602 ms it cannot.
+        assert_eq!(
+            p.offer(2, 20, 2_223),
+            Outcome::Anchored(AnchorReason::Implausible)
+        );
+        // Nor shrink by more than the reference's RTT: sent 1000 ms later,
+        // received 398 ms later, D = -602 ms.
+        p.offer(3, 30, 2_243);
+        assert_eq!(
+            p.offer(4, 1_030, 2_641),
+            Outcome::Anchored(AnchorReason::Implausible)
+        );
+    }
+
+    #[test]
+    fn sources_never_mix() {
+        let t0 = Instant::now();
+        let mut e = RelativeDelayEstimator::default();
+        let local = |n: u64, sent: u64, arrived: u64| StampedPacket {
+            pkt_num: n,
+            time_sent: t0 + ms(sent),
+            received: ReceiveStamp::Local(t0 + ms(arrived)),
+            rtt: ms(600),
+        };
+        e.on_packet(local(0, 0, 600));
+        assert_eq!(delay(e.on_packet(local(1, 10, 612))), (2 * MS, None));
+        let peer = StampedPacket {
+            received: ReceiveStamp::Peer(ms(5)),
+            ..local(2, 20, 0)
+        };
+        assert_eq!(
+            e.on_packet(peer),
+            Outcome::Anchored(AnchorReason::SourceChanged)
+        );
+        e.reset();
+        assert_eq!(
+            e.on_packet(local(3, 30, 640)),
+            Outcome::Anchored(AnchorReason::First)
+        );
+    }
+
+    #[test]
+    fn huge_stamps_do_not_overflow() {
+        let t0 = Instant::now();
+        let mut e = RelativeDelayEstimator::new(Duration::MAX);
+        let packet = |n: u64, received: Duration| StampedPacket {
+            pkt_num: n,
+            time_sent: t0,
+            received: ReceiveStamp::Peer(received),
+            rtt: Duration::MAX,
+        };
+        e.on_packet(packet(0, Duration::ZERO));
+        let (d, _) = delay(e.on_packet(packet(1, Duration::MAX)));
+        assert_eq!(d, i64::MAX);
+        let (d, dd) = delay(e.on_packet(packet(2, Duration::MAX)));
+        assert_eq!((d, dd), (0, Some(-i64::MAX)));
+    }
+
+    #[test]
+    fn delay_sum_telescopes() {
+        let mut p = Peer::new();
+        let mut sum = DelaySum::default();
+        assert_eq!(sum.sum_nanos(), None);
+        // One-way delays 300, 305, 303, 310: the sum is 310 - 300.
+        for (n, (s, r)) in [(0, 300), (10, 315), (20, 323), (30, 340)]
+            .into_iter()
+            .enumerate()
+        {
+            if let Outcome::Delay(d) = p.offer(n as u64, s, r) {
+                sum.add(&d);
+            }
+        }
+        assert_eq!(sum.samples(), 3);
+        assert_eq!(sum.take(), Some(10 * MS));
+        assert_eq!(sum.take(), None);
+        assert_eq!(nanos_to_millis(2_500_000), 2.5);
+    }
+}

@@ -1,0 +1,1096 @@
+//! TCP Vegas-W (Jingyao Qu), 003_5b3b63821b3b4570.txt, section IV: Vegas with
+//! route surveillance and bandwidth estimation for GEO satellite paths.
+//!
+//! Vegas-W keeps Vegas (004_039b3aff67042154.txt) and changes three things:
+//!
+//! - **Slow start (IV.A).** When Diff exceeds gamma, Vegas-W does not leave
+//!   slow start at once: it compares cwnd with the bandwidth estimate, and
+//!   stays in slow start while cwnd is below estimate × BaseRTT (the queue is
+//!   the burst's, not the path's).
+//! - **Congestion avoidance (IV.B).** Each ACK's RTT, RTT_now, is compared with
+//!   the mean of the previous m RTTs (m = 20); above n times that mean (n = 2)
+//!   the route has changed and BaseRTT is refreshed. Otherwise Vegas's
+//!   alpha/beta rule (eq. 1) moves cwnd by one packet per RTT.
+//! - **Loss (IV.C).** The two packets sent just before the lost one are looked
+//!   up: if their ACKs came back no further apart than they left, nothing on
+//!   the path is queueing them, and the loss is a link error — cwnd and
+//!   ssthresh stay. Otherwise it is congestion: ssthresh = estimate × RTTmin,
+//!   cwnd = ssthresh. A timeout (QUIC's persistent congestion) returns to slow
+//!   start.
+//!
+//! The estimate is Westwood's (section III.B, eqs. 2-5): one sample per ACK,
+//! b_k = d_k / (t_k − t_{k−1}), smoothed by the Tustin low-pass filter with
+//! time constant τ ([`BandwidthSampler`] with no minimum window, and
+//! [`TustinLowPass`]). Rounds, BaseRTT and Diff are the shared Vegas pieces
+//! ([`RoundClock`], [`BaseRttTracker`], [`VegasDiff`]).
+//!
+//! The pseudo-code, as this file runs it:
+//!
+//! ```text
+//! per ACK:
+//!     b_k = d_k / (t_k − t_{k−1});  b̂_k = α_k·b̂_{k−1} + (1 − α_k)(b_k + b_{k−1})/2   (III.B)
+//!     RTT_now = the ACK's RTT sample
+//!     if not slow start and RTT_now > n × mean(previous m RTTs):
+//!         BaseRTT = RTT_now                                    (IV.B, route change)
+//!     else:
+//!         BaseRTT = min(BaseRTT, RTT_now)
+//!     if slow start and this is a growth round: cwnd += bytes acknowledged
+//! per round (one RTT):
+//!     Diff = (cwnd/BaseRTT − cwnd/RTT) × BaseRTT
+//!     if slow start:
+//!         if this was a growth round:          next round holds cwnd (Vegas 3.5.3)
+//!         elif Diff > gamma and cwnd >= b̂ × BaseRTT:
+//!                                              cwnd ×= 7/8; ssthresh = cwnd (IV.A)
+//!         else:                                next round grows (past gamma too, IV.A)
+//!     else:
+//!         if Diff < alpha:                     cwnd += 1 packet  (eq. 1)
+//!         elif Diff > beta:                    cwnd −= 1 packet
+//! on loss of packet L (not a timeout):
+//!     P1, P2 = the two packets sent just before L, both acknowledged
+//!     if ack_spacing(P1, P2) > send_spacing(P1, P2) × (1 + margin):   (IV.C)
+//!         congestion: ssthresh = b̂ × RTTmin; cwnd = min(cwnd, ssthresh)
+//!     else:
+//!         link error: nothing changes
+//! on persistent congestion:
+//!     ssthresh = b̂ × RTTmin; cwnd = minimum window; slow start      (IV.C, last line)
+//! ```
+//!
+//! # Where the paper is ambiguous
+//!
+//! Each choice is tested in `tests/vegas_w.rs`; where it is a number or a
+//! switch it is a parameter.
+//!
+//! - **alpha and beta** are given as "1kb/s and 3kb/s". Vegas's thresholds are
+//!   packets queued, Diff is computed in packets here, and Vegas's own paper
+//!   uses 1 and 3: alpha = 1, beta = 3 packets. **gamma** is the paper's
+//!   "slow-start thresh" for "the estimated amount of extra data" in IV.A,
+//!   i.e. Vegas's gamma, 1 packet.
+//! - **τ** (`tau_ms`) is not given. We take 500 ms: about one GEO round trip,
+//!   so the estimate averages roughly one window of ACKs. The filter's handling
+//!   of its first sample and of gaps longer than 2τ is [`TustinLowPass`]'s.
+//! - **Samples in congestion avoidance** (`bwe_in_congestion_avoidance`).
+//!   IV.B says that in congestion avoidance "bandwidth size will not be
+//!   estimated", yet IV.C uses the estimate on every congestion loss, which
+//!   mostly happens in congestion avoidance, and section V.A credits Vegas-W
+//!   with following a bandwidth change at 80 s. We keep estimating by default
+//!   (`on`); `off` gives the literal reading: the estimate freezes when slow
+//!   start ends and resumes in the next slow start.
+//! - **"Compare the congestion window size with estimated bandwidth"** (IV.A)
+//!   compares a window with a rate; as the issue and Westwood's BDP do, the
+//!   window is compared with estimate × BaseRTT. Slow start continues only if
+//!   cwnd is strictly below it. Before the first bandwidth sample there is no
+//!   evidence that the queue is temporary, so Diff > gamma ends slow start as
+//!   in Vegas.
+//! - **Leaving slow start** is Vegas's: the paper only delays the exit. As in
+//!   our Vegas, cwnd is cut by `ss_exit_factor` (7/8), ssthresh becomes cwnd,
+//!   and the cut starts a recovery epoch. Slow start itself is Vegas's too:
+//!   cwnd doubles every other RTT, and Diff is compared with gamma at the end
+//!   of the holding rounds.
+//! - **Route surveillance.** "RTT_now" is one sample per ACK frame (the
+//!   smallest RTT among the packets it newly acknowledges, normally the
+//!   newest one's: [`smallest_rtt_sample`], as the round clock takes it), as
+//!   a TCP sender takes one per ACK; older packets of a QUIC ACK frame carry
+//!   the frame's delay and are not separate samples. The m samples are
+//!   therefore the last m ACK frames' — with one frame per packet, the m
+//!   packets just before. The mean is over the m
+//!   samples before RTT_now and needs m of them; samples are collected in
+//!   every phase, the comparison is made only outside slow start ("when TCP
+//!   connection enters congestion-avoidance phase", and slow-start bursts
+//!   queue temporarily, IV.A). The comparison is strict. "BaseRTT refreshes"
+//!   sets BaseRTT to RTT_now ([`BaseRttTracker::refresh`]); later samples
+//!   lower it as usual. The refresh also clears the history, which described
+//!   the old route: otherwise the next samples of the new route would be
+//!   compared with a mean still made mostly of the old one and count as
+//!   further route changes.
+//! - **RTTmin** in IV.C is BaseRTT, which Vegas defines as the minimum RTT;
+//!   after a route change it is the refreshed value, not the old route's
+//!   minimum.
+//! - **"The two packets before the lost one" in QUIC.** The lost packet is the
+//!   congestion event's largest lost packet. Its two predecessors are the two
+//!   packets this controller was told were sent (packets that count towards
+//!   bytes in flight) just before it in packet-number order. Packet numbers
+//!   QUIC skips and ACK-only packets are not in that sequence, as TCP's
+//!   sequence numbers do not count bare ACKs. Both must have been
+//!   acknowledged ("translated normally"); if either is still unacknowledged
+//!   or was lost, if the lost packet or a predecessor is no longer tracked,
+//!   or if the ACK spacing cannot be observed (below), the loss is
+//!   unclassifiable and is treated as `unclassified_loss` (congestion by
+//!   default: several losses in a row look like a queue overflowing, and it
+//!   is the reaction every other member of the family would have).
+//! - **Spacing.** Send spacing is `sent(P2) − sent(P1)` for P1 sent before P2.
+//!   The "receiving time" of the paper is the peer's receive timestamp when
+//!   both packets carry one (draft-ietf-quic-receive-ts); otherwise it is the
+//!   arrival time of the ACK frame that acknowledged each (the event's `now`). If both were acknowledged
+//!   at the same instant (normally by one ACK frame) and there are no receive
+//!   timestamps, the spacing is not observable and the loss is unclassifiable.
+//!   Spacings are signed, so reordered ACKs give a negative ACK spacing.
+//! - **Threshold.** The paper: "if the former [send spacing] is less than the
+//!   latter [ACK spacing]" it is congestion, otherwise link error. Here:
+//!   congestion iff `ack_spacing > send_spacing × (1 + spacing_margin)`; the
+//!   default margin 0 is the paper's strict comparison, equality is a link
+//!   error. A margin absorbs timer jitter on paths that need it.
+//! - **cwnd = ssthresh** on a congestion loss lowers cwnd to the estimated
+//!   BDP. When the estimate is above cwnd (the filter lagging after a
+//!   decrease), cwnd is not raised on a loss — TCP Westwood's
+//!   `if cwnd > ssthresh then cwnd = ssthresh`, from which this reduction
+//!   comes; cwnd then slow-starts towards ssthresh. ssthresh is at least the
+//!   minimum window. Before any bandwidth sample, a congestion loss halves
+//!   the window like Reno.
+//! - **One reaction per window.** QUIC reports several congestion events for
+//!   the losses of one window. A congestion loss reduces the window only if
+//!   the lost packet was sent after the last reduction (Vegas 3.3, RFC 9002
+//!   7.3.2's recovery period); every loss is still classified and counted.
+//!   After a reduction the controller reports `Recovery`, does not grow and
+//!   does not evaluate rounds until a packet sent after it is acknowledged,
+//!   then starts a fresh round, as our Vegas does.
+//! - **Persistent congestion** is TCP's timeout: no classification,
+//!   ssthresh = estimate × RTTmin (Westwood's timeout rule), cwnd = minimum
+//!   window, slow start from a growth round. `loss_class` reports
+//!   `persistent_congestion`.
+//! - **Bounded memory.** Send and ACK times are kept per packet, in
+//!   packet-number order, only while they can still be needed: a record is
+//!   dropped once the two packets after it are resolved (acknowledged or
+//!   lost), so about one window is tracked, and never more than
+//!   `max_tracked_packets` (the oldest go first). When loss detection
+//!   declares the largest lost packet L, every unacknowledged packet below L
+//!   is lost too (RFC 9002's thresholds are monotonic in packet number and
+//!   send time). A packet number not above the last one sent (a new
+//!   packet-number space during the handshake) starts the record afresh; ACKs
+//!   are matched by packet number and send time, so a packet of another
+//!   space is never mistaken for one of ours.
+//! - **Application-limited** ACKs are sampled for the estimate (it is the rate
+//!   achieved) but do not grow cwnd (RFC 9002 section 7.8); decreases apply.
+//! - **Spurious loss**: the saved window is restored and the reduction's epoch
+//!   forgotten.
+//! - **Window units.** cwnd is in bytes, Diff in packets of the current
+//!   maximum datagram size; when that changes the window keeps its packet
+//!   count.
+//!
+//! # qlog internals
+//!
+//! `bwe_bytes_per_s` (b̂), `bwe_window_packets` (b̂ × BaseRTT), `base_rtt_ms`,
+//! `diff_packets`, `alpha`, `beta`, `gamma`, `cwnd_packets`,
+//! `ssthresh_packets`, `ss_extensions` (slow start kept past gamma),
+//! `route_change` (count) with the last one's `route_change_rtt_now_ms` and
+//! `route_change_rtt_ave_ms`, `loss_class` (`none`, `congestion`,
+//! `link_error`, `persistent_congestion`) with `loss_spacing_source`
+//! (`receive_timestamps`, `ack_arrival`, `none`), `loss_send_spacing_ms`,
+//! `loss_ack_spacing_ms`, and the counts `congestion_losses` and
+//! `link_error_losses`.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crate::controller::{CcState, CongestionController, Internals, MINIMUM_WINDOW_PACKETS};
+use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
+use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::registry::{AlgorithmInfo, WindowConfig};
+use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
+use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
+use crate::shared::vegas_diff::VegasDiff;
+
+pub const NAME: &str = "vegas-w";
+
+const THRESHOLD_RANGE: ParamKind = ParamKind::Number {
+    min: 0.0,
+    max: 1000.0,
+};
+const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
+const LOSS_CLASSES: ParamKind = ParamKind::Choice(&["congestion", "link_error"]);
+
+/// Parameters, with the paper's defaults where it gives them.
+pub const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "alpha",
+        default: 1.0,
+        kind: THRESHOLD_RANGE,
+        description: "packets queued below which cwnd grows by one packet per RTT (eq. 1; \
+                      the paper's '1kb/s' read as Vegas's 1 packet)",
+    },
+    ParamInfo {
+        name: "beta",
+        default: 3.0,
+        kind: THRESHOLD_RANGE,
+        description: "packets queued above which cwnd shrinks by one packet per RTT (eq. 1; \
+                      '3kb/s' read as Vegas's 3 packets)",
+    },
+    ParamInfo {
+        name: "gamma",
+        default: 1.0,
+        kind: THRESHOLD_RANGE,
+        description: "packets queued above which slow start may end (IV.A's slow-start thresh)",
+    },
+    ParamInfo {
+        name: "tau_ms",
+        default: 500.0,
+        kind: ParamKind::Number {
+            min: 0.0,
+            max: 60_000.0,
+        },
+        description: "time constant of the Tustin bandwidth filter in ms, 1/tau its cut-off \
+                      (eqs. 3-5; not given by the paper)",
+    },
+    ParamInfo {
+        name: "m",
+        default: 20.0,
+        kind: ParamKind::Integer {
+            min: 1,
+            max: 10_000,
+        },
+        description: "RTT samples averaged for route surveillance (IV.B)",
+    },
+    ParamInfo {
+        name: "n",
+        default: 2.0,
+        kind: ParamKind::Number {
+            min: 1.0,
+            max: 1000.0,
+        },
+        description: "BaseRTT is refreshed when RTT_now > n x the mean of the last m RTTs (IV.B)",
+    },
+    ParamInfo {
+        name: "ss_exit_factor",
+        default: 0.875,
+        kind: ParamKind::Number { min: 0.0, max: 1.0 },
+        description: "cwnd is multiplied by this on leaving slow start (Vegas's exit, 7/8 as \
+                      in our vegas; the paper does not change it)",
+    },
+    ParamInfo {
+        name: "spacing_margin",
+        default: 0.0,
+        kind: ParamKind::Number {
+            min: 0.0,
+            max: 1000.0,
+        },
+        description: "a loss is congestion when ACK spacing > send spacing x (1 + this) \
+                      (IV.C; 0 is the paper's strict comparison)",
+    },
+    ParamInfo {
+        name: "unclassified_loss",
+        default: 0.0,
+        kind: LOSS_CLASSES,
+        description: "class of a loss whose two preceding packets were not both acknowledged \
+                      or whose ACK spacing is not observable",
+    },
+    ParamInfo {
+        name: "bwe_in_congestion_avoidance",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "keep sampling bandwidth outside slow start (off: IV.B's literal \
+                      'bandwidth size will not be estimated')",
+    },
+    ParamInfo {
+        name: "max_tracked_packets",
+        default: 16_384.0,
+        kind: ParamKind::Integer {
+            min: 3,
+            max: 10_000_000,
+        },
+        description: "most packets whose send and ACK times are kept for loss classification",
+    },
+];
+
+pub static INFO: AlgorithmInfo = AlgorithmInfo {
+    name: NAME,
+    description: "Vegas-W: Vegas for GEO links, slow start kept while cwnd < Tustin-filtered \
+                  bandwidth x BaseRTT, BaseRTT refreshed on route change (RTT > 2 x mean of \
+                  20), losses classified by send vs ACK spacing",
+    params: PARAMS,
+    validate,
+    build,
+};
+
+fn validate(params: &ParamValues) -> Result<(), String> {
+    let (alpha, beta) = (params.get("alpha"), params.get("beta"));
+    if alpha <= beta {
+        Ok(())
+    } else {
+        Err(format!(
+            "alpha ({alpha}) must not exceed beta ({beta}): alpha is the lower bound \
+             of the packets to keep queued, beta the upper"
+        ))
+    }
+}
+
+fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
+    Box::new(VegasW::new(params, window))
+}
+
+/// Why a packet was lost (IV.C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossClass {
+    Congestion,
+    LinkError,
+}
+
+impl LossClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LossClass::Congestion => "congestion",
+            LossClass::LinkError => "link_error",
+        }
+    }
+}
+
+/// Where the "receiving time" of a loss's two preceding packets came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpacingSource {
+    /// The peer's receive timestamps of both packets.
+    ReceiveTimestamps,
+    /// The arrival times of the ACKs that acknowledged them.
+    AckArrival,
+    /// Not observable: a packet not acknowledged or not tracked, or both
+    /// acknowledged at the same instant without receive timestamps.
+    None,
+}
+
+impl SpacingSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpacingSource::ReceiveTimestamps => "receive_timestamps",
+            SpacingSource::AckArrival => "ack_arrival",
+            SpacingSource::None => "none",
+        }
+    }
+}
+
+/// What the look-back of IV.C found for one loss.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossVerdict {
+    /// `None` if the loss could not be classified.
+    pub class: Option<LossClass>,
+    pub source: SpacingSource,
+    /// Send spacing of the two preceding packets, in seconds.
+    pub send_spacing_secs: Option<f64>,
+    /// Their receive (or ACK arrival) spacing, in seconds; may be negative.
+    pub ack_spacing_secs: Option<f64>,
+}
+
+impl LossVerdict {
+    fn unclassifiable() -> Self {
+        LossVerdict {
+            class: None,
+            source: SpacingSource::None,
+            send_spacing_secs: None,
+            ack_spacing_secs: None,
+        }
+    }
+}
+
+/// `later − earlier` in seconds, negative if `later` is earlier.
+fn signed_secs(later: Instant, earlier: Instant) -> f64 {
+    if later >= earlier {
+        later.duration_since(earlier).as_secs_f64()
+    } else {
+        -earlier.duration_since(later).as_secs_f64()
+    }
+}
+
+/// `later − earlier` for two offsets on the peer's clock, in seconds.
+fn signed_offset_secs(later: Duration, earlier: Duration) -> f64 {
+    later.as_secs_f64() - earlier.as_secs_f64()
+}
+
+/// What became of a tracked packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    InFlight,
+    Acked {
+        time_acked: Instant,
+        receive_time: Option<Duration>,
+    },
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PacketRecord {
+    pkt_num: u64,
+    time_sent: Instant,
+    fate: Fate,
+}
+
+impl PacketRecord {
+    fn resolved(&self) -> bool {
+        self.fate != Fate::InFlight
+    }
+}
+
+/// Send and ACK times of the recent packets, in packet-number order, kept
+/// only while a loss could still need them (see the module documentation).
+#[derive(Clone, Debug)]
+struct PacketLog {
+    records: VecDeque<PacketRecord>,
+    capacity: usize,
+}
+
+impl PacketLog {
+    fn new(capacity: usize) -> Self {
+        PacketLog {
+            records: VecDeque::new(),
+            capacity: capacity.max(3),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    fn on_sent(&mut self, pkt_num: u64, time_sent: Instant) {
+        if self.records.back().is_some_and(|r| pkt_num <= r.pkt_num) {
+            // A new packet-number space (or a stack restarting its
+            // numbering): the old records cannot be the new ones'
+            // predecessors.
+            self.records.clear();
+        }
+        self.records.push_back(PacketRecord {
+            pkt_num,
+            time_sent,
+            fate: Fate::InFlight,
+        });
+        while self.records.len() > self.capacity {
+            self.records.pop_front();
+        }
+    }
+
+    /// Index of the record of `pkt_num` sent at `time_sent`.
+    fn find(&self, pkt_num: u64, time_sent: Instant) -> Option<usize> {
+        let index = self
+            .records
+            .binary_search_by_key(&pkt_num, |r| r.pkt_num)
+            .ok()?;
+        (self.records[index].time_sent == time_sent).then_some(index)
+    }
+
+    /// The ACK frame that arrived at `now` acknowledged `acked`. Its arrival
+    /// is each packet's ACK time (the frame's `now`, not a per-packet stamp).
+    fn on_acked(&mut self, now: Instant, acked: &[AckedPacket]) {
+        for packet in acked {
+            if let Some(index) = self.find(packet.pkt_num, packet.time_sent) {
+                self.records[index].fate = Fate::Acked {
+                    time_acked: now,
+                    receive_time: packet.receive_time,
+                };
+            }
+        }
+        self.prune();
+    }
+
+    /// Loss detection declared `pkt_num` lost: it and every packet before it
+    /// still unacknowledged are lost.
+    fn on_lost(&mut self, pkt_num: u64, time_sent: Instant) {
+        if let Some(index) = self.find(pkt_num, time_sent) {
+            for record in self.records.range_mut(..=index) {
+                if record.fate == Fate::InFlight {
+                    record.fate = Fate::Lost;
+                }
+            }
+        }
+        self.prune();
+    }
+
+    /// Drops the oldest record while the two after it are resolved: it can
+    /// then never be a lost packet's predecessor.
+    fn prune(&mut self) {
+        while self.records.len() >= 3 && self.records[1].resolved() && self.records[2].resolved() {
+            self.records.pop_front();
+        }
+    }
+
+    /// IV.C: compares the send spacing of the two packets just before the
+    /// lost one with the spacing at which they were received.
+    fn classify(&self, pkt_num: u64, time_sent: Instant, margin: f64) -> LossVerdict {
+        let Some(index) = self.find(pkt_num, time_sent) else {
+            return LossVerdict::unclassifiable();
+        };
+        if index < 2 {
+            return LossVerdict::unclassifiable();
+        }
+        let (first, second) = (self.records[index - 2], self.records[index - 1]);
+        let (
+            Fate::Acked {
+                time_acked: acked_first,
+                receive_time: received_first,
+            },
+            Fate::Acked {
+                time_acked: acked_second,
+                receive_time: received_second,
+            },
+        ) = (first.fate, second.fate)
+        else {
+            return LossVerdict::unclassifiable();
+        };
+        let send_spacing = signed_secs(second.time_sent, first.time_sent);
+        let (source, ack_spacing) = match (received_first, received_second) {
+            (Some(r1), Some(r2)) => (SpacingSource::ReceiveTimestamps, signed_offset_secs(r2, r1)),
+            _ => (
+                SpacingSource::AckArrival,
+                signed_secs(acked_second, acked_first),
+            ),
+        };
+        let observable = source == SpacingSource::ReceiveTimestamps || acked_first != acked_second;
+        let class = if ack_spacing > send_spacing * (1.0 + margin) {
+            LossClass::Congestion
+        } else {
+            LossClass::LinkError
+        };
+        LossVerdict {
+            class: observable.then_some(class),
+            source: if observable {
+                source
+            } else {
+                SpacingSource::None
+            },
+            send_spacing_secs: Some(send_spacing),
+            ack_spacing_secs: Some(ack_spacing),
+        }
+    }
+}
+
+/// A route change detected by IV.B's RTT surveillance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RouteChange {
+    pub at: Instant,
+    pub rtt_now: Duration,
+    /// Mean of the m samples before RTT_now.
+    pub rtt_ave: Duration,
+}
+
+/// IV.B: RTT_now against n × the mean of the previous m RTTs.
+#[derive(Clone, Debug)]
+struct RouteMonitor {
+    m: usize,
+    n: f64,
+    history: VecDeque<Duration>,
+    changes: u64,
+    last: Option<RouteChange>,
+}
+
+impl RouteMonitor {
+    fn new(m: usize, n: f64) -> Self {
+        RouteMonitor {
+            m: m.max(1),
+            n,
+            history: VecDeque::new(),
+            changes: 0,
+            last: None,
+        }
+    }
+
+    /// Mean of the last m samples, once there are m.
+    fn mean(&self) -> Option<f64> {
+        (self.history.len() >= self.m).then(|| {
+            self.history.iter().map(|d| d.as_secs_f64()).sum::<f64>() / self.history.len() as f64
+        })
+    }
+
+    /// Offers RTT_now; when `check` (outside slow start), returns the route
+    /// change it reveals, after which the history restarts from RTT_now.
+    fn on_sample(&mut self, rtt_now: Duration, now: Instant, check: bool) -> Option<RouteChange> {
+        let change = self
+            .mean()
+            .filter(|mean| check && rtt_now.as_secs_f64() > self.n * mean)
+            .map(|mean| RouteChange {
+                at: now,
+                rtt_now,
+                rtt_ave: Duration::try_from_secs_f64(mean).unwrap_or(Duration::MAX),
+            });
+        if let Some(change) = change {
+            self.history.clear();
+            self.changes = self.changes.saturating_add(1);
+            self.last = Some(change);
+        }
+        self.history.push_back(rtt_now);
+        while self.history.len() > self.m {
+            self.history.pop_front();
+        }
+        change
+    }
+}
+
+/// The parameters, read once.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    alpha: f64,
+    beta: f64,
+    gamma: f64,
+    ss_exit_factor: f64,
+    spacing_margin: f64,
+    unclassified_loss: LossClass,
+    bwe_in_congestion_avoidance: bool,
+}
+
+/// What the last loss was, for qlog.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LastLoss {
+    Classified {
+        class: LossClass,
+        verdict: LossVerdict,
+    },
+    PersistentCongestion,
+}
+
+/// TCP Vegas-W; see the module documentation.
+#[derive(Debug)]
+pub struct VegasW {
+    config: Config,
+    mss: usize,
+    cwnd: usize,
+    ssthresh: usize,
+
+    base_rtt: BaseRttTracker,
+    rounds: RoundClock,
+    /// Vegas's slow start: whether the current round doubles cwnd.
+    ss_growth_round: bool,
+    last_diff: Option<f64>,
+    /// Times slow start went on although Diff > gamma (IV.A).
+    ss_extensions: u64,
+
+    sampler: BandwidthSampler,
+    filter: TustinLowPass,
+
+    route: RouteMonitor,
+    packets: PacketLog,
+
+    last_reduction: Option<Instant>,
+    previous_reduction: Option<Instant>,
+    in_recovery: bool,
+
+    last_loss: Option<LastLoss>,
+    congestion_losses: u64,
+    link_error_losses: u64,
+}
+
+impl VegasW {
+    /// A controller with `params` from [`PARAMS`].
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        let mss = window.max_datagram_size.max(1);
+        let tau = Duration::try_from_secs_f64(params.get("tau_ms") / 1e3).unwrap_or_default();
+        let unclassified_loss = match params.word("unclassified_loss") {
+            "link_error" => LossClass::LinkError,
+            _ => LossClass::Congestion,
+        };
+        VegasW {
+            config: Config {
+                alpha: params.get("alpha"),
+                beta: params.get("beta"),
+                gamma: params.get("gamma"),
+                ss_exit_factor: params.get("ss_exit_factor"),
+                spacing_margin: params.get("spacing_margin"),
+                unclassified_loss,
+                bwe_in_congestion_avoidance: params.word("bwe_in_congestion_avoidance") == "on",
+            },
+            mss,
+            cwnd: window.initial_cwnd().max(minimum_window(mss)),
+            ssthresh: usize::MAX,
+            base_rtt: BaseRttTracker::new(),
+            rounds: RoundClock::new(),
+            ss_growth_round: true,
+            last_diff: None,
+            ss_extensions: 0,
+            // Eq. 2: one sample per ACK.
+            sampler: BandwidthSampler::new(Duration::ZERO),
+            filter: TustinLowPass::new(tau),
+            route: RouteMonitor::new(params.get("m") as usize, params.get("n")),
+            packets: PacketLog::new(params.get("max_tracked_packets") as usize),
+            last_reduction: None,
+            previous_reduction: None,
+            in_recovery: false,
+            last_loss: None,
+            congestion_losses: 0,
+            link_error_losses: 0,
+        }
+    }
+
+    /// The filtered bandwidth estimate b̂ in bytes per second.
+    pub fn bandwidth_estimate(&self) -> Option<f64> {
+        self.filter.estimate()
+    }
+
+    pub fn base_rtt(&self) -> Option<Duration> {
+        self.base_rtt.base_rtt()
+    }
+
+    /// The most recent route change (IV.B), and how many there were.
+    pub fn route_changes(&self) -> (u64, Option<RouteChange>) {
+        (self.route.changes, self.route.last)
+    }
+
+    /// How many packets' send and ACK times are held (bounded memory).
+    pub fn tracked_packets(&self) -> usize {
+        self.packets.len()
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    fn minimum_window(&self) -> usize {
+        minimum_window(self.mss)
+    }
+
+    fn cwnd_packets(&self) -> f64 {
+        self.cwnd as f64 / self.mss as f64
+    }
+
+    /// b̂ × BaseRTT in bytes: the window the estimated bandwidth fills.
+    fn estimated_window(&self) -> Option<f64> {
+        let bwe = self.filter.estimate()?;
+        let base = self.base_rtt.base_rtt()?;
+        Some(bwe * base.as_secs_f64())
+    }
+
+    /// IV.C's ssthresh = b̂ × RTTmin, at least the minimum window; half the
+    /// window before there is an estimate.
+    fn bandwidth_ssthresh(&self) -> usize {
+        let target = match self.estimated_window() {
+            // `as` saturates, so a huge product stays usize::MAX.
+            Some(bytes) => bytes.round() as usize,
+            None => self.cwnd / 2,
+        };
+        target.max(self.minimum_window())
+    }
+
+    fn sent_since_last_reduction(&self, time_sent: Instant) -> bool {
+        self.last_reduction.is_none_or(|t| time_sent >= t)
+    }
+
+    fn record_reduction(&mut self, now: Instant) {
+        self.previous_reduction = self.last_reduction;
+        self.last_reduction = Some(now);
+        self.in_recovery = true;
+    }
+
+    fn sampling_bandwidth(&self) -> bool {
+        self.config.bwe_in_congestion_avoidance || self.in_slow_start()
+    }
+
+    /// Eqs. 2-5 for one ACK.
+    fn sample_bandwidth(&mut self, now: Instant, acked_bytes: usize) {
+        if !self.sampling_bandwidth() {
+            // The next slow start opens a fresh sample interval.
+            self.sampler.reset();
+            return;
+        }
+        if let Some(sample) = self.sampler.on_ack(now, acked_bytes, Duration::ZERO) {
+            self.filter.update(sample.bytes_per_sec(), sample.interval);
+        }
+    }
+
+    /// IV.B for the ACK's RTT sample, then BaseRTT as in Vegas.
+    fn observe_rtt(&mut self, rtt_now: Duration, now: Instant) {
+        let check = !self.in_slow_start();
+        if self.route.on_sample(rtt_now, now, check).is_some() {
+            self.base_rtt.refresh(rtt_now);
+        } else {
+            self.base_rtt.on_rtt_sample(rtt_now);
+        }
+    }
+
+    /// One round's decision (Vegas 3.5.2/3.5.3 with IV.A's slow start).
+    fn round_end(&mut self, round: &CompletedRound, now: Instant) {
+        let diff = match (self.base_rtt.base_rtt(), round.min_rtt) {
+            (Some(base), Some(rtt)) => VegasDiff::compute(self.cwnd_packets(), base, rtt),
+            _ => None,
+        }
+        .map(|d| d.diff_packets);
+        if diff.is_some() {
+            self.last_diff = diff;
+        }
+        if self.in_slow_start() {
+            if self.ss_growth_round {
+                self.ss_growth_round = false;
+                return;
+            }
+            match diff {
+                Some(diff) if diff > self.config.gamma => {
+                    if slow_start_continues(self.cwnd, self.estimated_window()) {
+                        // IV.A: "the congestion phenomenon is temporary".
+                        self.ss_extensions = self.ss_extensions.saturating_add(1);
+                        self.ss_growth_round = true;
+                    } else {
+                        self.leave_slow_start(now);
+                    }
+                }
+                _ => self.ss_growth_round = true,
+            }
+            return;
+        }
+        let Some(diff) = diff else { return };
+        if diff < self.config.alpha {
+            if !round.app_limited {
+                self.cwnd = self.cwnd.saturating_add(self.mss);
+            }
+        } else if diff > self.config.beta {
+            self.cwnd = self
+                .cwnd
+                .saturating_sub(self.mss)
+                .max(self.minimum_window());
+            // Not mistaken for slow start.
+            self.ssthresh = self.ssthresh.min(self.cwnd);
+        }
+    }
+
+    /// Vegas's exit from slow start: cut by `ss_exit_factor`, ssthresh = cwnd.
+    fn leave_slow_start(&mut self, now: Instant) {
+        let reduced = ((self.cwnd as f64 * self.config.ss_exit_factor) as usize)
+            .max(self.minimum_window())
+            .min(self.cwnd);
+        let decreased = reduced < self.cwnd;
+        self.cwnd = reduced;
+        self.ssthresh = reduced;
+        if decreased {
+            self.record_reduction(now);
+        }
+    }
+}
+
+/// IV.A: past gamma, slow start goes on only while cwnd is below the window
+/// the estimated bandwidth fills; without an estimate it ends, as in Vegas.
+fn slow_start_continues(cwnd: usize, estimated_window: Option<f64>) -> bool {
+    estimated_window.is_some_and(|target| (cwnd as f64) < target)
+}
+
+fn minimum_window(mss: usize) -> usize {
+    mss.saturating_mul(MINIMUM_WINDOW_PACKETS)
+}
+
+/// `value × to / from` without overflow, saturating at `usize::MAX`.
+fn rescale(value: usize, from: usize, to: usize) -> usize {
+    let scaled = (value as u128).saturating_mul(to as u128) / from.max(1) as u128;
+    usize::try_from(scaled).unwrap_or(usize::MAX)
+}
+
+impl CongestionController for VegasW {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn on_packet_sent(&mut self, sent: &PacketSent) {
+        self.rounds.on_packet_sent(sent.pkt_num, sent.time_sent);
+        self.packets.on_sent(sent.pkt_num, sent.time_sent);
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        if ack.acked.is_empty() {
+            return;
+        }
+        self.packets.on_acked(ack.now, ack.acked);
+        let acked_bytes = ack
+            .acked
+            .iter()
+            .fold(0usize, |sum, p| sum.saturating_add(p.size));
+        self.sample_bandwidth(ack.now, acked_bytes);
+        if let Some(rtt_now) = smallest_rtt_sample(ack.acked) {
+            self.observe_rtt(rtt_now, ack.now);
+        }
+
+        let ends_recovery = self.in_recovery
+            && ack
+                .acked
+                .iter()
+                .any(|p| self.sent_since_last_reduction(p.time_sent));
+        let finished_round = if ends_recovery {
+            // The window changed; what the current round measured is stale.
+            self.in_recovery = false;
+            self.rounds.restart(ack.now);
+            None
+        } else {
+            self.rounds.on_ack(ack)
+        };
+        if let Some(round) = finished_round.filter(|_| !self.in_recovery) {
+            self.round_end(&round, ack.now);
+        }
+
+        if self.in_slow_start() && self.ss_growth_round && !self.in_recovery && !ack.app_limited {
+            self.cwnd = self.cwnd.saturating_add(acked_bytes).min(self.ssthresh);
+        }
+    }
+
+    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+        let verdict = self.packets.classify(
+            loss.largest_lost_pkt_num,
+            loss.largest_lost_time_sent,
+            self.config.spacing_margin,
+        );
+        self.packets
+            .on_lost(loss.largest_lost_pkt_num, loss.largest_lost_time_sent);
+
+        if loss.persistent_congestion {
+            // IV.C: "If packets lost are caused by time-out, the system
+            // enters slow-start phase."
+            self.ssthresh = self.bandwidth_ssthresh();
+            self.cwnd = self.minimum_window();
+            self.ss_growth_round = true;
+            self.record_reduction(loss.now);
+            self.last_loss = Some(LastLoss::PersistentCongestion);
+            return;
+        }
+
+        let class = verdict.class.unwrap_or(self.config.unclassified_loss);
+        self.last_loss = Some(LastLoss::Classified { class, verdict });
+        match class {
+            LossClass::LinkError => {
+                // IV.C: "the value of ssthresh and congestion window will not
+                // be changed".
+                self.link_error_losses = self.link_error_losses.saturating_add(1);
+            }
+            LossClass::Congestion => {
+                self.congestion_losses = self.congestion_losses.saturating_add(1);
+                if self.sent_since_last_reduction(loss.largest_lost_time_sent) {
+                    // IV.C: ssthresh = bandwidth estimate × RTTmin,
+                    // cwnd = ssthresh (never raised).
+                    self.ssthresh = self.bandwidth_ssthresh();
+                    self.cwnd = self.cwnd.min(self.ssthresh);
+                    self.record_reduction(loss.now);
+                }
+            }
+        }
+    }
+
+    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
+        let minimum = self.minimum_window();
+        self.cwnd = cwnd.max(minimum);
+        self.ssthresh = ssthresh.max(minimum);
+        self.last_reduction = self.previous_reduction;
+        self.in_recovery = false;
+        true
+    }
+
+    fn cwnd(&self) -> usize {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> usize {
+        self.ssthresh
+    }
+
+    fn state(&self) -> CcState {
+        if self.in_recovery {
+            CcState::Recovery
+        } else if self.in_slow_start() {
+            CcState::SlowStart
+        } else {
+            CcState::CongestionAvoidance
+        }
+    }
+
+    fn internals(&self, out: &mut Internals) {
+        let mss = self.mss as f64;
+        out.float("cwnd_packets", self.cwnd_packets());
+        if self.ssthresh != usize::MAX {
+            out.float("ssthresh_packets", self.ssthresh as f64 / mss);
+        }
+        out.float("bwe_bytes_per_s", self.filter.estimate().unwrap_or(0.0));
+        if let Some(window) = self.estimated_window() {
+            out.float("bwe_window_packets", window / mss);
+        }
+        if let Some(base) = self.base_rtt.base_rtt() {
+            out.millis("base_rtt_ms", base);
+        }
+        if let Some(diff) = self.last_diff {
+            out.float("diff_packets", diff);
+        }
+        out.float("alpha", self.config.alpha);
+        out.float("beta", self.config.beta);
+        out.float("gamma", self.config.gamma);
+        out.int("ss_extensions", self.ss_extensions);
+        out.int("route_change", self.route.changes);
+        if let Some(change) = self.route.last {
+            out.millis("route_change_rtt_now_ms", change.rtt_now);
+            out.millis("route_change_rtt_ave_ms", change.rtt_ave);
+        }
+        match self.last_loss {
+            None => out.text("loss_class", "none"),
+            Some(LastLoss::PersistentCongestion) => out.text("loss_class", "persistent_congestion"),
+            Some(LastLoss::Classified { class, verdict }) => {
+                out.text("loss_class", class.as_str());
+                out.text("loss_spacing_source", verdict.source.as_str());
+                if let (Some(send), Some(ack)) =
+                    (verdict.send_spacing_secs, verdict.ack_spacing_secs)
+                {
+                    out.float("loss_send_spacing_ms", send * 1e3);
+                    out.float("loss_ack_spacing_ms", ack * 1e3);
+                }
+            }
+        }
+        out.int("congestion_losses", self.congestion_losses);
+        out.int("link_error_losses", self.link_error_losses);
+    }
+
+    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
+        // Vegas counts in packets: keep the window's packet count.
+        let new = max_datagram_size.max(1);
+        let old = self.mss;
+        self.mss = new;
+        self.cwnd = rescale(self.cwnd, old, new).max(self.minimum_window());
+        if self.ssthresh != usize::MAX {
+            self.ssthresh = rescale(self.ssthresh, old, new).max(self.minimum_window());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn slow_start_needs_an_estimate_to_continue_past_gamma() {
+        assert!(!slow_start_continues(12_000, None));
+        assert!(slow_start_continues(12_000, Some(12_001.0)));
+        assert!(
+            !slow_start_continues(12_000, Some(12_000.0)),
+            "strictly below"
+        );
+        assert!(!slow_start_continues(12_000, Some(f64::NAN)));
+    }
+
+    #[test]
+    fn route_monitor_needs_m_samples_and_restarts_after_a_change() {
+        let t0 = Instant::now();
+        let mut route = RouteMonitor::new(3, 2.0);
+        assert_eq!(route.on_sample(ms(100), t0, true), None);
+        assert_eq!(route.on_sample(ms(100), t0, true), None);
+        // Only two samples before it: no mean yet.
+        assert_eq!(route.on_sample(ms(500), t0, true), None);
+        // Mean of (100, 100, 500) = 233.3; 466 is not above 2x that.
+        assert_eq!(route.on_sample(ms(466), t0, true), None);
+        // Mean of (100, 500, 466) = 355.3; 711 > 710.7.
+        let change = route.on_sample(ms(711), t0, true).expect("route change");
+        assert_eq!(change.rtt_now, ms(711));
+        assert_eq!(route.history.len(), 1);
+        assert_eq!(route.changes, 1);
+        // Not checked when told not to.
+        let mut quiet = RouteMonitor::new(1, 2.0);
+        quiet.on_sample(ms(10), t0, false);
+        assert_eq!(quiet.on_sample(ms(100), t0, false), None);
+    }
+
+    #[test]
+    fn packet_log_keeps_only_what_a_loss_can_need() {
+        let t0 = Instant::now();
+        let mut log = PacketLog::new(1000);
+        for n in 0..10 {
+            log.on_sent(n, t0 + ms(n));
+        }
+        let acked: Vec<AckedPacket> = (0..10)
+            .map(|n| AckedPacket::new(n, 1000, t0 + ms(n), t0 + ms(100 + n)))
+            .collect();
+        log.on_acked(t0 + ms(200), &acked);
+        assert_eq!(log.len(), 2, "the two predecessors of the next packet");
+        // A new packet-number space starts afresh.
+        log.on_sent(3, t0 + ms(50));
+        assert_eq!(log.len(), 1);
+        // A bounded log forgets the oldest.
+        let mut small = PacketLog::new(3);
+        for n in 0..10 {
+            small.on_sent(n, t0);
+        }
+        assert_eq!(small.len(), 3);
+        assert_eq!(small.records[0].pkt_num, 7);
+    }
+}

@@ -1,0 +1,696 @@
+//! TCP Veno, as summarised in 001_8629d53d83e82638.txt, section 2.1 (Fu and
+//! Liew's Veno: Vegas's backlog estimate put into Reno).
+//!
+//! Once per RTT Veno estimates how many of its packets sit in the bottleneck
+//! queue,
+//!
+//! ```text
+//! N = Diff × BaseRTT = (Expected − Actual) × BaseRTT       (section 2.1)
+//! ```
+//!
+//! which is Vegas's Diff in packets ([`VegasDiff`]), and uses it twice:
+//!
+//! ```text
+//! slow start:               Reno's: cwnd += bytes acked
+//! congestion avoidance:
+//!     if N < beta:          cwnd += 1 packet per RTT     ("not congestive")
+//!     else:                 cwnd += 1 packet every other RTT
+//! on a loss:
+//!     if N < beta:          random loss:      ssthresh = cwnd × 4/5
+//!     else:                 congestion loss:  ssthresh = cwnd × 1/2
+//!                           cwnd = ssthresh
+//! ```
+//!
+//! beta is 3 packets. Every number above is a parameter with that default.
+//!
+//! # Reuse
+//!
+//! This file is also the skeleton of VenoDB (`venodb.rs`, section 3 of the
+//! same paper), which keeps Veno's N, slow start, recovery epochs and window
+//! bookkeeping and refines only the two decisions: how much to add per RTT
+//! and how much to cut on a loss. The skeleton is [`Veno`], generic over
+//! those decisions ([`VenoRules`]); Veno's own decisions are
+//! [`ClassicVeno`]. N comes from the shared [`VegasDiff`], BaseRTT from
+//! [`BaseRttTracker`], the once-per-RTT round from [`RoundClock`].
+//!
+//! # Where the paper is ambiguous
+//!
+//! Section 2.1 is a prose summary; these are the choices made here.
+//!
+//! - **N = beta.** 2.1 calls a loss random "when N is smaller than beta",
+//!   otherwise congestive, and VenoDB's pseudo-code (3.1) tests `N >= beta`
+//!   for the congestive branches. So N = beta is congestive, for growth and
+//!   for losses alike.
+//! - **When N is computed.** Once per round of the [`RoundClock`] (a round
+//!   ends when a packet sent after it began is acknowledged), from cwnd in
+//!   packets as the window, BaseRTT = the smallest RTT seen, and the round's
+//!   smallest RTT sample as the RTT, exactly as this crate's Vegas computes
+//!   Diff. A round needs `min_rtt_samples` samples (1) to be evaluated. N is
+//!   computed in slow start too, so that a loss there can be classified.
+//! - **Which N classifies a loss.** The N of the most recently evaluated
+//!   round (Linux's Veno likewise keeps its last `diff`).
+//! - **A loss before any N** (no evaluated round yet): treated as a
+//!   congestion loss, Reno's halving — without a backlog estimate Veno has no
+//!   grounds to call it random. (Linux's Veno starts with diff = 0 and would
+//!   call it random.)
+//! - **"One packet every other RTT"** is an increase of 1/2 packet per RTT
+//!   (`increase_at_beta`), applied per ACK as credit: each acknowledged byte
+//!   adds `increase_per_rtt` byte-packets of credit, and every cwnd of credit
+//!   adds one packet. With a window acknowledged per RTT that is one packet
+//!   every second RTT; fractions carry over between rounds and across changes
+//!   of the rate, and are dropped on a window reduction. The rate decided at
+//!   the end of a round applies from the ACK that ended it on.
+//! - **The reduction.** cwnd = ssthresh = cwnd × factor, at once: QUIC's loss
+//!   recovery (RFC 9002 section 7.3.2) needs no fast-recovery inflation,
+//!   since bytes in flight drop as packets are declared lost, so Reno's
+//!   "ssthresh = cwnd × factor, after fast recovery cwnd = ssthresh" becomes
+//!   one step. Never below the minimum window.
+//! - **One reduction per recovery epoch.** A loss reduces the window only if
+//!   the largest lost packet was sent after the last reduction (a packet sent
+//!   at the very instant of the reduction counts as after it, as in this
+//!   crate's Vegas). Until a packet sent after the reduction is acknowledged
+//!   the controller is in `Recovery`: the window does not grow, and rounds
+//!   that end are not evaluated (their RTTs describe the old window); the
+//!   acknowledgement of such a packet ends recovery and restarts the round
+//!   clock. Only bytes of packets sent after the last reduction grow the
+//!   window (RFC 9002 section 7.3.2). Reno's habit of reducing again for a
+//!   second loss in the same window is not reproduced.
+//! - **Persistent congestion** (QUIC's equivalent of a retransmission
+//!   timeout, which 2.1 does not discuss): ssthresh = cwnd ×
+//!   `timeout_ssthresh_factor` (1/2, Reno's), cwnd = the minimum window, slow
+//!   start again, whatever N says; reported as a congestion loss with
+//!   `loss_factor` = `timeout_ssthresh_factor`.
+//! - **Application-limited ACKs** do not grow the window (RFC 9002 section
+//!   7.8); N is still computed.
+//! - **Spurious losses**: the window and ssthresh the host saved are
+//!   restored, the reduction is forgotten and recovery ends.
+//! - **Window units.** cwnd is kept in bytes; N uses cwnd / max datagram size
+//!   in packets, fractions included. On a change of the datagram size the
+//!   window keeps its packet count.
+
+use std::fmt::Debug;
+use std::time::{Duration, Instant};
+
+use crate::controller::{CcState, CongestionController, Internals, MINIMUM_WINDOW_PACKETS};
+use crate::events::{AckEvent, CongestionEvent, PacketSent};
+use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::registry::{AlgorithmInfo, WindowConfig};
+use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
+use crate::shared::vegas_diff::VegasDiff;
+
+pub const NAME: &str = "veno";
+
+const FACTOR_RANGE: ParamKind = ParamKind::Number { min: 0.0, max: 1.0 };
+/// Additive increases, in packets per RTT.
+pub(crate) const INCREASE_RANGE: ParamKind = ParamKind::Number {
+    min: 0.0,
+    max: 100.0,
+};
+
+/// beta: the backlog, in packets, from which Veno deems the path congestive.
+pub const BETA: ParamInfo = ParamInfo {
+    name: "beta",
+    default: 3.0,
+    kind: ParamKind::Number {
+        min: 0.0,
+        max: 1000.0,
+    },
+    description: "packets queued (N) from which the path counts as congestive (section 2.1: 3)",
+};
+
+/// Increase per RTT while N < beta.
+pub const INCREASE_BELOW_BETA: ParamInfo = ParamInfo {
+    name: "increase_below_beta",
+    default: 1.0,
+    kind: INCREASE_RANGE,
+    description: "packets added per RTT in congestion avoidance while N < beta (Reno's 1)",
+};
+
+/// Increase per RTT while N >= beta.
+pub const INCREASE_AT_BETA: ParamInfo = ParamInfo {
+    name: "increase_at_beta",
+    default: 0.5,
+    kind: INCREASE_RANGE,
+    description: "packets added per RTT in congestion avoidance while N >= beta \
+                  (one every other RTT)",
+};
+
+/// Window factor on a random loss.
+pub const RANDOM_LOSS_FACTOR: ParamInfo = ParamInfo {
+    name: "random_loss_factor",
+    default: 0.8,
+    kind: FACTOR_RANGE,
+    description: "cwnd and ssthresh become cwnd x this on a loss while N < beta \
+                  (random loss: 4/5)",
+};
+
+/// Window factor on a congestion loss.
+pub const CONGESTION_LOSS_FACTOR: ParamInfo = ParamInfo {
+    name: "congestion_loss_factor",
+    default: 0.5,
+    kind: FACTOR_RANGE,
+    description: "cwnd and ssthresh become cwnd x this on a loss while N >= beta \
+                  (congestion loss: 1/2)",
+};
+
+/// ssthresh factor on persistent congestion.
+pub const TIMEOUT_SSTHRESH_FACTOR: ParamInfo = ParamInfo {
+    name: "timeout_ssthresh_factor",
+    default: 0.5,
+    kind: FACTOR_RANGE,
+    description: "on persistent congestion ssthresh = cwnd x this, cwnd = minimum window \
+                  (paper silent; Reno's timeout)",
+};
+
+/// RTT samples a round needs before N is computed from it.
+pub const MIN_RTT_SAMPLES: ParamInfo = ParamInfo {
+    name: "min_rtt_samples",
+    default: 1.0,
+    kind: ParamKind::Integer { min: 1, max: 1000 },
+    description: "RTT samples a round needs before N is computed from it (paper silent)",
+};
+
+/// Parameters of `veno`, with the paper's defaults.
+pub const PARAMS: &[ParamInfo] = &[
+    BETA,
+    INCREASE_BELOW_BETA,
+    INCREASE_AT_BETA,
+    RANDOM_LOSS_FACTOR,
+    CONGESTION_LOSS_FACTOR,
+    TIMEOUT_SSTHRESH_FACTOR,
+    MIN_RTT_SAMPLES,
+];
+
+pub static INFO: AlgorithmInfo = AlgorithmInfo {
+    name: NAME,
+    description: "TCP Veno: Reno with Vegas's backlog N = Diff x BaseRTT; N >= beta (3) grows \
+                  every other RTT, a loss with N < beta is random (x4/5), else congestion (x1/2)",
+    params: PARAMS,
+    validate: no_constraints,
+    build,
+};
+
+fn no_constraints(_: &ParamValues) -> Result<(), String> {
+    Ok(())
+}
+
+fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
+    Box::new(Veno::new(params, window))
+}
+
+/// N of one round, with the beta it is compared against.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backlog {
+    /// N = Diff × BaseRTT, packets.
+    pub n_packets: f64,
+    pub beta: f64,
+}
+
+impl Backlog {
+    /// `N >= beta`: the path is congestive (Veno) or close to saturation
+    /// (VenoDB).
+    pub fn saturated(&self) -> bool {
+        self.n_packets >= self.beta
+    }
+}
+
+/// How a loss was classified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossClass {
+    Random,
+    Congestion,
+}
+
+impl LossClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LossClass::Random => "random",
+            LossClass::Congestion => "congestion",
+        }
+    }
+}
+
+/// A decision on a loss: its class and the factor cwnd is multiplied by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossReaction {
+    pub class: LossClass,
+    pub factor: f64,
+}
+
+/// The two decisions a member of the Veno family makes; everything else is
+/// [`Veno`]'s.
+pub trait VenoRules: Debug + Send {
+    /// The algorithm's name as selected on the command line.
+    fn name(&self) -> &'static str;
+
+    /// Congestion-avoidance increase, packets per RTT, before any round has
+    /// been evaluated.
+    fn initial_increase(&self) -> f64;
+
+    /// Sees every ACK that acknowledges something, before the controller
+    /// acts on it.
+    fn observe_ack(&mut self, _ack: &AckEvent<'_>) {}
+
+    /// A round ended at `now` (or was abandoned when recovery ended).
+    /// `backlog` is its N when the round was evaluated, `None` when it was
+    /// not (it ended in recovery, was abandoned, or measured too little).
+    /// Returns the congestion-avoidance increase, in packets per RTT, from
+    /// now on, or `None` to keep the current one.
+    fn end_of_round(&mut self, now: Instant, backlog: Option<Backlog>) -> Option<f64>;
+
+    /// A loss of a new recovery epoch. `backlog` is the N of the most
+    /// recently evaluated round.
+    fn loss_reaction(&mut self, backlog: Option<Backlog>) -> LossReaction;
+
+    /// Fields for qlog beyond [`Veno`]'s own.
+    fn internals(&self, _out: &mut Internals) {}
+}
+
+/// Veno's own decisions (section 2.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClassicVeno {
+    pub increase_below_beta: f64,
+    pub increase_at_beta: f64,
+    pub random_loss_factor: f64,
+    pub congestion_loss_factor: f64,
+}
+
+impl ClassicVeno {
+    /// From a parameter table that has Veno's entries.
+    pub fn from_params(params: &ParamValues) -> Self {
+        ClassicVeno {
+            increase_below_beta: params.get(INCREASE_BELOW_BETA.name),
+            increase_at_beta: params.get(INCREASE_AT_BETA.name),
+            random_loss_factor: params.get(RANDOM_LOSS_FACTOR.name),
+            congestion_loss_factor: params.get(CONGESTION_LOSS_FACTOR.name),
+        }
+    }
+
+    /// Below beta one packet per RTT, otherwise one every other RTT.
+    pub fn increase(&self, backlog: Backlog) -> f64 {
+        if backlog.saturated() {
+            self.increase_at_beta
+        } else {
+            self.increase_below_beta
+        }
+    }
+
+    /// N < beta: random loss, × 4/5; otherwise (or without N) congestion
+    /// loss, × 1/2.
+    pub fn classify(&self, backlog: Option<Backlog>) -> LossReaction {
+        match backlog {
+            Some(b) if !b.saturated() => LossReaction {
+                class: LossClass::Random,
+                factor: self.random_loss_factor,
+            },
+            _ => LossReaction {
+                class: LossClass::Congestion,
+                factor: self.congestion_loss_factor,
+            },
+        }
+    }
+}
+
+impl VenoRules for ClassicVeno {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn initial_increase(&self) -> f64 {
+        self.increase_below_beta
+    }
+
+    fn end_of_round(&mut self, _now: Instant, backlog: Option<Backlog>) -> Option<f64> {
+        backlog.map(|b| self.increase(b))
+    }
+
+    fn loss_reaction(&mut self, backlog: Option<Backlog>) -> LossReaction {
+        self.classify(backlog)
+    }
+}
+
+/// Recovery epochs (RFC 9002 section 7.3.2, NewReno's recovery in QUIC's
+/// terms): losses of packets sent before the last reduction belong to it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryEpoch {
+    last_reduction: Option<Instant>,
+    reduction_before_last: Option<Instant>,
+    in_recovery: bool,
+}
+
+impl RecoveryEpoch {
+    /// Was a packet sent at `time_sent` sent after the last reduction (or is
+    /// there none)? A packet sent at the very instant counts as after it.
+    pub fn sent_after_reduction(&self, time_sent: Instant) -> bool {
+        self.last_reduction.is_none_or(|t| time_sent >= t)
+    }
+
+    /// A reduction at `now` begins a new epoch.
+    pub fn begin(&mut self, now: Instant) {
+        self.reduction_before_last = self.last_reduction;
+        self.last_reduction = Some(now);
+        self.in_recovery = true;
+    }
+
+    /// An ACK acknowledged packets sent at `times_sent`. Returns whether it
+    /// ended recovery (NewReno's "full" acknowledgement).
+    pub fn on_ack(&mut self, mut times_sent: impl Iterator<Item = Instant>) -> bool {
+        if self.in_recovery && times_sent.any(|t| self.sent_after_reduction(t)) {
+            self.in_recovery = false;
+            return true;
+        }
+        false
+    }
+
+    /// The last reduction was spurious: forget it.
+    pub fn undo(&mut self) {
+        self.last_reduction = self.reduction_before_last;
+        self.in_recovery = false;
+    }
+
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    pub fn last_reduction(&self) -> Option<Instant> {
+        self.last_reduction
+    }
+}
+
+/// The parameters [`Veno`] itself reads.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    beta: f64,
+    timeout_ssthresh_factor: f64,
+    min_rtt_samples: u64,
+}
+
+/// The Veno skeleton; see the module documentation. `Veno` alone is TCP
+/// Veno.
+#[derive(Debug)]
+pub struct Veno<R: VenoRules = ClassicVeno> {
+    rules: R,
+    config: Config,
+    max_datagram_size: usize,
+    cwnd: usize,
+    ssthresh: usize,
+    base_rtt: BaseRttTracker,
+    rounds: RoundClock,
+    /// N of the most recently evaluated round.
+    backlog: Option<Backlog>,
+    /// The RTT that N was computed from.
+    backlog_rtt: Option<Duration>,
+    /// Congestion-avoidance increase, packets per RTT.
+    increase_per_rtt: f64,
+    /// Acknowledged bytes × increase not yet turned into whole packets.
+    ai_credit: f64,
+    epoch: RecoveryEpoch,
+    last_loss: Option<LossReaction>,
+}
+
+impl Veno<ClassicVeno> {
+    /// TCP Veno with `params` from [`PARAMS`].
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        Veno::with_rules(ClassicVeno::from_params(params), params, window)
+    }
+}
+
+impl<R: VenoRules> Veno<R> {
+    /// A controller making `rules`' decisions; `params` must contain
+    /// [`BETA`], [`TIMEOUT_SSTHRESH_FACTOR`] and [`MIN_RTT_SAMPLES`].
+    pub fn with_rules(rules: R, params: &ParamValues, window: WindowConfig) -> Self {
+        let max_datagram_size = window.max_datagram_size.max(1);
+        let minimum = minimum_window(max_datagram_size);
+        let increase_per_rtt = sane_increase(rules.initial_increase());
+        Veno {
+            rules,
+            config: Config {
+                beta: params.get(BETA.name),
+                timeout_ssthresh_factor: params.get(TIMEOUT_SSTHRESH_FACTOR.name),
+                min_rtt_samples: params.get(MIN_RTT_SAMPLES.name) as u64,
+            },
+            max_datagram_size,
+            cwnd: window.initial_cwnd().max(minimum),
+            ssthresh: usize::MAX,
+            base_rtt: BaseRttTracker::new(),
+            rounds: RoundClock::new(),
+            backlog: None,
+            backlog_rtt: None,
+            increase_per_rtt,
+            ai_credit: 0.0,
+            epoch: RecoveryEpoch::default(),
+            last_loss: None,
+        }
+    }
+
+    pub fn rules(&self) -> &R {
+        &self.rules
+    }
+
+    /// N of the most recently evaluated round.
+    pub fn backlog(&self) -> Option<Backlog> {
+        self.backlog
+    }
+
+    pub fn base_rtt(&self) -> Option<Duration> {
+        self.base_rtt.base_rtt()
+    }
+
+    /// The congestion-avoidance increase in force, packets per RTT.
+    pub fn increase_per_rtt(&self) -> f64 {
+        self.increase_per_rtt
+    }
+
+    pub fn last_loss(&self) -> Option<LossReaction> {
+        self.last_loss
+    }
+
+    fn minimum_window(&self) -> usize {
+        minimum_window(self.max_datagram_size)
+    }
+
+    fn cwnd_packets(&self) -> f64 {
+        self.cwnd as f64 / self.max_datagram_size as f64
+    }
+
+    /// cwnd × `factor`, never below the minimum window.
+    fn scaled_window(&self, factor: f64) -> usize {
+        ((self.cwnd as f64 * factor) as usize).max(self.minimum_window())
+    }
+
+    /// N = Diff × BaseRTT for a finished round, if it measured enough.
+    fn evaluate(&mut self, round: &CompletedRound) -> Option<Backlog> {
+        if round.rtt_samples < self.config.min_rtt_samples {
+            return None;
+        }
+        let base_rtt = self.base_rtt.base_rtt()?;
+        let rtt = round.min_rtt?;
+        let diff = VegasDiff::compute(self.cwnd_packets(), base_rtt, rtt)?;
+        self.backlog_rtt = Some(rtt);
+        Some(Backlog {
+            n_packets: diff.diff_packets,
+            beta: self.config.beta,
+        })
+    }
+
+    fn end_round(&mut self, now: Instant, backlog: Option<Backlog>) {
+        if backlog.is_some() {
+            self.backlog = backlog;
+        }
+        if let Some(increase) = self.rules.end_of_round(now, backlog) {
+            self.increase_per_rtt = sane_increase(increase);
+        }
+    }
+
+    /// Slow start by the bytes acknowledged up to ssthresh, the rest as
+    /// congestion-avoidance credit.
+    fn grow(&mut self, bytes: usize) {
+        let mut bytes = bytes;
+        if self.cwnd < self.ssthresh {
+            let slow_start = bytes.min(self.ssthresh - self.cwnd);
+            self.cwnd += slow_start;
+            bytes -= slow_start;
+        }
+        if bytes == 0 {
+            return;
+        }
+        // cwnd += increase_per_rtt × mss × bytes / cwnd, in whole packets.
+        let credit = self.ai_credit + bytes as f64 * self.increase_per_rtt;
+        let window = self.cwnd as f64;
+        let packets = (credit / window).floor();
+        if packets >= 1.0 {
+            let added = (packets as usize).saturating_mul(self.max_datagram_size);
+            self.cwnd = self.cwnd.saturating_add(added);
+            self.ai_credit = (credit - packets * window).max(0.0);
+        } else {
+            self.ai_credit = credit;
+        }
+    }
+
+    fn reduce_to(&mut self, window: usize, now: Instant) {
+        self.cwnd = window;
+        self.epoch.begin(now);
+        self.ai_credit = 0.0;
+    }
+}
+
+/// An increase is a finite, non-negative number of packets per RTT.
+fn sane_increase(increase: f64) -> f64 {
+    if increase.is_finite() {
+        increase.max(0.0)
+    } else {
+        0.0
+    }
+}
+
+fn minimum_window(max_datagram_size: usize) -> usize {
+    max_datagram_size.saturating_mul(MINIMUM_WINDOW_PACKETS)
+}
+
+/// `value × to / from` without overflow, saturating at `usize::MAX`.
+fn rescale(value: usize, from: usize, to: usize) -> usize {
+    let scaled = (value as u128).saturating_mul(to as u128) / from.max(1) as u128;
+    usize::try_from(scaled).unwrap_or(usize::MAX)
+}
+
+impl<R: VenoRules> CongestionController for Veno<R> {
+    fn name(&self) -> &'static str {
+        self.rules.name()
+    }
+
+    fn on_packet_sent(&mut self, sent: &PacketSent) {
+        self.rounds.on_packet_sent(sent.pkt_num, sent.time_sent);
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        if ack.acked.is_empty() {
+            return;
+        }
+        self.rules.observe_ack(ack);
+        if let Some(rtt) = smallest_rtt_sample(ack.acked) {
+            self.base_rtt.on_rtt_sample(rtt);
+        }
+
+        if self.epoch.on_ack(ack.acked.iter().map(|p| p.time_sent)) {
+            // The window changed; what the current round measured is stale.
+            self.rounds.restart(ack.now);
+            self.end_round(ack.now, None);
+        } else if let Some(round) = self.rounds.on_ack(ack) {
+            let backlog = if self.epoch.in_recovery() {
+                None
+            } else {
+                self.evaluate(&round)
+            };
+            self.end_round(ack.now, backlog);
+        }
+
+        if self.epoch.in_recovery() || ack.app_limited {
+            return;
+        }
+        let epoch = self.epoch;
+        let bytes = ack
+            .acked
+            .iter()
+            .filter(|p| epoch.sent_after_reduction(p.time_sent))
+            .fold(0usize, |sum, p| sum.saturating_add(p.size));
+        self.grow(bytes);
+    }
+
+    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+        if loss.persistent_congestion {
+            self.ssthresh = self.scaled_window(self.config.timeout_ssthresh_factor);
+            self.last_loss = Some(LossReaction {
+                class: LossClass::Congestion,
+                factor: self.config.timeout_ssthresh_factor,
+            });
+            self.reduce_to(self.minimum_window(), loss.now);
+            return;
+        }
+        if !self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
+            // NewReno: one reduction per window of data.
+            return;
+        }
+        let reaction = self.rules.loss_reaction(self.backlog);
+        let factor = if reaction.factor.is_finite() {
+            reaction.factor.clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        let reduced = self.scaled_window(factor);
+        self.ssthresh = reduced;
+        self.last_loss = Some(LossReaction { factor, ..reaction });
+        self.reduce_to(reduced, loss.now);
+    }
+
+    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
+        let minimum = self.minimum_window();
+        self.cwnd = cwnd.max(minimum);
+        self.ssthresh = ssthresh.max(minimum);
+        self.epoch.undo();
+        self.ai_credit = 0.0;
+        true
+    }
+
+    fn cwnd(&self) -> usize {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> usize {
+        self.ssthresh
+    }
+
+    fn state(&self) -> CcState {
+        if self.epoch.in_recovery() {
+            CcState::Recovery
+        } else if self.cwnd < self.ssthresh {
+            CcState::SlowStart
+        } else {
+            CcState::CongestionAvoidance
+        }
+    }
+
+    fn internals(&self, out: &mut Internals) {
+        out.float("cwnd_packets", self.cwnd_packets());
+        if self.ssthresh != usize::MAX {
+            out.float(
+                "ssthresh_packets",
+                self.ssthresh as f64 / self.max_datagram_size as f64,
+            );
+        }
+        if let Some(base) = self.base_rtt.base_rtt() {
+            out.millis("base_rtt_ms", base);
+        }
+        if let Some(rtt) = self.backlog_rtt {
+            out.millis("round_rtt_ms", rtt);
+        }
+        if let Some(backlog) = self.backlog {
+            out.float("n_packets", backlog.n_packets);
+        }
+        out.float("beta", self.config.beta);
+        out.float("increase_per_rtt", self.increase_per_rtt);
+        out.text(
+            "loss_class",
+            self.last_loss.map_or("none", |l| l.class.as_str()),
+        );
+        if let Some(loss) = self.last_loss {
+            out.float("loss_factor", loss.factor);
+        }
+        if let Some(round) = self.rounds.current() {
+            out.int("round", round.index);
+        }
+        self.rules.internals(out);
+    }
+
+    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
+        // N counts packets: keep the window's packet count.
+        let new = max_datagram_size.max(1);
+        let old = self.max_datagram_size;
+        self.max_datagram_size = new;
+        self.cwnd = rescale(self.cwnd, old, new).max(self.minimum_window());
+        if self.ssthresh != usize::MAX {
+            self.ssthresh = rescale(self.ssthresh, old, new).max(self.minimum_window());
+        }
+        self.ai_credit = 0.0;
+    }
+}
