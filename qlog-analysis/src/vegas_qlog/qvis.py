@@ -1,0 +1,250 @@
+"""Converting quiche 0.29's qlog into a file that qvis (quiclog/qvis) loads.
+
+quiche 0.29 writes the IETF qlog of 2025 (``file_schema``
+``urn:ietf:params:qlog:file:sequential``, events named ``quic:packet_sent``,
+``quic:recovery_metrics_updated``, ``http3:frame_created``, ...). qvis reads
+only ``qlog_version`` ``draft-02``/``0.3`` and older, and finds events by the
+categories of that time (``transport``, ``recovery``, ``http``, ...): given
+quiche 0.29's files it shows nothing.
+
+What is written: one JSON document in the draft-02 form
+
+    {"qlog_version": "draft-02", "qlog_format": "JSON", "title": ..., "traces": [
+      {"vantage_point": {"type": "server", "name": ...}, "title": ..., "description": ...,
+       "common_fields": {"time_format": "relative", "reference_time": <ms since epoch>},
+       "configuration": {"time_units": "ms", ...},
+       "events": [{"time": 12.5, "name": "transport:packet_sent", "data": {...}}, ...]}]}
+
+Events are objects (qvis's ``DirectEventParser``), not ``event_fields``
+arrays, which qvis flags as deprecated with a pop-up on every load.
+``draft-02`` rather than ``0.3`` because every qvis release that reads either
+reads ``draft-02`` (``0.3`` was added later as an alias of it). JSON rather
+than JSON-SEQ because one JSON document holds several traces (the client and
+the server side by side in qvis's sequence diagram) where a JSON-SEQ file
+holds one, and because qvis's JSON-SEQ reader stops at the first bad record.
+The data of every event is kept, our controllers' extra fields
+included; only what qvis needs is renamed or added (see :data:`EVENT_NAMES`
+and :func:`convert_data`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .sqlog import Event, Trace, read_qlog_traces
+
+QVIS_VERSION = "draft-02"
+
+# quiche 0.29 (qlog quic-12 / http3-12) event name -> qlog draft-02 name.
+EVENT_NAMES: dict[str, str] = {
+    # connectivity
+    "quic:server_listening": "connectivity:server_listening",
+    "quic:connection_started": "connectivity:connection_started",
+    "quic:connection_closed": "connectivity:connection_closed",
+    "quic:connection_id_updated": "connectivity:connection_id_updated",
+    "quic:spin_bit_updated": "connectivity:spin_bit_updated",
+    "quic:connection_state_updated": "connectivity:connection_state_updated",
+    "quic:path_assigned": "connectivity:path_assigned",
+    "quic:mtu_updated": "connectivity:mtu_updated",
+    "quic:migration_state_updated": "connectivity:migration_state_updated",
+    # transport
+    "quic:version_information": "transport:version_information",
+    "quic:alpn_information": "transport:alpn_information",
+    "quic:parameters_set": "transport:parameters_set",
+    "quic:parameters_restored": "transport:parameters_restored",
+    "quic:packet_sent": "transport:packet_sent",
+    "quic:packet_received": "transport:packet_received",
+    "quic:packet_dropped": "transport:packet_dropped",
+    "quic:packet_buffered": "transport:packet_buffered",
+    "quic:packets_acked": "transport:packets_acked",
+    "quic:udp_datagrams_sent": "transport:datagrams_sent",
+    "quic:udp_datagrams_received": "transport:datagrams_received",
+    "quic:udp_datagram_dropped": "transport:datagram_dropped",
+    "quic:stream_state_updated": "transport:stream_state_updated",
+    "quic:frames_processed": "transport:frames_processed",
+    "quic:stream_data_moved": "transport:data_moved",
+    "quic:datagram_data_moved": "transport:datagram_data_moved",
+    # security
+    "quic:key_updated": "security:key_updated",
+    "quic:key_discarded": "security:key_retired",
+    # recovery
+    "quic:recovery_parameters_set": "recovery:parameters_set",
+    "quic:recovery_metrics_updated": "recovery:metrics_updated",
+    "quic:congestion_state_updated": "recovery:congestion_state_updated",
+    "quic:loss_timer_updated": "recovery:loss_timer_updated",
+    "quic:packet_lost": "recovery:packet_lost",
+    "quic:marked_for_retransmit": "recovery:marked_for_retransmit",
+    "quic:ecn_state_updated": "recovery:ecn_state_updated",
+    # generic log lines
+    "loglevel:error": "error:internal_error",
+    "loglevel:warning": "warning:internal_warning",
+    "loglevel:info": "info:message",
+    "loglevel:debug": "debug:message",
+    "loglevel:verbose": "verbose:message",
+}
+
+# Category prefixes renamed as a whole (http3:frame_created -> http:frame_created).
+CATEGORY_NAMES: dict[str, str] = {"http3": "http", "quic": "transport", "qpack": "qpack"}
+
+# Frames whose length quiche 0.29 logs only as raw.payload_length; draft-02 had `length`.
+_LENGTH_FRAMES = frozenset({"stream", "crypto", "datagram"})
+
+
+def convert_name(name: str) -> str:
+    """quiche 0.29's event name in draft-02's ``category:event`` form."""
+    if name in EVENT_NAMES:
+        return EVENT_NAMES[name]
+    if ":" in name:
+        category, kind = name.split(":", 1)
+        return f"{CATEGORY_NAMES.get(category, category)}:{kind}"
+    return name
+
+
+def _convert_frames(frames: Any) -> Any:
+    if not isinstance(frames, list):
+        return frames
+    for frame in frames:
+        if not isinstance(frame, dict):
+            continue
+        if frame.get("frame_type") in _LENGTH_FRAMES and "length" not in frame:
+            raw = frame.get("raw")
+            if isinstance(raw, Mapping) and isinstance(raw.get("payload_length"), int):
+                frame["length"] = raw["payload_length"]
+    return frames
+
+
+def convert_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The event's data as draft-02 readers expect it; every field is kept.
+
+    - ``initiator`` (quic-12) becomes ``owner`` (draft-02), at the top of any event;
+    - frames in ``frames`` lists: ``stream``/``crypto``/``datagram`` get
+      ``length`` from ``raw.payload_length``;
+    - ``quic:stream_data_moved``: ``length`` from ``raw.length``;
+    - ``http3:stream_type_set``: ``new`` from ``stream_type``.
+
+    ``name`` is the original (quiche) name. The input is not modified.
+    """
+    out = copy.deepcopy(dict(data))
+    if "initiator" in out and "owner" not in out:
+        # Renamed in place, so the fields keep their order.
+        out = {("owner" if k == "initiator" else k): v for k, v in out.items()}
+    if "frames" in out:
+        out["frames"] = _convert_frames(out["frames"])
+    if name in ("quic:stream_data_moved", "quic:datagram_data_moved") and "length" not in out:
+        raw = out.get("raw")
+        if isinstance(raw, Mapping) and isinstance(raw.get("length"), int):
+            out["length"] = raw["length"]
+    if name == "http3:stream_type_set" and "new" not in out and "stream_type" in out:
+        out["new"] = out["stream_type"]
+    return out
+
+
+def convert_event(event: Event) -> dict[str, Any]:
+    """One event as ``{"time": ms, "name": "category:event", "data": {...}}``."""
+    return {"time": event.time, "name": convert_name(event.name), "data": convert_data(event.name, event.data)}
+
+
+def reference_time_ms(header: Mapping[str, Any]) -> float:
+    """The trace's reference time in milliseconds since the Unix epoch, as qvis wants
+    it: from quiche 0.29's ``reference_time.wall_clock_time`` (an RFC 3339 string),
+    or a number as older qlogs had; 0 when unknown."""
+    trace = header.get("trace")
+    common = trace.get("common_fields") if isinstance(trace, Mapping) else None
+    if not isinstance(common, Mapping):
+        common = header.get("common_fields") if isinstance(header.get("common_fields"), Mapping) else {}
+    ref = common.get("reference_time")
+    if isinstance(ref, int | float) and not isinstance(ref, bool):
+        return float(ref)
+    if isinstance(ref, str):
+        try:
+            return float(ref)
+        except ValueError:
+            ref = {"wall_clock_time": ref}
+    if isinstance(ref, Mapping) and isinstance(ref.get("wall_clock_time"), str):
+        try:
+            stamp = pd.Timestamp(ref["wall_clock_time"])
+        except (ValueError, TypeError):
+            return 0.0
+        if stamp.tzinfo is None:
+            stamp = stamp.tz_localize("UTC")
+        value = stamp.value / 1e6
+        return value if math.isfinite(value) else 0.0
+    return 0.0
+
+
+def convert_trace(trace: Trace) -> dict[str, Any]:
+    """One trace in the draft-02 form (see the module's documentation)."""
+    info = trace.trace_info
+    vp = info.get("vantage_point") if isinstance(info.get("vantage_point"), Mapping) else {}
+    vantage = dict(vp)
+    vantage.setdefault("type", "unknown")
+    vantage.setdefault("name", trace.title or Path(trace.path).name)
+    common = info.get("common_fields") if isinstance(info.get("common_fields"), Mapping) else {}
+    common_out: dict[str, Any] = {
+        "time_format": "relative",
+        "reference_time": reference_time_ms(trace.header),
+        "protocol_type": "QUIC_HTTP3",
+    }
+    configuration: dict[str, Any] = {"time_units": "ms", "original_uris": [Path(trace.path).name]}
+    original_ref = common.get("reference_time")
+    if isinstance(original_ref, Mapping):
+        configuration["original_reference_time"] = dict(original_ref)
+    for key in ("event_schemas", "event_schema"):
+        if key in info:
+            configuration[key] = info[key]
+    events = sorted((convert_event(e) for e in trace.events), key=lambda e: e["time"])
+    return {
+        "vantage_point": vantage,
+        "title": trace.title or Path(trace.path).name,
+        "description": trace.description,
+        "common_fields": common_out,
+        "configuration": configuration,
+        "events": events,
+    }
+
+
+def to_qvis(traces: Sequence[Trace] | Trace, title: str | None = None) -> dict[str, Any]:
+    """The qvis document for one or more traces (client and server of a
+    connection side by side, for qvis's sequence diagram)."""
+    items = [traces] if isinstance(traces, Trace) else list(traces)
+    if not items:
+        raise ValueError("no trace to convert")
+    doc_title = title or " + ".join(Path(t.path).name for t in items)
+    # qvis decides how to parse a file from its first 1024 characters: the
+    # version and format must come first, before any free text.
+    return {
+        "qlog_version": QVIS_VERSION,
+        "qlog_format": "JSON",
+        "title": doc_title,
+        "description": "converted from quiche 0.29 qlog (quic-12) by vegas-qlog for qvis",
+        "traces": [convert_trace(t) for t in items],
+    }
+
+
+def write_qvis(
+    inputs: Iterable[str | os.PathLike[str]], output: str | os.PathLike[str], *, strict: bool = False
+) -> tuple[Path, list[Trace]]:
+    """Reads the qlog files ``inputs`` and writes one qvis document with all their traces."""
+    traces: list[Trace] = []
+    for path in inputs:
+        traces.extend(read_qlog_traces(path, strict=strict))
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        json.dump(to_qvis(traces), f, separators=(",", ":"))
+        f.write("\n")
+    return out, traces
+
+
+def default_output(path: str | os.PathLike[str]) -> Path:
+    """``x/server-abc.sqlog`` -> ``x/server-abc.qlog`` (qvis recognises ``.qlog``)."""
+    p = Path(path)
+    return p.with_suffix(".qlog") if p.suffix != ".qlog" else p.with_suffix(".qvis.qlog")
