@@ -190,6 +190,27 @@ pub(crate) fn packet_send_time(r: &Congestion, now: Instant) -> Instant {
         .map_or(now, |p| p.host.packet_send_time(now))
 }
 
+/// When the next packet should be built: the controller's pacing holds it
+/// back until then. Applications that honour this (quiche's
+/// `Connection::get_next_release_time`) send packets stamped with the time
+/// they leave, so pacing does not add to RTT samples.
+pub(crate) fn next_release_decision(
+    r: &Congestion,
+) -> crate::recovery::ReleaseDecision {
+    use crate::recovery::ReleaseDecision;
+    use crate::recovery::ReleaseTime;
+
+    let time = r
+        .plugin
+        .as_ref()
+        .and_then(|p| p.host.next_release_time())
+        .map_or(ReleaseTime::Immediate, ReleaseTime::At);
+    ReleaseDecision {
+        time,
+        allow_burst: false,
+    }
+}
+
 #[cfg(feature = "qlog")]
 pub(crate) fn pacing_rate(r: &Congestion) -> Option<u64> {
     r.plugin.as_ref().and_then(|p| p.host.pacing_rate())

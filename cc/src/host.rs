@@ -24,6 +24,8 @@ const TIMER_GRANULARITY: Duration = Duration::from_millis(1);
 pub struct Pacer {
     theoretical_release: Option<Instant>,
     last_release: Option<Instant>,
+    /// Earliest time a further packet of the same size may leave.
+    next_release: Option<Instant>,
 }
 
 impl Pacer {
@@ -35,6 +37,7 @@ impl Pacer {
         else {
             self.theoretical_release = None;
             self.last_release = Some(now);
+            self.next_release = None;
             return now;
         };
         let interval = Duration::from_secs_f64((size as f64 / p.rate_bytes_per_sec).min(10.0));
@@ -44,9 +47,18 @@ impl Pacer {
         // time, which lets `burst_packets` go together after an idle period.
         let release = tat.checked_sub(tolerance).map_or(now, |t| t.max(now));
         let release = self.last_release.map_or(release, |l| release.max(l));
-        self.theoretical_release = Some(tat + interval);
+        let next_tat = tat + interval;
+        self.theoretical_release = Some(next_tat);
         self.last_release = Some(release);
+        self.next_release = Some(next_tat.checked_sub(tolerance).map_or(release, |t| t.max(release)));
         release
+    }
+
+    /// When the next packet may leave, if pacing holds it back. A stack that
+    /// builds packets only from this time on stamps them with the time they
+    /// really leave, so holding them does not inflate RTT samples.
+    pub fn next_release_time(&self) -> Option<Instant> {
+        self.next_release
     }
 
     /// When the most recent packet should leave (never before `now`).
@@ -120,6 +132,11 @@ impl ControllerHost {
     /// When the packet just sent should leave the host.
     pub fn packet_send_time(&self, now: Instant) -> Instant {
         self.pacer.release_time(now)
+    }
+
+    /// When the stack should build its next packet; `None`: at once.
+    pub fn next_release_time(&self) -> Option<Instant> {
+        self.pacer.next_release_time()
     }
 
     pub fn pacing_rate(&self) -> Option<u64> {
@@ -232,6 +249,8 @@ mod tests {
         });
         let releases: Vec<Duration> = (0..5).map(|_| p.on_packet(t0, 1200, pacing) - t0).collect();
         assert_eq!(releases, vec![ms(0), ms(0), ms(10), ms(20), ms(30)]);
+        // The sixth may leave 10 ms after the fifth.
+        assert_eq!(p.next_release_time(), Some(t0 + ms(40)));
         // After an idle gap, a burst of two is allowed again.
         let later = t0 + ms(500);
         assert_eq!(p.on_packet(later, 1200, pacing), later);
@@ -244,6 +263,7 @@ mod tests {
         let t0 = Instant::now();
         let mut p = Pacer::default();
         assert_eq!(p.on_packet(t0, 1200, None), t0);
+        assert_eq!(p.next_release_time(), None);
         let bad = Some(Pacing {
             rate_bytes_per_sec: f64::NAN,
             burst_packets: 2,
