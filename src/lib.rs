@@ -1,1 +1,27 @@
-//! quiche glue shared by the apps.
+//! quiche glue shared by the apps (`quiche-server`, `quiche-client`) and, later,
+//! the virtual-time network simulator.
+//!
+//! The layers, from the inside out:
+//!
+//! - [`cc_select`]: `--cc-algorithm NAME` and `--cc-param KEY=VALUE` applied to
+//!   a `quiche::Config` (quiche's own algorithms or those of `vegas-cc`).
+//! - [`settings`]: every transport setting the apps share (flow-control
+//!   windows large enough for a satellite path, idle timeout, ALPN).
+//! - [`transfer`]: sans-IO application logic on a `&mut quiche::Connection`:
+//!   the server answering HTTP/3 and hq-interop requests from a
+//!   [`transfer::ContentSource`], the client issuing requests and hashing the
+//!   responses. No sockets, no clock.
+//! - [`endpoint`]: one connection with its application and its paced
+//!   [`pacing::Outbox`]; every method takes `now`, so it runs on real or
+//!   virtual time alike.
+//! - [`net`]: the real-socket event loops that drive endpoints with real time.
+//! - [`qlog_output`]: one `.sqlog` per connection when `QLOGDIR` is set.
+
+pub mod cc_select;
+pub mod endpoint;
+pub mod net;
+pub mod pacing;
+pub mod qlog_output;
+pub mod settings;
+pub mod tls;
+pub mod transfer;

@@ -1,0 +1,311 @@
+//! quiche-client: downloads URLs over HTTP/3 or hq-interop (HTTP/0.9 over
+//! QUIC) with a selectable congestion controller and reports goodput and the
+//! SHA-256 of every response.
+
+use std::io::{IsTerminal, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::Parser;
+use url::Url;
+
+use quiche_vegas::cc_select::{listing_text, CcSelection, DEFAULT_CC_ALGORITHM};
+use quiche_vegas::net::{run_client, ClientReport, ClientSetup};
+use quiche_vegas::qlog_output::qlog_dir_from_env;
+use quiche_vegas::settings::{
+    TransportSettings, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_DATA, DEFAULT_MAX_STREAM_DATA,
+};
+use quiche_vegas::transfer::{ClientSession, HttpVersion, RequestOutcome, ResponseSummary};
+
+/// Downloads every URL (all on one server) over one QUIC connection.
+///
+/// Prints one line per response and a summary on stdout; exits non-zero if
+/// any response is missing or not 2xx. With QLOGDIR set, the connection
+/// writes QLOGDIR/client-<id>.sqlog.
+#[derive(Parser, Debug)]
+#[command(name = "quiche-client", version)]
+struct Args {
+    /// URLs to download, e.g. https://127.0.0.1:4433/file.
+    #[arg(value_name = "URL", required_unless_present = "list_cc_algorithms")]
+    urls: Vec<String>,
+
+    /// Do not verify the server's certificate.
+    #[arg(long)]
+    no_verify: bool,
+
+    /// Write each response body into DIR, named after the URL's last segment.
+    #[arg(long, value_name = "DIR")]
+    dump_responses: Option<PathBuf>,
+
+    /// Application protocol: HTTP/3 (ALPN h3) or HTTP/0.9 (ALPN hq-interop).
+    #[arg(long, value_name = "VERSION", default_value = "HTTP/3")]
+    http_version: HttpVersion,
+
+    /// Congestion control algorithm (see --list-cc-algorithms).
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_CC_ALGORITHM)]
+    cc_algorithm: String,
+
+    /// A parameter of the congestion control algorithm; repeatable.
+    #[arg(long, value_name = "KEY=VALUE")]
+    cc_param: Vec<String>,
+
+    /// Print the congestion control algorithms and exit.
+    #[arg(long)]
+    list_cc_algorithms: bool,
+
+    /// Connection flow-control window in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_DATA)]
+    max_data: u64,
+
+    /// Stream flow-control window in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_STREAM_DATA)]
+    max_stream_data: u64,
+
+    /// Idle timeout in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_IDLE_TIMEOUT_MS)]
+    idle_timeout: u64,
+
+    /// Connect to ADDR instead of the URLs' host (which still names the
+    /// server in TLS and HTTP).
+    #[arg(long, value_name = "ADDR")]
+    connect_to: Option<SocketAddr>,
+}
+
+fn main() -> ExitCode {
+    env_logger::init();
+    let args = Args::parse();
+    if args.list_cc_algorithms {
+        print!("{}", listing_text());
+        return ExitCode::SUCCESS;
+    }
+    match run(args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("quiche-client: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The server all URLs are on, and their paths.
+struct Target {
+    host: String,
+    port: u16,
+    /// `host[:port]` as HTTP/3's `:authority`.
+    authority: String,
+    paths: Vec<String>,
+    /// The host is a name (not an IP address): it goes into TLS's SNI.
+    server_name: Option<String>,
+}
+
+fn parse_urls(urls: &[String]) -> anyhow::Result<Target> {
+    let mut target: Option<Target> = None;
+    for text in urls {
+        let url = Url::parse(text).with_context(|| format!("invalid URL '{text}'"))?;
+        if url.scheme() != "https" {
+            bail!("URL '{text}' must use https");
+        }
+        let host = url
+            .host_str()
+            .with_context(|| format!("URL '{text}' has no host"))?
+            .to_string();
+        let port = url.port_or_known_default().unwrap_or(443);
+        let mut path = url.path().to_string();
+        if let Some(query) = url.query() {
+            path.push('?');
+            path.push_str(query);
+        }
+        match &mut target {
+            Some(t) => {
+                if t.host != host || t.port != port {
+                    bail!(
+                        "all URLs must be on one server: '{text}' is not on {}",
+                        t.authority
+                    );
+                }
+                t.paths.push(path);
+            }
+            None => {
+                let authority = match url.port() {
+                    Some(p) => format!("{host}:{p}"),
+                    None => host.clone(),
+                };
+                target = Some(Target {
+                    server_name: url.domain().map(str::to_string),
+                    host,
+                    port,
+                    authority,
+                    paths: vec![path],
+                });
+            }
+        }
+    }
+    target.context("no URL given")
+}
+
+fn resolve(target: &Target) -> anyhow::Result<SocketAddr> {
+    // `host_str` keeps IPv6 literals in brackets.
+    let host = target.host.trim_start_matches('[').trim_end_matches(']');
+    (host, target.port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {}", target.host))?
+        .next()
+        .with_context(|| format!("{} has no address", target.host))
+}
+
+fn run(args: Args) -> anyhow::Result<bool> {
+    let target = parse_urls(&args.urls)?;
+    let settings = TransportSettings {
+        max_data: args.max_data,
+        max_stream_data: args.max_stream_data,
+        idle_timeout_ms: args.idle_timeout,
+        cc: CcSelection {
+            name: args.cc_algorithm.clone(),
+            params: args.cc_param.clone(),
+        },
+    };
+    let (mut config, cc) = settings.build_config(&[args.http_version.alpn()])?;
+    config.verify_peer(!args.no_verify);
+    let peer = match args.connect_to {
+        Some(addr) => addr,
+        None => resolve(&target)?,
+    };
+    let session = ClientSession::new(
+        args.http_version,
+        &target.authority,
+        &target.paths,
+        args.dump_responses.as_deref(),
+    )?;
+    let show_progress = std::io::stderr().is_terminal();
+    let setup = ClientSetup {
+        peer,
+        server_name: target.server_name.clone(),
+        qlog_dir: qlog_dir_from_env(),
+        cc_description: cc.to_string(),
+        idle_timeout_ms: args.idle_timeout,
+        tick: show_progress.then_some(Duration::from_millis(200)),
+    };
+    let result = run_client(&mut config, session, &setup, &mut progress_bar);
+    if show_progress {
+        eprint!("\r\x1b[2K");
+    }
+    let (session, report) = result?;
+    let summaries = session.summaries();
+    for s in &summaries {
+        println!("{}", response_line(s));
+    }
+    println!(
+        "{}",
+        summary_line(&summaries, &report, &cc.to_string(), args.http_version)
+    );
+    Ok(session.all_succeeded())
+}
+
+fn response_line(s: &ResponseSummary) -> String {
+    let status = s
+        .status
+        .map_or_else(String::new, |st| format!("  status={st}"));
+    match &s.outcome {
+        Some(RequestOutcome::Complete { sha256 }) if s.is_success() => {
+            format!("GET {}  {} bytes  sha256={sha256}{status}", s.path, s.bytes)
+        }
+        Some(RequestOutcome::Complete { .. }) => {
+            format!(
+                "GET {}  FAILED: status {}  {} bytes",
+                s.path,
+                s.status.unwrap_or(0),
+                s.bytes
+            )
+        }
+        Some(RequestOutcome::Failed(reason)) => {
+            format!("GET {}  FAILED: {reason}  {} bytes", s.path, s.bytes)
+        }
+        None => format!("GET {}  FAILED: unfinished  {} bytes", s.path, s.bytes),
+    }
+}
+
+fn summary_line(
+    summaries: &[ResponseSummary],
+    report: &ClientReport,
+    cc: &str,
+    version: HttpVersion,
+) -> String {
+    let bytes: u64 = summaries.iter().map(|s| s.bytes).sum();
+    let secs = report.elapsed.as_secs_f64();
+    let goodput = if secs > 0.0 {
+        bytes as f64 * 8.0 / secs / 1e6
+    } else {
+        0.0
+    };
+    let rtt = report.path.as_ref().map_or_else(String::new, |p| {
+        format!("  srtt={:.1}ms", p.rtt.as_secs_f64() * 1e3)
+    });
+    format!(
+        "total  {bytes} bytes  {secs:.3} s  goodput {goodput:.2} Mbit/s  packets lost {}  \
+         (received {}, sent {}){rtt}  cc={cc}  {version}",
+        report.stats.lost, report.stats.recv, report.stats.sent
+    )
+}
+
+fn progress_bar(session: &ClientSession, elapsed: Duration) {
+    let received = session.bytes_received();
+    let secs = elapsed.as_secs_f64().max(1e-3);
+    let rate = received as f64 * 8.0 / secs / 1e6;
+    let line = match session.bytes_expected().filter(|&t| t > 0) {
+        Some(total) => {
+            let fraction = (received as f64 / total as f64).min(1.0);
+            let filled = (fraction * 30.0) as usize;
+            format!(
+                "[{}{}] {:5.1}%  {:.1}/{:.1} MB  {rate:.1} Mbit/s",
+                "#".repeat(filled),
+                " ".repeat(30 - filled),
+                fraction * 100.0,
+                received as f64 / 1e6,
+                total as f64 / 1e6
+            )
+        }
+        None => format!("{:.1} MB  {rate:.1} Mbit/s", received as f64 / 1e6),
+    };
+    let mut stderr = std::io::stderr();
+    write!(stderr, "\r\x1b[2K{line}").ok();
+    stderr.flush().ok();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_on_one_server() {
+        let t = parse_urls(&[
+            "https://127.0.0.1:4433/file".into(),
+            "https://127.0.0.1:4433/a/b?x=1".into(),
+        ])
+        .unwrap();
+        assert_eq!(t.paths, vec!["/file", "/a/b?x=1"]);
+        assert_eq!(t.authority, "127.0.0.1:4433");
+        assert_eq!(t.server_name, None);
+        let t = parse_urls(&["https://localhost/".into()]).unwrap();
+        assert_eq!((t.port, t.server_name.as_deref()), (443, Some("localhost")));
+        assert!(parse_urls(&[
+            "https://127.0.0.1:4433/file".into(),
+            "https://127.0.0.1:4434/file".into()
+        ])
+        .is_err());
+        assert!(parse_urls(&["http://127.0.0.1/".into()]).is_err());
+        assert!(parse_urls(&["not a url".into()]).is_err());
+    }
+
+    #[test]
+    fn ipv6_literal_resolves() {
+        let t = parse_urls(&["https://[::1]:4433/".into()]).unwrap();
+        assert_eq!(
+            resolve(&t).unwrap(),
+            "[::1]:4433".parse::<SocketAddr>().unwrap()
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! Applies `--cc-algorithm NAME` and `--cc-param KEY=VALUE` to a
+//! `quiche::Config`.
+//!
+//! Our algorithms (the `vegas-cc` registry) go through the patched
+//! `Config::set_cc_controller`; quiche's own (reno, cubic, bbr2) through
+//! `Config::set_cc_algorithm_name`. Either way the selection is checked by
+//! `vegas_cc::resolve`, whose errors name the valid algorithms or keys.
+
+use std::fmt;
+
+use anyhow::anyhow;
+use vegas_cc::registry;
+use vegas_cc::{ControllerSpec, SpecError};
+
+/// quiche's default, and so the apps' default.
+pub const DEFAULT_CC_ALGORITHM: &str = "cubic";
+
+/// A congestion controller as named on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CcSelection {
+    pub name: String,
+    /// `KEY=VALUE` pairs, applied in order.
+    pub params: Vec<String>,
+}
+
+impl Default for CcSelection {
+    fn default() -> Self {
+        CcSelection::new(DEFAULT_CC_ALGORITHM)
+    }
+}
+
+impl CcSelection {
+    pub fn new(name: &str) -> Self {
+        CcSelection {
+            name: name.to_string(),
+            params: Vec::new(),
+        }
+    }
+
+    pub fn with_params(name: &str, params: &[&str]) -> Self {
+        CcSelection {
+            name: name.to_string(),
+            params: params.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    /// Checks the selection without touching any configuration.
+    pub fn resolve(&self) -> Result<ResolvedCc, SpecError> {
+        Ok(match vegas_cc::resolve(&self.name, &self.params)? {
+            Some(spec) => ResolvedCc::Ours(spec),
+            None => ResolvedCc::Quiche(self.name.clone()),
+        })
+    }
+
+    /// Selects this controller in `config`, returning what was selected.
+    pub fn apply(&self, config: &mut quiche::Config) -> anyhow::Result<ResolvedCc> {
+        let resolved = self.resolve().map_err(|e| anyhow!("{e}"))?;
+        match &resolved {
+            ResolvedCc::Ours(spec) => config.set_cc_controller(*spec),
+            ResolvedCc::Quiche(name) => config.set_cc_algorithm_name(name).map_err(|e| {
+                anyhow!("quiche does not accept congestion control algorithm '{name}': {e}")
+            })?,
+        }
+        Ok(resolved)
+    }
+}
+
+/// A checked selection.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResolvedCc {
+    /// One of quiche's own algorithms, by name.
+    Quiche(String),
+    /// An algorithm of `vegas-cc` with its parameters.
+    Ours(ControllerSpec),
+}
+
+impl ResolvedCc {
+    pub fn name(&self) -> &str {
+        match self {
+            ResolvedCc::Quiche(name) => name,
+            ResolvedCc::Ours(spec) => spec.name(),
+        }
+    }
+}
+
+impl fmt::Display for ResolvedCc {
+    /// `cubic`, or `vegas(alpha=1 beta=3 ...)` with every parameter's value.
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            ResolvedCc::Quiche(name) => f.write_str(name),
+            ResolvedCc::Ours(spec) => {
+                let params = spec.params().describe();
+                if params.is_empty() {
+                    f.write_str(spec.name())
+                } else {
+                    write!(f, "{}({params})", spec.name())
+                }
+            }
+        }
+    }
+}
+
+/// The `--list-cc-algorithms` output: one `name  description` line per
+/// selectable algorithm, names padded to one column.
+pub fn listing_text() -> String {
+    let listing = registry::listing();
+    let width = listing.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    listing
+        .iter()
+        .map(|(name, description)| format!("{name:<width$}  {description}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quiche_algorithms_apply() {
+        let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
+        for name in ["reno", "cubic", "bbr2"] {
+            let r = CcSelection::new(name).apply(&mut config).unwrap();
+            assert_eq!(r, ResolvedCc::Quiche(name.to_string()));
+            assert_eq!(r.to_string(), name);
+        }
+    }
+
+    #[test]
+    fn our_algorithms_apply() {
+        let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
+        for info in registry::ALGORITHMS {
+            let r = CcSelection::new(info.name).apply(&mut config).unwrap();
+            assert_eq!(r.name(), info.name);
+            assert!(r.to_string().starts_with(info.name));
+        }
+    }
+
+    #[test]
+    fn unknown_algorithm_lists_valid_names() {
+        let e = CcSelection::new("tahoe").resolve().unwrap_err().to_string();
+        for name in registry::all_names() {
+            assert!(e.contains(name), "{e}");
+        }
+    }
+
+    #[test]
+    fn params_for_quiche_algorithm_are_refused() {
+        let e = CcSelection::with_params("cubic", &["beta=0.7"])
+            .resolve()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cubic"), "{e}");
+    }
+
+    #[test]
+    fn listing_has_one_line_per_algorithm() {
+        let text = listing_text();
+        assert_eq!(text.lines().count(), registry::listing().len());
+        for (name, _) in registry::listing() {
+            assert!(text.lines().any(|l| l.starts_with(name)), "{text}");
+        }
+    }
+}

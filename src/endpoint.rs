@@ -1,0 +1,117 @@
+//! One QUIC connection with its application and its paced outbox: everything
+//! a driver needs, on real or virtual time alike.
+//!
+//! A driver (the socket loops in [`crate::net`], or a simulator) owns
+//! endpoints and, with `now` from its own clock:
+//! - hands each arriving datagram to [`Endpoint::on_datagram`];
+//! - calls [`Endpoint::on_timer`] once `now` reaches [`Endpoint::next_wakeup`];
+//! - after either (or after a batch of datagrams), calls [`Endpoint::flush`]
+//!   with a function that puts a datagram on the wire (or the simulated
+//!   link). `flush` first lets the application act on what changed.
+//!
+//! quiche reads the clock itself (`quiche::virtual_env::now()`), so a
+//! simulator sets its virtual time before calling in.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::pacing::{Flushed, Outbox};
+use crate::transfer::{ClientSession, ServerSession};
+
+/// The application logic of a connection.
+pub trait App {
+    /// Called after anything may have changed the connection. An error means
+    /// the application has closed the connection; the message is for the log.
+    fn on_progress(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()>;
+}
+
+impl App for ServerSession {
+    fn on_progress(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
+        ServerSession::on_progress(self, conn)
+    }
+}
+
+impl App for ClientSession {
+    fn on_progress(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
+        ClientSession::on_progress(self, conn)
+    }
+}
+
+pub struct Endpoint<A: App> {
+    pub conn: quiche::Connection,
+    pub app: A,
+    pub outbox: Outbox,
+    /// The last error of the application, if it closed the connection.
+    pub app_error: Option<String>,
+    /// Something happened that the application has not seen yet.
+    dirty: bool,
+}
+
+impl<A: App> Endpoint<A> {
+    /// `pacing_granularity`: see [`Outbox::new`].
+    pub fn new(conn: quiche::Connection, app: A, pacing_granularity: Duration) -> Self {
+        Endpoint {
+            conn,
+            app,
+            outbox: Outbox::new(pacing_granularity),
+            app_error: None,
+            dirty: true,
+        }
+    }
+
+    /// A datagram arrived from `from` at local address `to`. Errors of
+    /// quiche on one datagram (e.g. undecryptable) drop that datagram.
+    pub fn on_datagram(&mut self, data: &mut [u8], from: SocketAddr, to: SocketAddr) {
+        match self.conn.recv(data, quiche::RecvInfo { from, to }) {
+            Ok(_) => {}
+            Err(quiche::Error::Done) => {}
+            Err(e) => log::debug!("{} datagram dropped: {e}", self.conn.trace_id()),
+        }
+        self.dirty = true;
+    }
+
+    /// Handles quiche's timers if they are due at `now`.
+    pub fn on_timer(&mut self, now: Instant) {
+        if self.conn.timeout_instant().is_some_and(|t| t <= now) {
+            self.conn.on_timeout();
+            self.dirty = true;
+        }
+    }
+
+    /// Lets the application act now (`flush` does so when needed).
+    pub fn progress(&mut self) {
+        self.dirty = false;
+        if let Err(e) = self.app.on_progress(&mut self.conn) {
+            log::warn!("{} {e:#}", self.conn.trace_id());
+            self.app_error = Some(format!("{e:#}"));
+        }
+    }
+
+    /// Lets the application act if anything happened since it last did, then
+    /// transmits the datagrams that are due at `now` (see [`Outbox::flush`]).
+    pub fn flush(
+        &mut self,
+        now: Instant,
+        transmit: &mut dyn FnMut(&[u8], &quiche::SendInfo) -> io::Result<()>,
+    ) -> Flushed {
+        if self.dirty {
+            self.progress();
+        }
+        self.outbox.flush(&mut self.conn, now, transmit)
+    }
+
+    /// When this endpoint next needs attention: quiche's timer or the release
+    /// of a paced datagram, whichever comes first.
+    pub fn next_wakeup(&self) -> Option<Instant> {
+        match (self.conn.timeout_instant(), self.outbox.next_release()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The connection is closed and nothing is left to send.
+    pub fn is_done(&self) -> bool {
+        self.conn.is_closed() && !self.outbox.is_holding()
+    }
+}

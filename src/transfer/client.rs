@@ -1,0 +1,457 @@
+//! The client side: requests a list of paths over HTTP/3 or hq-interop and
+//! collects every response body into a [`BodySink`].
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context};
+use quiche::h3::{self, NameValue};
+
+use super::sink::{dump_file_name, BodySink};
+use super::{HttpVersion, CHUNK, HQ_BAD_REQUEST, HQ_NOT_FOUND, HQ_SERVER_ERROR};
+
+const H3_NO_ERROR: u64 = 0x100;
+const H3_INTERNAL_ERROR: u64 = 0x102;
+const H3_REQUEST_CANCELLED: u64 = 0x10c;
+const USER_AGENT: &[u8] = b"quiche-vegas";
+
+/// How a request ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestOutcome {
+    /// The whole response body arrived; its SHA-256 as lowercase hex.
+    Complete {
+        sha256: String,
+    },
+    Failed(String),
+}
+
+/// One request's result, for the summary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseSummary {
+    pub path: String,
+    /// HTTP status; `None` for HTTP/0.9, which has none, or when no response
+    /// headers arrived.
+    pub status: Option<u16>,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// `None` while the request is still going on.
+    pub outcome: Option<RequestOutcome>,
+    /// Where the body was written (`--dump-responses`).
+    pub dump: Option<PathBuf>,
+}
+
+impl ResponseSummary {
+    /// Complete, and with a 2xx status if the protocol has statuses.
+    pub fn is_success(&self) -> bool {
+        matches!(self.outcome, Some(RequestOutcome::Complete { .. }))
+            && self.status.is_none_or(|s| (200..300).contains(&s))
+    }
+
+    pub fn sha256(&self) -> Option<&str> {
+        match &self.outcome {
+            Some(RequestOutcome::Complete { sha256 }) => Some(sha256),
+            _ => None,
+        }
+    }
+}
+
+struct Request {
+    path: String,
+    stream_id: Option<u64>,
+    /// Bytes of the hq-interop request line sent so far.
+    hq_sent: usize,
+    status: Option<u16>,
+    content_length: Option<u64>,
+    sink: BodySink,
+    outcome: Option<RequestOutcome>,
+}
+
+impl Request {
+    fn complete(&mut self) {
+        self.outcome = Some(match self.sink.finish() {
+            Ok(sha256) => RequestOutcome::Complete { sha256 },
+            Err(e) => RequestOutcome::Failed(format!("cannot write response body: {e}")),
+        });
+    }
+
+    fn fail(&mut self, reason: String) {
+        if self.outcome.is_none() {
+            self.outcome = Some(RequestOutcome::Failed(reason));
+        }
+    }
+}
+
+/// The application side of one client connection.
+pub struct ClientSession {
+    version: HttpVersion,
+    authority: String,
+    requests: Vec<Request>,
+    /// Index of the next request to send.
+    next: usize,
+    by_stream: HashMap<u64, usize>,
+    h3: Option<h3::Connection>,
+    next_hq_stream: u64,
+    buf: Vec<u8>,
+    closing: bool,
+}
+
+impl ClientSession {
+    /// Requests for `paths` (each starting with `/`, query allowed) on a
+    /// server known as `authority` (`host[:port]`, HTTP/3's `:authority`).
+    /// With `dump_dir`, each body is also written there, named after the
+    /// path's last segment.
+    pub fn new(
+        version: HttpVersion,
+        authority: &str,
+        paths: &[String],
+        dump_dir: Option<&Path>,
+    ) -> anyhow::Result<Self> {
+        if paths.is_empty() {
+            bail!("no URL to request");
+        }
+        if let Some(dir) = dump_dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        }
+        let mut used = HashSet::new();
+        let mut requests = Vec::with_capacity(paths.len());
+        for path in paths {
+            if !path.starts_with('/') {
+                bail!("request path '{path}' does not start with '/'");
+            }
+            let sink = match dump_dir {
+                Some(dir) => {
+                    let file = dir.join(unique_name(&mut used, dump_file_name(path)));
+                    BodySink::to_file(&file)
+                        .with_context(|| format!("cannot create {}", file.display()))?
+                }
+                None => BodySink::counting(),
+            };
+            requests.push(Request {
+                path: path.clone(),
+                stream_id: None,
+                hq_sent: 0,
+                status: None,
+                content_length: None,
+                sink,
+                outcome: None,
+            });
+        }
+        Ok(ClientSession {
+            version,
+            authority: authority.to_string(),
+            requests,
+            next: 0,
+            by_stream: HashMap::new(),
+            h3: None,
+            next_hq_stream: 0,
+            buf: vec![0; CHUNK],
+            closing: false,
+        })
+    }
+
+    pub fn version(&self) -> HttpVersion {
+        self.version
+    }
+
+    /// Every request has ended, successfully or not.
+    pub fn is_finished(&self) -> bool {
+        self.requests.iter().all(|r| r.outcome.is_some())
+    }
+
+    /// Every request ended with a complete 2xx response.
+    pub fn all_succeeded(&self) -> bool {
+        self.summaries().iter().all(|s| s.is_success())
+    }
+
+    /// Body bytes received so far, over all requests.
+    pub fn bytes_received(&self) -> u64 {
+        self.requests.iter().map(|r| r.sink.bytes()).sum()
+    }
+
+    /// Body bytes expected in all, once every response announced its length.
+    pub fn bytes_expected(&self) -> Option<u64> {
+        self.requests.iter().map(|r| r.content_length).sum()
+    }
+
+    pub fn summaries(&self) -> Vec<ResponseSummary> {
+        self.requests
+            .iter()
+            .map(|r| ResponseSummary {
+                path: r.path.clone(),
+                status: r.status,
+                bytes: r.sink.bytes(),
+                outcome: r.outcome.clone(),
+                dump: r.sink.path().map(Path::to_path_buf),
+            })
+            .collect()
+    }
+
+    /// Marks every unfinished request failed with `reason` (the connection
+    /// ended under it).
+    pub fn abandon(&mut self, reason: &str) {
+        for r in &mut self.requests {
+            r.fail(reason.to_string());
+        }
+    }
+
+    /// Sends requests, reads responses, and closes the connection once every
+    /// request has ended. An error means the connection has been closed
+    /// because of it.
+    pub fn on_progress(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
+        if self.closing || !conn.is_established() {
+            return Ok(());
+        }
+        match self.version {
+            HttpVersion::Http3 => self.progress_h3(conn)?,
+            HttpVersion::Http09 => {
+                self.send_hq(conn);
+                self.read_hq(conn);
+            }
+        }
+        if self.is_finished() {
+            self.closing = true;
+            let code = match self.version {
+                HttpVersion::Http3 => H3_NO_ERROR,
+                HttpVersion::Http09 => 0,
+            };
+            conn.close(true, code, b"done").ok();
+        }
+        Ok(())
+    }
+
+    fn progress_h3(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
+        if self.h3.is_none() {
+            let config = h3::Config::new().map_err(|e| anyhow!("HTTP/3 config: {e}"))?;
+            match h3::Connection::with_transport(conn, &config) {
+                Ok(h3_conn) => self.h3 = Some(h3_conn),
+                Err(e) => {
+                    conn.close(true, H3_INTERNAL_ERROR, b"").ok();
+                    self.closing = true;
+                    bail!("cannot start HTTP/3: {e}");
+                }
+            }
+        }
+        let result = self.send_h3(conn).and_then(|()| self.poll_h3(conn));
+        if result.is_err() {
+            self.closing = true;
+        }
+        result
+    }
+
+    fn send_h3(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
+        let Some(h3_conn) = self.h3.as_mut() else {
+            return Ok(());
+        };
+        while let Some(request) = self.requests.get_mut(self.next) {
+            let headers = [
+                h3::Header::new(b":method", b"GET"),
+                h3::Header::new(b":scheme", b"https"),
+                h3::Header::new(b":authority", self.authority.as_bytes()),
+                h3::Header::new(b":path", request.path.as_bytes()),
+                h3::Header::new(b"user-agent", USER_AGENT),
+            ];
+            match h3_conn.send_request(conn, &headers, true) {
+                Ok(id) => {
+                    request.stream_id = Some(id);
+                    self.by_stream.insert(id, self.next);
+                    self.next += 1;
+                }
+                Err(h3::Error::StreamBlocked)
+                | Err(h3::Error::TransportError(quiche::Error::StreamLimit)) => break,
+                Err(h3::Error::FrameUnexpected) => {
+                    // The server sent GOAWAY: no new requests.
+                    request.fail("the server refused new requests (GOAWAY)".into());
+                    self.next += 1;
+                }
+                Err(e) => {
+                    conn.close(true, H3_INTERNAL_ERROR, b"").ok();
+                    bail!("cannot send request for {}: {e}", request.path);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn poll_h3(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
+        let Some(h3_conn) = self.h3.as_mut() else {
+            return Ok(());
+        };
+        loop {
+            let (id, event) = match h3_conn.poll(conn) {
+                Ok(v) => v,
+                Err(h3::Error::Done) => return Ok(()),
+                Err(e) => {
+                    conn.close(true, H3_INTERNAL_ERROR, b"").ok();
+                    bail!("HTTP/3 error: {e}");
+                }
+            };
+            let Some(request) = self
+                .by_stream
+                .get(&id)
+                .and_then(|&i| self.requests.get_mut(i))
+            else {
+                continue;
+            };
+            match event {
+                h3::Event::Headers { list, .. } => {
+                    for header in &list {
+                        let value = std::str::from_utf8(header.value()).ok();
+                        match header.name() {
+                            b":status" => request.status = value.and_then(|v| v.parse().ok()),
+                            b"content-length" => {
+                                request.content_length = value.and_then(|v| v.parse().ok())
+                            }
+                            _ => {}
+                        }
+                    }
+                    if request.status.is_none() {
+                        request.fail("response without a valid :status".into());
+                        conn.stream_shutdown(id, quiche::Shutdown::Read, H3_REQUEST_CANCELLED)
+                            .ok();
+                    }
+                }
+                h3::Event::Data => loop {
+                    match h3_conn.recv_body(conn, id, &mut self.buf) {
+                        Ok(n) => {
+                            if let Err(e) = request.sink.write(&self.buf[..n]) {
+                                request.fail(format!("cannot write response body: {e}"));
+                                conn.stream_shutdown(
+                                    id,
+                                    quiche::Shutdown::Read,
+                                    H3_REQUEST_CANCELLED,
+                                )
+                                .ok();
+                                break;
+                            }
+                        }
+                        Err(h3::Error::Done) => break,
+                        Err(e) => {
+                            request.fail(format!("cannot read response body: {e}"));
+                            break;
+                        }
+                    }
+                },
+                h3::Event::Finished => {
+                    if request.outcome.is_none() {
+                        request.complete();
+                    }
+                }
+                h3::Event::Reset(code) => {
+                    request.fail(format!("the server reset the stream (error {code:#x})"))
+                }
+                h3::Event::PriorityUpdate | h3::Event::GoAway => {}
+            }
+        }
+    }
+
+    fn send_hq(&mut self, conn: &mut quiche::Connection) {
+        while let Some(request) = self.requests.get_mut(self.next) {
+            let id = self.next_hq_stream;
+            let line = format!("GET {}\r\n", request.path);
+            let rest = &line.as_bytes()[request.hq_sent..];
+            match conn.stream_send(id, rest, true) {
+                Ok(n) => {
+                    if request.stream_id.is_none() {
+                        request.stream_id = Some(id);
+                        self.by_stream.insert(id, self.next);
+                    }
+                    request.hq_sent += n;
+                    if n < rest.len() {
+                        break;
+                    }
+                    self.next += 1;
+                    self.next_hq_stream += 4;
+                }
+                Err(quiche::Error::Done) | Err(quiche::Error::StreamLimit) => break,
+                Err(e) => {
+                    request.fail(format!("cannot send request: {e}"));
+                    self.next += 1;
+                    self.next_hq_stream += 4;
+                }
+            }
+        }
+    }
+
+    fn read_hq(&mut self, conn: &mut quiche::Connection) {
+        for id in conn.readable() {
+            let Some(request) = self
+                .by_stream
+                .get(&id)
+                .and_then(|&i| self.requests.get_mut(i))
+            else {
+                conn.stream_shutdown(id, quiche::Shutdown::Read, 0).ok();
+                continue;
+            };
+            loop {
+                match conn.stream_recv(id, &mut self.buf) {
+                    Ok((n, fin)) => {
+                        if let Err(e) = request.sink.write(&self.buf[..n]) {
+                            request.fail(format!("cannot write response body: {e}"));
+                            conn.stream_shutdown(id, quiche::Shutdown::Read, 0).ok();
+                            break;
+                        }
+                        if fin {
+                            if request.outcome.is_none() {
+                                request.complete();
+                            }
+                            break;
+                        }
+                    }
+                    Err(quiche::Error::Done) => break,
+                    Err(quiche::Error::StreamReset(code)) => {
+                        request.fail(hq_reset_reason(code));
+                        break;
+                    }
+                    Err(e) => {
+                        request.fail(format!("cannot read response: {e}"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn hq_reset_reason(code: u64) -> String {
+    let meaning = match code {
+        HQ_NOT_FOUND => " (not found)",
+        HQ_BAD_REQUEST => " (bad request)",
+        HQ_SERVER_ERROR => " (server error)",
+        _ => "",
+    };
+    format!("the server reset the stream with error {code}{meaning}")
+}
+
+/// `name`, or `name.1`, `name.2`, ... if already taken.
+fn unique_name(used: &mut HashSet<String>, name: String) -> String {
+    let mut candidate = name.clone();
+    let mut n = 1;
+    while !used.insert(candidate.clone()) {
+        candidate = format!("{name}.{n}");
+        n += 1;
+    }
+    candidate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unique_names() {
+        let mut used = HashSet::new();
+        assert_eq!(unique_name(&mut used, "f".into()), "f");
+        assert_eq!(unique_name(&mut used, "f".into()), "f.1");
+        assert_eq!(unique_name(&mut used, "f".into()), "f.2");
+    }
+
+    #[test]
+    fn paths_must_be_absolute() {
+        assert!(ClientSession::new(HttpVersion::Http3, "h", &["x".into()], None).is_err());
+        assert!(ClientSession::new(HttpVersion::Http3, "h", &[], None).is_err());
+        let s = ClientSession::new(HttpVersion::Http3, "h", &["/x".into()], None).unwrap();
+        assert!(!s.is_finished());
+        assert_eq!(s.bytes_expected(), None);
+    }
+}

@@ -1,0 +1,299 @@
+//! What the server serves: a [`ContentSource`] maps a request path to a body.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use sha2::{Digest, Sha256};
+
+/// A response body: its length and a reader that yields exactly that many
+/// bytes.
+pub struct Body {
+    pub len: u64,
+    pub reader: Box<dyn Read + Send>,
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "Body({} bytes)", self.len)
+    }
+}
+
+/// Why a path has no body.
+#[derive(Debug)]
+pub enum Lookup {
+    /// Nothing there, or nothing the source is willing to show (a path that
+    /// leaves the root is reported as not found).
+    NotFound,
+    /// Something is there but could not be read.
+    Failed(io::Error),
+}
+
+/// Maps request paths (as sent by the client, e.g. `/dir/file?x=1`) to bodies.
+pub trait ContentSource: Send + Sync {
+    fn open(&self, path: &str) -> Result<Body, Lookup>;
+}
+
+/// Files under a root directory. Paths are resolved segment by segment; `..`
+/// segments, paths not starting with `/`, and anything that resolves (through
+/// symbolic links) outside the root are not found. A directory serves its
+/// `index.html`.
+#[derive(Clone, Debug)]
+pub struct DirSource {
+    root: PathBuf,
+}
+
+impl DirSource {
+    pub fn new(root: &Path) -> anyhow::Result<Self> {
+        if !root.exists() {
+            bail!("root directory {} does not exist", root.display());
+        }
+        let root = root
+            .canonicalize()
+            .with_context(|| format!("cannot resolve root directory {}", root.display()))?;
+        if !root.is_dir() {
+            bail!("root {} is not a directory", root.display());
+        }
+        Ok(DirSource { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The file a request path names, if it is inside the root.
+    pub fn resolve(&self, path: &str) -> Option<PathBuf> {
+        let path = path.split(['?', '#']).next().unwrap_or("");
+        let path = percent_decode(path)?;
+        if !path.starts_with('/') {
+            return None;
+        }
+        let mut candidate = self.root.clone();
+        for segment in path.split('/') {
+            match segment {
+                "" | "." => continue,
+                ".." => return None,
+                s if s.contains(['\0', '\\']) => return None,
+                s => candidate.push(s),
+            }
+        }
+        if candidate.is_dir() {
+            candidate.push("index.html");
+        }
+        // Resolves symbolic links; whatever leaves the root is refused.
+        let resolved = candidate.canonicalize().ok()?;
+        resolved.starts_with(&self.root).then_some(resolved)
+    }
+}
+
+impl ContentSource for DirSource {
+    fn open(&self, path: &str) -> Result<Body, Lookup> {
+        let file = self.resolve(path).ok_or(Lookup::NotFound)?;
+        let meta = std::fs::metadata(&file).map_err(|_| Lookup::NotFound)?;
+        if !meta.is_file() {
+            return Err(Lookup::NotFound);
+        }
+        let reader = File::open(&file).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => Lookup::NotFound,
+            _ => Lookup::Failed(e),
+        })?;
+        Ok(Body {
+            len: meta.len(),
+            reader: Box::new(reader.take(meta.len())),
+        })
+    }
+}
+
+/// Decodes `%XX` escapes; `None` if an escape is malformed or the result is
+/// not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    if !s.contains('%') {
+        return Some(s.to_string());
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The same `size` pseudo-random bytes for every path, made on the fly from
+/// `seed`: a server for the simulator that needs no files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyntheticSource {
+    pub size: u64,
+    pub seed: u64,
+}
+
+impl SyntheticSource {
+    pub fn new(size: u64, seed: u64) -> Self {
+        SyntheticSource { size, seed }
+    }
+
+    pub fn reader(&self) -> SyntheticReader {
+        SyntheticReader {
+            seed: self.seed,
+            pos: 0,
+            end: self.size,
+        }
+    }
+
+    /// SHA-256 of the body, as lowercase hex (what the client reports).
+    pub fn sha256_hex(&self) -> String {
+        let mut hasher = Sha256::new();
+        let mut reader = self.reader();
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            let n = reader.fill(&mut buf);
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+        }
+        hex::encode(hasher.finalize())
+    }
+}
+
+impl ContentSource for SyntheticSource {
+    fn open(&self, _path: &str) -> Result<Body, Lookup> {
+        Ok(Body {
+            len: self.size,
+            reader: Box::new(self.reader()),
+        })
+    }
+}
+
+/// Reads the bytes of a [`SyntheticSource`]: byte `i` is byte `i % 8` of
+/// splitmix64 of `seed + i / 8`.
+#[derive(Clone, Debug)]
+pub struct SyntheticReader {
+    seed: u64,
+    pos: u64,
+    end: u64,
+}
+
+impl SyntheticReader {
+    fn fill(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf
+            .len()
+            .min(usize::try_from(self.end - self.pos).unwrap_or(usize::MAX));
+        for b in &mut buf[..n] {
+            let word = splitmix64(self.seed.wrapping_add(self.pos / 8));
+            *b = word.to_le_bytes()[(self.pos % 8) as usize];
+            self.pos += 1;
+        }
+        n
+    }
+}
+
+impl Read for SyntheticReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Ok(self.fill(buf))
+    }
+}
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(body: Body) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut reader = body.reader;
+        reader.read_to_end(&mut out).unwrap();
+        out
+    }
+
+    fn tree() -> (tempfile::TempDir, DirSource) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("file"), b"hello").unwrap();
+        std::fs::write(root.join("sub/index.html"), b"index").unwrap();
+        std::fs::write(root.join("sub/a b"), b"space").unwrap();
+        std::fs::write(dir.path().join("secret"), b"secret").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path().join("secret"), root.join("escape")).unwrap();
+            std::os::unix::fs::symlink(root.join("file"), root.join("inside")).unwrap();
+        }
+        let source = DirSource::new(&root).unwrap();
+        (dir, source)
+    }
+
+    #[test]
+    fn serves_files_and_indexes() {
+        let (_dir, s) = tree();
+        assert_eq!(read_all(s.open("/file").unwrap()), b"hello");
+        assert_eq!(read_all(s.open("/file?x=1").unwrap()), b"hello");
+        assert_eq!(read_all(s.open("/sub/").unwrap()), b"index");
+        assert_eq!(read_all(s.open("/sub/a%20b").unwrap()), b"space");
+        assert_eq!(read_all(s.open("//sub//./a b").unwrap()), b"space");
+        #[cfg(unix)]
+        assert_eq!(read_all(s.open("/inside").unwrap()), b"hello");
+    }
+
+    #[test]
+    fn refuses_paths_outside_the_root() {
+        let (_dir, s) = tree();
+        for path in [
+            "/../secret",
+            "/sub/../../secret",
+            "/%2e%2e/secret",
+            "../secret",
+            "secret",
+            "/escape",
+            "/missing",
+            "/%zz",
+            "/file\0",
+            "/..\\secret",
+        ] {
+            assert!(
+                matches!(s.open(path), Err(Lookup::NotFound)),
+                "{path} should not be found"
+            );
+        }
+        // The root has no index.html.
+        assert!(matches!(s.open("/"), Err(Lookup::NotFound)));
+    }
+
+    #[test]
+    fn missing_root_is_an_error() {
+        let e = DirSource::new(Path::new("/nonexistent/root"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+
+    #[test]
+    fn synthetic_is_deterministic() {
+        let s = SyntheticSource::new(100_003, 7);
+        let a = read_all(s.open("/x").unwrap());
+        let b = read_all(s.open("/y").unwrap());
+        assert_eq!(a.len(), 100_003);
+        assert_eq!(a, b);
+        assert_eq!(hex::encode(Sha256::digest(&a)), s.sha256_hex());
+        assert_ne!(
+            a,
+            read_all(SyntheticSource::new(100_003, 8).open("/").unwrap())
+        );
+    }
+}

@@ -1,0 +1,470 @@
+//! The server side: answers HTTP/3 and hq-interop GET requests from a
+//! [`ContentSource`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail};
+use quiche::h3::{self, NameValue};
+
+use super::content::{Body, ContentSource, Lookup};
+use super::{HttpVersion, CHUNK, HQ_BAD_REQUEST, HQ_NOT_FOUND, HQ_SERVER_ERROR};
+
+/// HTTP/3 error codes used here (RFC 9114 section 8.1).
+const H3_INTERNAL_ERROR: u64 = 0x102;
+const H3_REQUEST_CANCELLED: u64 = 0x10c;
+/// TLS alert no_application_protocol as a QUIC transport error.
+const NO_APPLICATION_PROTOCOL: u64 = 0x100 + 120;
+/// Longest hq-interop request line accepted.
+const MAX_HQ_REQUEST: usize = 8 * 1024;
+const SERVER_NAME: &[u8] = b"quiche-vegas";
+
+enum Proto {
+    /// The handshake is not done; the protocol is not known yet.
+    Handshake,
+    Http3(Box<h3::Connection>),
+    Http09,
+    /// The connection is being closed.
+    Closed,
+}
+
+/// A response body being sent: read from its source chunk by chunk.
+struct BodyCursor {
+    reader: Box<dyn Read + Send>,
+    /// Bytes not yet read from `reader`.
+    unread: u64,
+    chunk: Vec<u8>,
+    /// Bytes of `chunk` already sent.
+    pos: usize,
+}
+
+impl BodyCursor {
+    fn new(body: Body) -> Self {
+        BodyCursor {
+            reader: body.reader,
+            unread: body.len,
+            chunk: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    fn from_bytes(bytes: &'static [u8]) -> Self {
+        BodyCursor::new(Body {
+            len: bytes.len() as u64,
+            reader: Box::new(bytes),
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.unread == 0 && self.pos == self.chunk.len()
+    }
+
+    /// The bytes to send next, and whether they end the body.
+    fn next(&mut self) -> io::Result<(&[u8], bool)> {
+        if self.pos == self.chunk.len() && self.unread > 0 {
+            let want = usize::try_from(self.unread).map_or(CHUNK, |u| u.min(CHUNK));
+            self.chunk.resize(want, 0);
+            self.reader.read_exact(&mut self.chunk)?;
+            self.unread -= want as u64;
+            self.pos = 0;
+        }
+        Ok((&self.chunk[self.pos..], self.unread == 0))
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.pos += n;
+    }
+}
+
+struct Response {
+    /// HTTP/3 headers not sent yet.
+    headers: Option<Vec<h3::Header>>,
+    body: BodyCursor,
+}
+
+/// Why writing a response stopped.
+enum WriteState {
+    /// All of it, with FIN, is with quiche.
+    Complete,
+    /// Flow or congestion control: try again later.
+    Blocked,
+}
+
+/// The application side of one server connection.
+pub struct ServerSession {
+    source: Arc<dyn ContentSource>,
+    proto: Proto,
+    responses: BTreeMap<u64, Response>,
+    /// hq-interop request bytes received so far, by stream.
+    hq_requests: HashMap<u64, Vec<u8>>,
+    buf: Vec<u8>,
+    requests: u64,
+}
+
+impl ServerSession {
+    pub fn new(source: Arc<dyn ContentSource>) -> Self {
+        ServerSession {
+            source,
+            proto: Proto::Handshake,
+            responses: BTreeMap::new(),
+            hq_requests: HashMap::new(),
+            buf: vec![0; CHUNK],
+            requests: 0,
+        }
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    /// Responses not yet completely handed to quiche.
+    pub fn pending_responses(&self) -> usize {
+        self.responses.len()
+    }
+
+    /// The protocol spoken, once the handshake has chosen it.
+    pub fn version(&self) -> Option<HttpVersion> {
+        match self.proto {
+            Proto::Http3(_) => Some(HttpVersion::Http3),
+            Proto::Http09 => Some(HttpVersion::Http09),
+            Proto::Handshake | Proto::Closed => None,
+        }
+    }
+
+    /// Handles whatever arrived on `conn` and writes as much of the
+    /// responses as quiche takes. An error means the connection has been
+    /// closed because of it; the message is for the log.
+    pub fn on_progress(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
+        if matches!(self.proto, Proto::Handshake) {
+            if !(conn.is_established() || conn.is_in_early_data()) {
+                return Ok(());
+            }
+            self.proto = match self.start(conn) {
+                Ok(proto) => proto,
+                Err(e) => {
+                    self.proto = Proto::Closed;
+                    return Err(e);
+                }
+            };
+        }
+        let result = match &mut self.proto {
+            Proto::Http3(h3_conn) => poll_h3(
+                h3_conn,
+                conn,
+                self.source.as_ref(),
+                &mut self.responses,
+                &mut self.buf,
+                &mut self.requests,
+            ),
+            Proto::Http09 => {
+                self.read_hq(conn);
+                Ok(())
+            }
+            Proto::Handshake | Proto::Closed => return Ok(()),
+        };
+        if let Err(e) = result {
+            self.proto = Proto::Closed;
+            self.responses.clear();
+            return Err(e);
+        }
+        self.write_responses(conn);
+        Ok(())
+    }
+
+    fn start(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<Proto> {
+        match HttpVersion::from_alpn(conn.application_proto()) {
+            Some(HttpVersion::Http3) => {
+                let config = h3::Config::new().map_err(|e| anyhow!("HTTP/3 config: {e}"))?;
+                match h3::Connection::with_transport(conn, &config) {
+                    Ok(h3_conn) => Ok(Proto::Http3(Box::new(h3_conn))),
+                    Err(e) => {
+                        conn.close(true, H3_INTERNAL_ERROR, b"cannot start HTTP/3")
+                            .ok();
+                        bail!("cannot start HTTP/3: {e}")
+                    }
+                }
+            }
+            Some(HttpVersion::Http09) => Ok(Proto::Http09),
+            None => {
+                let alpn = String::from_utf8_lossy(conn.application_proto()).into_owned();
+                conn.close(false, NO_APPLICATION_PROTOCOL, b"unsupported ALPN")
+                    .ok();
+                bail!("client chose unsupported application protocol '{alpn}'")
+            }
+        }
+    }
+
+    /// Reads hq-interop request lines and starts their responses.
+    fn read_hq(&mut self, conn: &mut quiche::Connection) {
+        for id in conn.readable() {
+            // Only client-initiated bidirectional streams carry requests; a
+            // stream that already has its request is not read again.
+            if id % 4 != 0 || self.responses.contains_key(&id) {
+                conn.stream_shutdown(id, quiche::Shutdown::Read, 0).ok();
+                continue;
+            }
+            let mut fin = false;
+            let mut failed = false;
+            loop {
+                match conn.stream_recv(id, &mut self.buf) {
+                    Ok((n, f)) => {
+                        let request = self.hq_requests.entry(id).or_default();
+                        request.extend_from_slice(&self.buf[..n]);
+                        fin |= f;
+                        if f || request.len() > MAX_HQ_REQUEST {
+                            break;
+                        }
+                    }
+                    Err(quiche::Error::Done) => break,
+                    Err(e) => {
+                        log::debug!("{} stream {id}: {e}", conn.trace_id());
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+            if failed {
+                self.hq_requests.remove(&id);
+                continue;
+            }
+            let Some(request) = self.hq_requests.get(&id) else {
+                continue;
+            };
+            let line_end = request.iter().position(|&b| b == b'\n');
+            if line_end.is_none() && !fin && request.len() <= MAX_HQ_REQUEST {
+                continue; // wait for the rest of the line
+            }
+            let Some(request) = self.hq_requests.remove(&id) else {
+                continue;
+            };
+            self.requests += 1;
+            let line = &request[..line_end.unwrap_or(request.len())];
+            match parse_hq_request(line) {
+                Some(path) => {
+                    conn.stream_shutdown(id, quiche::Shutdown::Read, 0).ok();
+                    match self.source.open(&path) {
+                        Ok(body) => {
+                            log::info!("{} GET {path} (hq) 200", conn.trace_id());
+                            self.responses.insert(
+                                id,
+                                Response {
+                                    headers: None,
+                                    body: BodyCursor::new(body),
+                                },
+                            );
+                        }
+                        Err(Lookup::NotFound) => {
+                            log::info!("{} GET {path} (hq) not found", conn.trace_id());
+                            conn.stream_shutdown(id, quiche::Shutdown::Write, HQ_NOT_FOUND)
+                                .ok();
+                        }
+                        Err(Lookup::Failed(e)) => {
+                            log::warn!("{} GET {path} (hq): {e}", conn.trace_id());
+                            conn.stream_shutdown(id, quiche::Shutdown::Write, HQ_SERVER_ERROR)
+                                .ok();
+                        }
+                    }
+                }
+                None => {
+                    log::info!("{} malformed hq request on stream {id}", conn.trace_id());
+                    conn.stream_shutdown(id, quiche::Shutdown::Read, 0).ok();
+                    conn.stream_shutdown(id, quiche::Shutdown::Write, HQ_BAD_REQUEST)
+                        .ok();
+                }
+            }
+        }
+    }
+
+    /// Hands quiche as much of every pending response as it takes.
+    fn write_responses(&mut self, conn: &mut quiche::Connection) {
+        let mut finished = Vec::new();
+        for (&id, response) in self.responses.iter_mut() {
+            let state = match &mut self.proto {
+                Proto::Http3(h3_conn) => write_h3(h3_conn, conn, id, response),
+                Proto::Http09 => write_hq(conn, id, response),
+                Proto::Handshake | Proto::Closed => return,
+            };
+            match state {
+                Ok(WriteState::Complete) => finished.push(id),
+                Ok(WriteState::Blocked) => {}
+                Err(e) => {
+                    log::info!("{} stream {id}: response abandoned: {e}", conn.trace_id());
+                    let code = match self.proto {
+                        Proto::Http3(_) => H3_REQUEST_CANCELLED,
+                        _ => HQ_SERVER_ERROR,
+                    };
+                    conn.stream_shutdown(id, quiche::Shutdown::Write, code).ok();
+                    finished.push(id);
+                }
+            }
+        }
+        for id in finished {
+            self.responses.remove(&id);
+        }
+    }
+}
+
+/// `GET /path` (HTTP/0.9 request line, `\r` tolerated) → `/path`.
+fn parse_hq_request(line: &[u8]) -> Option<String> {
+    let line = std::str::from_utf8(line).ok()?.trim_end_matches('\r');
+    let mut words = line.split_ascii_whitespace();
+    let (method, path) = (words.next()?, words.next()?);
+    (method == "GET" && path.starts_with('/')).then(|| path.to_string())
+}
+
+fn poll_h3(
+    h3_conn: &mut h3::Connection,
+    conn: &mut quiche::Connection,
+    source: &dyn ContentSource,
+    responses: &mut BTreeMap<u64, Response>,
+    buf: &mut [u8],
+    requests: &mut u64,
+) -> anyhow::Result<()> {
+    loop {
+        match h3_conn.poll(conn) {
+            Ok((id, h3::Event::Headers { list, .. })) => {
+                *requests += 1;
+                // The response depends on the headers alone; a request body
+                // is not read.
+                conn.stream_shutdown(id, quiche::Shutdown::Read, 0).ok();
+                let response = respond_h3(source, &list, conn.trace_id());
+                responses.insert(id, response);
+            }
+            Ok((id, h3::Event::Data)) => {
+                while let Ok(n) = h3_conn.recv_body(conn, id, buf) {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            }
+            Ok((id, h3::Event::Reset(_))) => {
+                responses.remove(&id);
+            }
+            Ok((_, h3::Event::Finished))
+            | Ok((_, h3::Event::PriorityUpdate))
+            | Ok((_, h3::Event::GoAway)) => {}
+            Err(h3::Error::Done) => return Ok(()),
+            Err(e) => {
+                // quiche closes the connection itself on protocol errors.
+                conn.close(true, H3_INTERNAL_ERROR, b"").ok();
+                bail!("HTTP/3 error: {e}");
+            }
+        }
+    }
+}
+
+fn respond_h3(source: &dyn ContentSource, request: &[h3::Header], trace_id: &str) -> Response {
+    let mut method = None;
+    let mut path = None;
+    for header in request {
+        match header.name() {
+            b":method" => method = Some(header.value()),
+            b":path" => path = std::str::from_utf8(header.value()).ok(),
+            _ => {}
+        }
+    }
+    let (status, body) = match (method, path) {
+        (Some(b"GET"), Some(path)) => match source.open(path) {
+            Ok(body) => (200, BodyCursor::new(body)),
+            Err(Lookup::NotFound) => (404, BodyCursor::from_bytes(b"Not Found\n")),
+            Err(Lookup::Failed(e)) => {
+                log::warn!("{trace_id} GET {path}: {e}");
+                (500, BodyCursor::from_bytes(b"Internal Server Error\n"))
+            }
+        },
+        (Some(b"GET"), None) => (400, BodyCursor::from_bytes(b"Bad Request\n")),
+        _ => (405, BodyCursor::from_bytes(b"Method Not Allowed\n")),
+    };
+    log::info!(
+        "{trace_id} {} {} {status}",
+        String::from_utf8_lossy(method.unwrap_or(b"-")),
+        path.unwrap_or("-")
+    );
+    let headers = vec![
+        h3::Header::new(b":status", status.to_string().as_bytes()),
+        h3::Header::new(b"server", SERVER_NAME),
+        h3::Header::new(b"content-length", body.unread.to_string().as_bytes()),
+    ];
+    Response {
+        headers: Some(headers),
+        body,
+    }
+}
+
+fn write_h3(
+    h3_conn: &mut h3::Connection,
+    conn: &mut quiche::Connection,
+    id: u64,
+    response: &mut Response,
+) -> anyhow::Result<WriteState> {
+    if let Some(headers) = &response.headers {
+        let fin = response.body.is_empty();
+        match h3_conn.send_response(conn, id, headers, fin) {
+            Ok(()) => response.headers = None,
+            Err(h3::Error::StreamBlocked) | Err(h3::Error::Done) => return Ok(WriteState::Blocked),
+            Err(e) => bail!("cannot send headers: {e}"),
+        }
+        if fin {
+            return Ok(WriteState::Complete);
+        }
+    }
+    loop {
+        let (data, last) = response.body.next()?;
+        let len = data.len();
+        match h3_conn.send_body(conn, id, data, last) {
+            Ok(n) => {
+                response.body.advance(n);
+                if n < len {
+                    return Ok(WriteState::Blocked);
+                }
+                if last {
+                    return Ok(WriteState::Complete);
+                }
+            }
+            Err(h3::Error::Done) => return Ok(WriteState::Blocked),
+            Err(e) => bail!("cannot send body: {e}"),
+        }
+    }
+}
+
+fn write_hq(
+    conn: &mut quiche::Connection,
+    id: u64,
+    response: &mut Response,
+) -> anyhow::Result<WriteState> {
+    loop {
+        let (data, last) = response.body.next()?;
+        let len = data.len();
+        match conn.stream_send(id, data, last) {
+            Ok(n) => {
+                response.body.advance(n);
+                if n < len {
+                    return Ok(WriteState::Blocked);
+                }
+                if last {
+                    return Ok(WriteState::Complete);
+                }
+            }
+            Err(quiche::Error::Done) => return Ok(WriteState::Blocked),
+            Err(e) => bail!("cannot send body: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hq_request_lines() {
+        assert_eq!(parse_hq_request(b"GET /file\r"), Some("/file".into()));
+        assert_eq!(parse_hq_request(b"GET /a/b"), Some("/a/b".into()));
+        assert_eq!(parse_hq_request(b"GET /x HTTP/1.0"), Some("/x".into()));
+        assert_eq!(parse_hq_request(b"POST /file"), None);
+        assert_eq!(parse_hq_request(b"GET file"), None);
+        assert_eq!(parse_hq_request(b"GET"), None);
+        assert_eq!(parse_hq_request(b"\xff\xfe"), None);
+    }
+}
