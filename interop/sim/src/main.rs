@@ -1,0 +1,110 @@
+//! `vegas-sim run SCENARIO.toml [--cc NAME] [--cc-param K=V]... [--seed N]
+//! [--set KEY.PATH=VALUE]... [--out DIR]`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use vegas_sim::{Overrides, Scenario};
+
+#[derive(Parser)]
+#[command(
+    name = "vegas-sim",
+    about = "Virtual-time network simulator running real quiche connections",
+    version
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs a scenario and writes summary.json, CSV series and qlogs.
+    Run {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Congestion controller of every flow marked `under_test = true`.
+        #[arg(long = "cc", value_name = "NAME")]
+        cc: Option<String>,
+        /// Parameter of the flows under test (repeatable).
+        #[arg(long = "cc-param", value_name = "KEY=VALUE")]
+        cc_params: Vec<String>,
+        /// Seed of every random choice (overrides the scenario's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Changes one value of the scenario before it is read, e.g.
+        /// `--set links.bottleneck.packet_loss=0.02` (repeatable).
+        #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+        set: Vec<String>,
+        /// Output directory (default: out/sim/<scenario name>).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Write no .sqlog files (for long runs).
+        #[arg(long)]
+        no_qlog: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run {
+            scenario,
+            cc,
+            cc_params,
+            seed,
+            set,
+            out,
+            no_qlog,
+        } => {
+            let overrides = Overrides {
+                seed,
+                cc,
+                cc_params,
+                set,
+            };
+            let mut loaded = match Scenario::load(&scenario, &overrides) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("vegas-sim: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            if no_qlog {
+                loaded.qlog = false;
+            }
+            let out = out.unwrap_or_else(|| {
+                let stem = scenario
+                    .file_stem()
+                    .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
+                PathBuf::from("out/sim").join(stem)
+            });
+            match vegas_sim::run(&loaded, &out) {
+                Ok(summary) => {
+                    print!("{}", vegas_sim::report::table(&summary));
+                    println!("outputs in {}", out.display());
+                    let unverified: Vec<&str> = summary
+                        .flows
+                        .iter()
+                        .filter(|f| f.verified == Some(false))
+                        .map(|f| f.name.as_str())
+                        .collect();
+                    if unverified.is_empty() {
+                        ExitCode::SUCCESS
+                    } else {
+                        eprintln!(
+                            "vegas-sim: the body received by {} does not match what was sent",
+                            unverified.join(", ")
+                        );
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(e) => {
+                    eprintln!("vegas-sim: {}: {e:#}", scenario.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}

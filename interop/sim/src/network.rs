@@ -1,0 +1,361 @@
+//! Links and the datagrams that cross them.
+//!
+//! A link is one direction of a router's output port: a DropTail queue in
+//! front of a transmitter of a given rate, then a wire with a propagation
+//! delay and a loss model. The link itself schedules nothing; the simulator
+//! calls [`Link::arrive`] and [`Link::finish_transmission`] at the right
+//! times and schedules what they return.
+
+use std::collections::VecDeque;
+
+use crate::random::RandomStream;
+use crate::scenario::{GilbertElliottSpec, LinkConfig, LossModel, QueueLimit};
+use crate::time::{serialisation_time, Nanos};
+
+/// Who a datagram belongs to, for delivery and accounting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// A QUIC flow's datagram; `towards_client` says which endpoint gets it.
+    Quic { flow: usize, towards_client: bool },
+    /// A cross-traffic source's filler datagram.
+    Cross { source: usize },
+}
+
+/// A datagram in the network.
+#[derive(Debug)]
+pub struct Datagram {
+    /// The UDP payload of a QUIC datagram; empty for cross traffic, whose
+    /// content nobody reads.
+    pub payload: Vec<u8>,
+    /// Bytes on the wire: payload plus headers.
+    pub wire_bytes: u32,
+    pub owner: Owner,
+    /// Index of the route (the list of links) it follows.
+    pub route: usize,
+    /// Index in the route of the link it is at or going to.
+    pub hop: usize,
+    /// When it entered the queue it is waiting in.
+    pub enqueued_at: Nanos,
+    /// Time spent waiting in queues so far (the simulator's ground truth).
+    pub queueing: Nanos,
+    /// Accumulated queueing time (RoVegas' AQT): the waiting time at the
+    /// AQT-enabled routers passed so far, `None` if it passed none. Carried
+    /// beside the encrypted packet, as an IP option would be.
+    pub aqt: Option<Nanos>,
+}
+
+/// What happened to a datagram arriving at a link.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The transmitter was idle: it is being transmitted, done at this time.
+    Transmitting {
+        done_at: Nanos,
+    },
+    Queued,
+    /// The queue was full: dropped (DropTail).
+    Dropped,
+}
+
+/// Counters of a link over the whole run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkStats {
+    pub arrived_packets: u64,
+    pub dropped_packets: u64,
+    /// Lost on the wire by the loss model.
+    pub lost_packets: u64,
+    /// Lost because they left during a blackout.
+    pub blackout_packets: u64,
+    pub transmitted_packets: u64,
+    pub transmitted_bytes: u64,
+    /// Time the transmitter was busy.
+    pub busy: Nanos,
+    /// Sum of the waiting times of the transmitted datagrams.
+    pub total_queueing: Nanos,
+    pub max_queue_packets: u64,
+    pub max_queue_bytes: u64,
+}
+
+struct InService {
+    datagram: Datagram,
+    started: Nanos,
+}
+
+pub struct Link {
+    pub config: LinkConfig,
+    pub rate_bps: u64,
+    pub delay: Nanos,
+    loss: LossModel,
+    /// Gilbert-Elliott state: in the bad state.
+    loss_state_bad: bool,
+    rng: RandomStream,
+    /// Datagrams leaving before this time are lost.
+    blackout_until: Nanos,
+    queue: VecDeque<Datagram>,
+    queued_bytes: u64,
+    in_service: Option<InService>,
+    pub stats: LinkStats,
+    /// Largest queue since the last [`Link::take_interval_max`].
+    interval_max_packets: u64,
+    interval_max_bytes: u64,
+}
+
+impl Link {
+    pub fn new(config: LinkConfig, rng: RandomStream) -> Self {
+        Link {
+            rate_bps: config.rate_bps,
+            delay: config.delay,
+            loss: config.loss,
+            loss_state_bad: false,
+            rng,
+            blackout_until: 0,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            in_service: None,
+            stats: LinkStats::default(),
+            interval_max_packets: 0,
+            interval_max_bytes: 0,
+            config,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Datagrams waiting (not counting the one being transmitted).
+    pub fn queue_packets(&self) -> u64 {
+        self.queue.len() as u64
+    }
+
+    /// Datagrams the link holds: waiting, and the one being transmitted.
+    pub fn backlog_packets(&self) -> u64 {
+        self.queue_packets() + u64::from(self.in_service.is_some())
+    }
+
+    pub fn queue_bytes(&self) -> u64 {
+        self.queued_bytes
+    }
+
+    /// The queue's largest length since the previous call, then resets it to
+    /// the current length.
+    pub fn take_interval_max(&mut self) -> (u64, u64) {
+        let max = (self.interval_max_packets, self.interval_max_bytes);
+        self.interval_max_packets = self.queue_packets();
+        self.interval_max_bytes = self.queued_bytes;
+        max
+    }
+
+    pub fn set_rate(&mut self, rate_bps: u64) {
+        // A datagram being transmitted finishes at the rate it started with.
+        self.rate_bps = rate_bps;
+    }
+
+    pub fn set_delay(&mut self, delay: Nanos) {
+        // Datagrams already on the wire keep their arrival time; later ones
+        // may overtake them after a cut in delay, as after a real route
+        // change.
+        self.delay = delay;
+    }
+
+    pub fn set_loss(&mut self, loss: LossModel) {
+        self.loss = loss;
+        self.loss_state_bad = false;
+    }
+
+    pub fn start_blackout(&mut self, now: Nanos, length: Nanos) {
+        self.blackout_until = self.blackout_until.max(now + length);
+    }
+
+    /// A datagram reaches the link's input at `now`.
+    pub fn arrive(&mut self, now: Nanos, mut datagram: Datagram) -> Arrival {
+        self.stats.arrived_packets += 1;
+        if self.in_service.is_none() {
+            // Waited nothing here; an AQT router still says it was passed.
+            if self.config.aqt {
+                datagram.aqt = Some(datagram.aqt.unwrap_or(0));
+            }
+            let done_at = now + serialisation_time(u64::from(datagram.wire_bytes), self.rate_bps);
+            self.in_service = Some(InService {
+                datagram,
+                started: now,
+            });
+            return Arrival::Transmitting { done_at };
+        }
+        let size = u64::from(datagram.wire_bytes);
+        let fits = match self.config.queue_limit {
+            QueueLimit::Packets(limit) => self.queue_packets() < limit,
+            QueueLimit::Bytes(limit) => self.queued_bytes + size <= limit,
+        };
+        if !fits {
+            self.stats.dropped_packets += 1;
+            return Arrival::Dropped;
+        }
+        datagram.enqueued_at = now;
+        self.queue.push_back(datagram);
+        self.queued_bytes += size;
+        let (packets, bytes) = (self.queue_packets(), self.queued_bytes);
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(packets);
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(bytes);
+        self.interval_max_packets = self.interval_max_packets.max(packets);
+        self.interval_max_bytes = self.interval_max_bytes.max(bytes);
+        Arrival::Queued
+    }
+
+    /// The transmission in progress ends at `now`. Returns the datagram if it
+    /// survives the wire (it reaches the far end at `now + delay`), and when
+    /// the next transmission, if any, ends.
+    pub fn finish_transmission(&mut self, now: Nanos) -> (Option<Datagram>, Option<Nanos>) {
+        let Some(InService { datagram, started }) = self.in_service.take() else {
+            return (None, None);
+        };
+        self.stats.busy += now - started;
+        self.stats.transmitted_packets += 1;
+        self.stats.transmitted_bytes += u64::from(datagram.wire_bytes);
+        let survivor = if now < self.blackout_until {
+            self.stats.blackout_packets += 1;
+            None
+        } else if self.draw_loss(datagram.wire_bytes) {
+            self.stats.lost_packets += 1;
+            None
+        } else {
+            Some(datagram)
+        };
+
+        let next_done = self.queue.pop_front().map(|mut next| {
+            self.queued_bytes -= u64::from(next.wire_bytes);
+            let waited = now - next.enqueued_at;
+            next.queueing += waited;
+            self.stats.total_queueing += waited;
+            if self.config.aqt {
+                next.aqt = Some(next.aqt.unwrap_or(0) + waited);
+            }
+            let done_at = now + serialisation_time(u64::from(next.wire_bytes), self.rate_bps);
+            self.in_service = Some(InService {
+                datagram: next,
+                started: now,
+            });
+            done_at
+        });
+        (survivor, next_done)
+    }
+
+    /// Whether the loss model drops a datagram of `wire_bytes`. Draws from the
+    /// link's own stream a fixed number of times per datagram, so the draws
+    /// of one link never depend on another.
+    fn draw_loss(&mut self, wire_bytes: u32) -> bool {
+        match self.loss {
+            LossModel::None => false,
+            LossModel::PacketErrorRate(p) => self.rng.chance(p),
+            LossModel::BitErrorRate(ber) => {
+                let p = packet_error_rate_from_ber(ber, wire_bytes);
+                self.rng.chance(p)
+            }
+            LossModel::GilbertElliott(ge) => self.draw_gilbert_elliott(&ge),
+        }
+    }
+
+    fn draw_gilbert_elliott(&mut self, ge: &GilbertElliottSpec) -> bool {
+        let switch = if self.loss_state_bad {
+            ge.p_bad_to_good
+        } else {
+            ge.p_good_to_bad
+        };
+        if self.rng.chance(switch) {
+            self.loss_state_bad = !self.loss_state_bad;
+        }
+        let loss = if self.loss_state_bad {
+            ge.loss_in_bad
+        } else {
+            ge.loss_in_good
+        };
+        self.rng.chance(loss)
+    }
+}
+
+/// 1 - (1 - ber)^(8 bytes), computed without losing small rates to rounding.
+pub fn packet_error_rate_from_ber(ber: f64, bytes: u32) -> f64 {
+    let bits = 8.0 * f64::from(bytes);
+    -(bits * (-ber).ln_1p()).exp_m1()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(limit: QueueLimit, loss: LossModel) -> Link {
+        Link::new(
+            LinkConfig {
+                name: "l".into(),
+                rate_bps: 8_000_000,
+                delay: 1_000_000,
+                queue_limit: limit,
+                loss,
+                aqt: true,
+            },
+            RandomStream::from_seed(3),
+        )
+    }
+
+    fn datagram(bytes: u32) -> Datagram {
+        Datagram {
+            payload: Vec::new(),
+            wire_bytes: bytes,
+            owner: Owner::Cross { source: 0 },
+            route: 0,
+            hop: 0,
+            enqueued_at: 0,
+            queueing: 0,
+            aqt: None,
+        }
+    }
+
+    #[test]
+    fn droptail_in_packets_and_fifo_service() {
+        let mut l = link(QueueLimit::Packets(2), LossModel::None);
+        // 1000 bytes at 8 Mbit/s: 1 ms each.
+        assert_eq!(
+            l.arrive(0, datagram(1000)),
+            Arrival::Transmitting { done_at: 1_000_000 }
+        );
+        assert_eq!(l.arrive(0, datagram(1000)), Arrival::Queued);
+        assert_eq!(l.arrive(0, datagram(1000)), Arrival::Queued);
+        assert_eq!(l.arrive(0, datagram(1000)), Arrival::Dropped);
+        let (out, next) = l.finish_transmission(1_000_000);
+        assert!(out.is_some());
+        assert_eq!(next, Some(2_000_000));
+        let (out, _) = l.finish_transmission(2_000_000);
+        let out = out.unwrap();
+        assert_eq!(out.queueing, 1_000_000);
+        assert_eq!(out.aqt, Some(1_000_000));
+        assert_eq!(l.stats.dropped_packets, 1);
+    }
+
+    #[test]
+    fn droptail_in_bytes() {
+        let mut l = link(QueueLimit::Bytes(2500), LossModel::None);
+        l.arrive(0, datagram(1000));
+        assert_eq!(l.arrive(0, datagram(1000)), Arrival::Queued);
+        assert_eq!(l.arrive(0, datagram(1000)), Arrival::Queued);
+        assert_eq!(l.arrive(0, datagram(1000)), Arrival::Dropped);
+        assert_eq!(l.arrive(0, datagram(500)), Arrival::Queued);
+        assert_eq!(l.queue_bytes(), 2500);
+    }
+
+    #[test]
+    fn ber_to_packet_error_rate() {
+        let p = packet_error_rate_from_ber(1e-6, 1250);
+        assert!((p - (1.0 - (1.0f64 - 1e-6).powi(10_000))).abs() < 1e-12);
+        assert!((packet_error_rate_from_ber(1e-12, 1) - 8e-12).abs() < 1e-20);
+    }
+
+    #[test]
+    fn blackout_loses_what_leaves_during_it() {
+        let mut l = link(QueueLimit::Packets(10), LossModel::None);
+        l.start_blackout(0, 1_500_000);
+        l.arrive(0, datagram(1000));
+        l.arrive(0, datagram(1000));
+        assert!(l.finish_transmission(1_000_000).0.is_none());
+        assert!(l.finish_transmission(2_000_000).0.is_some());
+        assert_eq!(l.stats.blackout_packets, 1);
+    }
+}

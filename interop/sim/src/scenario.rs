@@ -1,0 +1,860 @@
+//! Scenario files: the TOML a user writes, how it is read and checked, and the
+//! validated [`Scenario`] the simulator runs.
+//!
+//! Reading happens in two steps. serde turns the text into the `*Spec`
+//! structs, which mirror the file one to one and refuse unknown keys; its
+//! errors carry the key path and, where the text is at hand, the line. Then
+//! [`Scenario::from_spec`] checks what a type cannot say (positive rates,
+//! links that exist, algorithms that exist, one queue limit per link, ...)
+//! and converts to the simulator's units: integer nanoseconds, bits per
+//! second, indices instead of names. Every message starts with the file's
+//! path and the key at fault.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use quiche_vegas::transfer::HttpVersion;
+use serde::Deserialize;
+
+use crate::time::{millis_f64, seconds_f64, Nanos};
+
+/// Smallest UDP payload QUIC allows (RFC 9000, section 14).
+pub const MIN_QUIC_DATAGRAM_BYTES: usize = 1200;
+
+// ---------------------------------------------------------------------------
+// The file, as written.
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// Free text shown in the summary.
+    #[serde(default)]
+    pub description: String,
+    /// Seed of every random choice; `--seed` overrides it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Longest simulated time; the run ends earlier once every QUIC flow has
+    /// finished.
+    pub duration_s: f64,
+    /// Period of the CSV time series.
+    #[serde(default = "default_sample_interval_ms")]
+    pub sample_interval_ms: f64,
+    /// Write a `.sqlog` per endpoint (long paper runs may turn it off).
+    #[serde(default = "default_true")]
+    pub qlog: bool,
+    /// quiche's UDP payload size (`max_send_udp_payload_size`).
+    #[serde(default = "default_max_datagram_bytes")]
+    pub max_datagram_bytes: usize,
+    /// Bytes each datagram occupies on a link beyond its UDP payload: the
+    /// IPv4 and UDP headers by default.
+    #[serde(default = "default_header_bytes")]
+    pub header_bytes: u32,
+    pub links: IndexMap<String, LinkSpec>,
+    #[serde(default)]
+    pub flows: IndexMap<String, FlowSpec>,
+    #[serde(default)]
+    pub cross_traffic: IndexMap<String, CrossTrafficSpec>,
+    #[serde(default)]
+    pub changes: Vec<ChangeSpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_sample_interval_ms() -> f64 {
+    100.0
+}
+fn default_true() -> bool {
+    true
+}
+fn default_max_datagram_bytes() -> usize {
+    quiche_vegas::settings::MAX_DATAGRAM_SIZE
+}
+fn default_header_bytes() -> u32 {
+    28
+}
+
+/// One direction of a link: a transmitter with a queue, then a wire.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub rate_mbps: f64,
+    /// One-way propagation delay.
+    pub delay_ms: f64,
+    /// DropTail limit in packets waiting (the one being transmitted has left
+    /// the queue, as in ns-2). Exactly one of the two limits.
+    pub queue_packets: Option<u64>,
+    /// DropTail limit in bytes waiting (wire bytes: payload and headers).
+    pub queue_bytes: Option<u64>,
+    /// Loss model: at most one of the three.
+    pub packet_loss: Option<f64>,
+    pub bit_error_rate: Option<f64>,
+    pub gilbert_elliott: Option<GilbertElliottSpec>,
+    /// An AQT-enabled router: adds each datagram's queueing time here to the
+    /// datagram's accumulated-queueing-time field (RoVegas).
+    #[serde(default)]
+    pub aqt: bool,
+}
+
+/// A loss model as written: at most one of the three. Links and changes both
+/// have these keys (serde cannot flatten a struct into one that refuses
+/// unknown keys, so they are repeated there and gathered here).
+#[derive(Debug, Default)]
+pub struct LossSpec {
+    /// Uniform packet error rate.
+    pub packet_loss: Option<f64>,
+    /// Bit error rate; a datagram of n wire bytes is lost with probability
+    /// 1 - (1 - ber)^(8 n).
+    pub bit_error_rate: Option<f64>,
+    pub gilbert_elliott: Option<GilbertElliottSpec>,
+}
+
+/// Two-state Markov loss (bursts): the state changes before every datagram.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliottSpec {
+    pub p_good_to_bad: f64,
+    pub p_bad_to_good: f64,
+    #[serde(default)]
+    pub loss_in_good: f64,
+    #[serde(default = "one")]
+    pub loss_in_bad: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A QUIC connection: the client requests a body, the server sends it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub cc: String,
+    #[serde(default)]
+    pub cc_params: Vec<String>,
+    /// `--cc` and `--cc-param` apply to the flows marked so.
+    #[serde(default)]
+    pub under_test: bool,
+    /// `h3` (default) or `hq-interop`.
+    #[serde(default = "default_protocol")]
+    pub protocol: String,
+    /// Body size; without it the flow downloads until `stop_s` or the end of
+    /// the run.
+    pub transfer_bytes: Option<u64>,
+    #[serde(default)]
+    pub start_s: f64,
+    pub stop_s: Option<f64>,
+    /// Links the data travels, from the server to the client.
+    pub forward_path: Vec<String>,
+    /// Links the client's packets (ACKs, requests) travel to the server.
+    pub return_path: Vec<String>,
+    /// Extra one-way delay of this flow's own, uncongested access, added
+    /// in both directions (for RTT-fairness runs).
+    #[serde(default)]
+    pub access_delay_ms: f64,
+}
+
+fn default_protocol() -> String {
+    "h3".to_string()
+}
+
+/// Non-QUIC traffic that only loads the links.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossTrafficSpec {
+    /// `cbr` or `vbr` (exponential ON-OFF).
+    pub kind: String,
+    /// The constant rate, or the rate during ON periods.
+    pub rate_mbps: f64,
+    pub mean_on_ms: Option<f64>,
+    pub mean_off_ms: Option<f64>,
+    /// CBR only: random variation of each gap, as a fraction of the gap
+    /// (0 to 1).
+    pub jitter: Option<f64>,
+    /// UDP payload of each datagram.
+    #[serde(default = "default_cross_packet_bytes")]
+    pub packet_bytes: u32,
+    #[serde(default)]
+    pub start_s: f64,
+    pub stop_s: Option<f64>,
+    pub path: Vec<String>,
+}
+
+fn default_cross_packet_bytes() -> u32 {
+    1200
+}
+
+/// A change of a link at a given time.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeSpec {
+    pub at_s: f64,
+    pub link: String,
+    pub rate_mbps: Option<f64>,
+    pub delay_ms: Option<f64>,
+    /// Every datagram that leaves the transmitter during this long is lost.
+    pub blackout_s: Option<f64>,
+    /// `true`: the link stops losing datagrams from here on.
+    #[serde(default)]
+    pub no_loss: bool,
+    pub packet_loss: Option<f64>,
+    pub bit_error_rate: Option<f64>,
+    pub gilbert_elliott: Option<GilbertElliottSpec>,
+}
+
+// ---------------------------------------------------------------------------
+// The scenario, validated.
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// The file it came from, for messages.
+    pub source: PathBuf,
+    pub description: String,
+    pub seed: u64,
+    pub duration: Nanos,
+    pub sample_interval: Nanos,
+    pub qlog: bool,
+    pub max_datagram_bytes: usize,
+    pub header_bytes: u32,
+    pub links: Vec<LinkConfig>,
+    pub flows: Vec<FlowConfig>,
+    pub cross_traffic: Vec<CrossTrafficConfig>,
+    /// In time order (file order among equal times).
+    pub changes: Vec<LinkChange>,
+}
+
+pub type LinkId = usize;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkConfig {
+    pub name: String,
+    pub rate_bps: u64,
+    pub delay: Nanos,
+    pub queue_limit: QueueLimit,
+    pub loss: LossModel,
+    pub aqt: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LossModel {
+    None,
+    PacketErrorRate(f64),
+    BitErrorRate(f64),
+    GilbertElliott(GilbertElliottSpec),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowConfig {
+    pub name: String,
+    pub cc: String,
+    pub cc_params: Vec<String>,
+    pub under_test: bool,
+    pub protocol: HttpVersion,
+    pub transfer_bytes: Option<u64>,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    pub forward_path: Vec<LinkId>,
+    pub return_path: Vec<LinkId>,
+    pub access_delay: Nanos,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CrossTrafficKind {
+    /// Evenly spaced datagrams; with `jitter` > 0 each gap is drawn
+    /// uniformly within `spacing × (1 ± jitter)` (ns-2's `random_`), which
+    /// keeps the rate but breaks the phase lock a perfectly periodic source
+    /// can have with a link of a commensurate rate.
+    ConstantBitRate { jitter: f64 },
+    /// Exponentially distributed ON and OFF periods.
+    OnOff { mean_on: f64, mean_off: f64 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrossTrafficConfig {
+    pub name: String,
+    pub kind: CrossTrafficKind,
+    pub rate_bps: u64,
+    pub packet_bytes: u32,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    pub path: Vec<LinkId>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkChange {
+    pub at: Nanos,
+    pub link: LinkId,
+    pub rate_bps: Option<u64>,
+    pub delay: Option<Nanos>,
+    pub blackout: Option<Nanos>,
+    pub loss: Option<LossModel>,
+}
+
+/// Command-line changes to a scenario.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub seed: Option<u64>,
+    /// Replaces the algorithm of every flow under test (and its parameters).
+    pub cc: Option<String>,
+    /// Parameters for every flow under test, after the file's (or alone with
+    /// `cc`).
+    pub cc_params: Vec<String>,
+    /// `KEY.PATH=VALUE` edits of the file before it is read.
+    pub set: Vec<String>,
+}
+
+/// A scenario that cannot be run, with the file it came from.
+#[derive(Debug)]
+pub struct ScenarioError {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl Scenario {
+    /// Reads, edits (`overrides.set`), parses and validates the file.
+    pub fn load(path: &Path, overrides: &Overrides) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: path.to_path_buf(),
+            message: format!("cannot read the scenario file: {e}"),
+        })?;
+        Self::parse(&text, path, overrides)
+    }
+
+    /// Like [`Scenario::load`] with the text at hand; `path` names it in
+    /// messages.
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        overrides: &Overrides,
+    ) -> Result<Scenario, ScenarioError> {
+        let fail = |message: String| ScenarioError {
+            file: path.to_path_buf(),
+            message,
+        };
+        let spec = if overrides.set.is_empty() {
+            parse_spec_text(text).map_err(fail)?
+        } else {
+            let mut table: toml::Table = toml::from_str(text)
+                .map_err(|e| fail(format!("not valid TOML: {}", e.to_string().trim_end())))?;
+            for edit in &overrides.set {
+                apply_set(&mut table, edit).map_err(|e| fail(format!("--set {edit}: {e}")))?;
+            }
+            parse_spec_value(table).map_err(|m| fail(format!("{m} (after the --set edits)")))?
+        };
+        Scenario::from_spec(spec, path, overrides).map_err(fail)
+    }
+
+    /// Checks `spec` and converts it to the simulator's units.
+    pub fn from_spec(
+        spec: ScenarioSpec,
+        path: &Path,
+        overrides: &Overrides,
+    ) -> Result<Scenario, String> {
+        check_positive("duration_s", spec.duration_s)?;
+        check_positive("sample_interval_ms", spec.sample_interval_ms)?;
+        if spec.sample_interval_ms < 1.0 {
+            // Finer series would be larger than the qlogs and say no more.
+            return Err(format!(
+                "sample_interval_ms: expected at least 1, got {}",
+                spec.sample_interval_ms
+            ));
+        }
+        let max_datagram = quiche_vegas::settings::MAX_DATAGRAM_SIZE;
+        if !(MIN_QUIC_DATAGRAM_BYTES..=max_datagram).contains(&spec.max_datagram_bytes) {
+            return Err(format!(
+                "max_datagram_bytes: expected a whole number from {MIN_QUIC_DATAGRAM_BYTES} to {max_datagram}, got {}",
+                spec.max_datagram_bytes
+            ));
+        }
+        if spec.header_bytes > 1000 {
+            return Err(format!(
+                "header_bytes: expected at most 1000, got {}",
+                spec.header_bytes
+            ));
+        }
+        let duration = seconds_f64(spec.duration_s);
+        if spec.links.is_empty() {
+            return Err("links: expected at least one link ([links.NAME])".to_string());
+        }
+
+        let mut links = Vec::new();
+        for (name, link) in &spec.links {
+            links.push(link_config(name, link)?);
+        }
+        let link_names: Vec<&str> = spec.links.keys().map(String::as_str).collect();
+        let resolve_path = |key: String, names: &[String]| -> Result<Vec<LinkId>, String> {
+            if names.is_empty() {
+                return Err(format!("{key}: expected at least one link name"));
+            }
+            names
+                .iter()
+                .map(|n| {
+                    link_names.iter().position(|l| l == n).ok_or_else(|| {
+                        format!(
+                            "{key}: unknown link '{n}'; links of this scenario: {}",
+                            link_names.join(", ")
+                        )
+                    })
+                })
+                .collect()
+        };
+
+        let mut flows = Vec::new();
+        for (name, flow) in &spec.flows {
+            check_name("flows", name)?;
+            let key = |field: &str| format!("flows.{name}.{field}");
+            let (cc, cc_params) = match (&overrides.cc, flow.under_test) {
+                (Some(cc), true) => (cc.clone(), overrides.cc_params.clone()),
+                (None, true) => {
+                    let mut params = flow.cc_params.clone();
+                    params.extend(overrides.cc_params.iter().cloned());
+                    (flow.cc.clone(), params)
+                }
+                (_, false) => (flow.cc.clone(), flow.cc_params.clone()),
+            };
+            vegas_cc::resolve(&cc, &cc_params).map_err(|e| format!("{}: {e}", key("cc")))?;
+            let protocol: HttpVersion = flow.protocol.parse().map_err(|_| {
+                format!(
+                    "{}: expected \"h3\" or \"hq-interop\", got \"{}\"",
+                    key("protocol"),
+                    flow.protocol
+                )
+            })?;
+            if flow.transfer_bytes == Some(0) {
+                return Err(format!(
+                    "{}: expected a positive number of bytes",
+                    key("transfer_bytes")
+                ));
+            }
+            check_non_negative(&key("start_s"), flow.start_s)?;
+            check_non_negative(&key("access_delay_ms"), flow.access_delay_ms)?;
+            let stop = check_stop(&key("stop_s"), flow.start_s, flow.stop_s)?;
+            flows.push(FlowConfig {
+                name: name.clone(),
+                cc,
+                cc_params,
+                under_test: flow.under_test,
+                protocol,
+                transfer_bytes: flow.transfer_bytes,
+                start: seconds_f64(flow.start_s),
+                stop,
+                forward_path: resolve_path(key("forward_path"), &flow.forward_path)?,
+                return_path: resolve_path(key("return_path"), &flow.return_path)?,
+                access_delay: millis_f64(flow.access_delay_ms),
+            });
+        }
+        let overridden = overrides.cc.is_some() || !overrides.cc_params.is_empty();
+        if overridden && !flows.iter().any(|f| f.under_test) {
+            return Err(
+                "--cc/--cc-param given, but no flow is marked under_test = true".to_string(),
+            );
+        }
+
+        let mut cross_traffic = Vec::new();
+        for (name, cross) in &spec.cross_traffic {
+            check_name("cross_traffic", name)?;
+            let key = |field: &str| format!("cross_traffic.{name}.{field}");
+            check_positive(&key("rate_mbps"), cross.rate_mbps)?;
+            let kind = match cross.kind.as_str() {
+                "cbr" => {
+                    for (field, value) in [
+                        ("mean_on_ms", cross.mean_on_ms),
+                        ("mean_off_ms", cross.mean_off_ms),
+                    ] {
+                        if value.is_some() {
+                            return Err(format!("{}: applies only to kind = \"vbr\"", key(field)));
+                        }
+                    }
+                    let jitter = cross.jitter.unwrap_or(0.0);
+                    if !(0.0..=1.0).contains(&jitter) {
+                        return Err(format!(
+                            "{}: expected a fraction from 0 to 1, got {jitter}",
+                            key("jitter")
+                        ));
+                    }
+                    CrossTrafficKind::ConstantBitRate { jitter }
+                }
+                "vbr" => {
+                    if cross.jitter.is_some() {
+                        return Err(format!("{}: applies only to kind = \"cbr\"", key("jitter")));
+                    }
+                    let on = cross.mean_on_ms.ok_or_else(|| {
+                        format!("{}: required for kind = \"vbr\"", key("mean_on_ms"))
+                    })?;
+                    let off = cross.mean_off_ms.ok_or_else(|| {
+                        format!("{}: required for kind = \"vbr\"", key("mean_off_ms"))
+                    })?;
+                    check_positive(&key("mean_on_ms"), on)?;
+                    check_positive(&key("mean_off_ms"), off)?;
+                    CrossTrafficKind::OnOff {
+                        mean_on: on * 1e6,
+                        mean_off: off * 1e6,
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "{}: expected \"cbr\" or \"vbr\", got \"{other}\"",
+                        key("kind")
+                    ))
+                }
+            };
+            if !(1..=65_507).contains(&cross.packet_bytes) {
+                return Err(format!(
+                    "{}: expected a whole number from 1 to 65507, got {}",
+                    key("packet_bytes"),
+                    cross.packet_bytes
+                ));
+            }
+            check_non_negative(&key("start_s"), cross.start_s)?;
+            let stop = check_stop(&key("stop_s"), cross.start_s, cross.stop_s)?;
+            cross_traffic.push(CrossTrafficConfig {
+                name: name.clone(),
+                kind,
+                rate_bps: mbps_to_bps(cross.rate_mbps),
+                packet_bytes: cross.packet_bytes,
+                start: seconds_f64(cross.start_s),
+                stop,
+                path: resolve_path(key("path"), &cross.path)?,
+            });
+        }
+        // Flows and cross traffic share the file names of their CSVs.
+        for flow in &flows {
+            if cross_traffic.iter().any(|c| c.name == flow.name) {
+                return Err(format!(
+                    "cross_traffic.{0}: the name '{0}' is already a flow's; names must differ",
+                    flow.name
+                ));
+            }
+        }
+
+        let mut changes = Vec::new();
+        for (i, change) in spec.changes.iter().enumerate() {
+            let key = |field: &str| format!("changes[{i}].{field}");
+            check_non_negative(&key("at_s"), change.at_s)?;
+            let link = link_names
+                .iter()
+                .position(|l| *l == change.link)
+                .ok_or_else(|| {
+                    format!(
+                        "{}: unknown link '{}'; links of this scenario: {}",
+                        key("link"),
+                        change.link,
+                        link_names.join(", ")
+                    )
+                })?;
+            if let Some(rate) = change.rate_mbps {
+                check_positive(&key("rate_mbps"), rate)?;
+            }
+            if let Some(delay) = change.delay_ms {
+                check_non_negative(&key("delay_ms"), delay)?;
+            }
+            if let Some(blackout) = change.blackout_s {
+                check_positive(&key("blackout_s"), blackout)?;
+            }
+            let loss = loss_model(
+                &format!("changes[{i}]"),
+                &LossSpec {
+                    packet_loss: change.packet_loss,
+                    bit_error_rate: change.bit_error_rate,
+                    gilbert_elliott: change.gilbert_elliott,
+                },
+            )?;
+            let loss = match (change.no_loss, loss) {
+                (true, LossModel::None) => Some(LossModel::None),
+                (true, _) => {
+                    return Err(format!(
+                        "{}: contradicts the loss model given in the same change",
+                        key("no_loss")
+                    ))
+                }
+                (false, LossModel::None) => None,
+                (false, model) => Some(model),
+            };
+            if change.rate_mbps.is_none()
+                && change.delay_ms.is_none()
+                && change.blackout_s.is_none()
+                && loss.is_none()
+            {
+                return Err(format!(
+                    "changes[{i}]: changes nothing; expected one or more of rate_mbps, delay_ms, blackout_s, packet_loss, bit_error_rate, gilbert_elliott, no_loss"
+                ));
+            }
+            changes.push(LinkChange {
+                at: seconds_f64(change.at_s),
+                link,
+                rate_bps: change.rate_mbps.map(mbps_to_bps),
+                delay: change.delay_ms.map(millis_f64),
+                blackout: change.blackout_s.map(seconds_f64),
+                loss,
+            });
+        }
+        // Stable: changes at the same time apply in file order.
+        changes.sort_by_key(|c| c.at);
+
+        Ok(Scenario {
+            source: path.to_path_buf(),
+            description: spec.description,
+            seed: overrides.seed.unwrap_or(spec.seed),
+            duration,
+            sample_interval: millis_f64(spec.sample_interval_ms).max(1),
+            qlog: spec.qlog,
+            max_datagram_bytes: spec.max_datagram_bytes,
+            header_bytes: spec.header_bytes,
+            links,
+            flows,
+            cross_traffic,
+            changes,
+        })
+    }
+}
+
+fn parse_spec_text(text: &str) -> Result<ScenarioSpec, String> {
+    let deserializer =
+        toml::Deserializer::parse(text).map_err(|e| describe_toml_error(&e, "", Some(text)))?;
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        describe_toml_error(e.inner(), &path, Some(text))
+    })
+}
+
+/// After `--set` edits there is no text any more, so no line numbers.
+fn parse_spec_value(table: toml::Table) -> Result<ScenarioSpec, String> {
+    serde_path_to_error::deserialize(table).map_err(|e| {
+        let path = e.path().to_string();
+        describe_toml_error(e.inner(), &path, None)
+    })
+}
+
+/// `KEY.PATH: what went wrong (line L, column C)`.
+fn describe_toml_error(error: &toml::de::Error, path: &str, text: Option<&str>) -> String {
+    let what = plain_types(error.message().trim_end());
+    let mut message = if path.is_empty() || path == "." {
+        what.to_string()
+    } else {
+        format!("{path}: {what}")
+    };
+    if let (Some(span), Some(text)) = (error.span(), text) {
+        let (line, column) = line_and_column(text, span.start);
+        message.push_str(&format!(" (line {line}, column {column})"));
+    }
+    message
+}
+
+/// serde names Rust types ("expected f64"); say what a scenario author
+/// writes instead.
+fn plain_types(message: &str) -> String {
+    message
+        .replace("expected f64", "expected a number")
+        .replace("expected u64", "expected a whole number >= 0")
+        .replace("expected u32", "expected a whole number >= 0")
+        .replace("expected usize", "expected a whole number >= 0")
+        .replace("expected a boolean", "expected true or false")
+}
+
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// Applies `a.b.c=VALUE` to the parsed file; VALUE is TOML (`0.01`, `true`,
+/// `"text"`, `[1, 2]`), and a bare word is taken as a string.
+fn apply_set(table: &mut toml::Table, edit: &str) -> Result<(), String> {
+    let (path, value) = edit
+        .split_once('=')
+        .ok_or_else(|| "expected KEY.PATH=VALUE".to_string())?;
+    let keys: Vec<&str> = path.trim().split('.').map(str::trim).collect();
+    if keys.iter().any(|k| k.is_empty()) {
+        return Err(format!("'{path}' is not a dotted key path"));
+    }
+    let value = parse_toml_value(value.trim());
+    let (last, parents) = keys
+        .split_last()
+        .ok_or_else(|| "empty key path".to_string())?;
+    let mut current = table;
+    for (depth, key) in parents.iter().enumerate() {
+        let entry = current
+            .entry(key.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        current = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("'{}' is not a table", keys[..=depth].join(".")))?;
+    }
+    current.insert(last.to_string(), value);
+    Ok(())
+}
+
+fn parse_toml_value(text: &str) -> toml::Value {
+    let document = format!("value = {text}");
+    toml::from_str::<toml::Table>(&document)
+        .ok()
+        .and_then(|mut t| t.remove("value"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+}
+
+fn link_config(name: &str, link: &LinkSpec) -> Result<LinkConfig, String> {
+    check_name("links", name)?;
+    let key = |field: &str| format!("links.{name}.{field}");
+    check_positive(&key("rate_mbps"), link.rate_mbps)?;
+    check_non_negative(&key("delay_ms"), link.delay_ms)?;
+    let queue_limit = match (link.queue_packets, link.queue_bytes) {
+        (Some(p), None) if p > 0 => QueueLimit::Packets(p),
+        (None, Some(b)) if b > 0 => QueueLimit::Bytes(b),
+        (Some(_), None) => return Err(format!("{}: expected at least 1", key("queue_packets"))),
+        (None, Some(_)) => return Err(format!("{}: expected at least 1", key("queue_bytes"))),
+        (None, None) => {
+            return Err(format!(
+                "links.{name}: expected a queue limit, queue_packets or queue_bytes"
+            ))
+        }
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "links.{name}: expected one queue limit, got both queue_packets and queue_bytes"
+            ))
+        }
+    };
+    Ok(LinkConfig {
+        name: name.to_string(),
+        rate_bps: mbps_to_bps(link.rate_mbps),
+        delay: millis_f64(link.delay_ms),
+        queue_limit,
+        loss: loss_model(
+            &format!("links.{name}"),
+            &LossSpec {
+                packet_loss: link.packet_loss,
+                bit_error_rate: link.bit_error_rate,
+                gilbert_elliott: link.gilbert_elliott,
+            },
+        )?,
+        aqt: link.aqt,
+    })
+}
+
+fn loss_model(prefix: &str, loss: &LossSpec) -> Result<LossModel, String> {
+    let given = [
+        loss.packet_loss.is_some(),
+        loss.bit_error_rate.is_some(),
+        loss.gilbert_elliott.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() > 1 {
+        return Err(format!(
+            "{prefix}: expected at most one loss model of packet_loss, bit_error_rate, gilbert_elliott"
+        ));
+    }
+    let probability = |field: &str, p: f64| -> Result<f64, String> {
+        if p.is_finite() && (0.0..=1.0).contains(&p) {
+            Ok(p)
+        } else {
+            Err(format!(
+                "{prefix}.{field}: expected a probability from 0 to 1, got {p}"
+            ))
+        }
+    };
+    if let Some(p) = loss.packet_loss {
+        return Ok(LossModel::PacketErrorRate(probability("packet_loss", p)?));
+    }
+    if let Some(ber) = loss.bit_error_rate {
+        let ber = probability("bit_error_rate", ber)?;
+        if ber >= 1.0 {
+            return Err(format!(
+                "{prefix}.bit_error_rate: expected less than 1, got {ber}"
+            ));
+        }
+        return Ok(LossModel::BitErrorRate(ber));
+    }
+    if let Some(ge) = loss.gilbert_elliott {
+        probability("gilbert_elliott.p_good_to_bad", ge.p_good_to_bad)?;
+        probability("gilbert_elliott.p_bad_to_good", ge.p_bad_to_good)?;
+        probability("gilbert_elliott.loss_in_good", ge.loss_in_good)?;
+        probability("gilbert_elliott.loss_in_bad", ge.loss_in_bad)?;
+        return Ok(LossModel::GilbertElliott(ge));
+    }
+    Ok(LossModel::None)
+}
+
+/// Names become file names of the outputs: keep them plain.
+fn check_name(table: &str, name: &str) -> Result<(), String> {
+    let plain = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "{table}.{name}: expected a name of letters, digits, '-', '_' and '.' (it names output files)"
+        ))
+    }
+}
+
+/// Largest time a scenario may name (about 115 days), so that no sum of
+/// times can overflow the nanosecond clock.
+const MAX_SECONDS: f64 = 1e7;
+/// Largest rate, 1 Tbit/s.
+const MAX_RATE_MBPS: f64 = 1e6;
+
+/// Upper bound of a key, by its unit suffix.
+fn upper_bound(key: &str) -> f64 {
+    if key.ends_with("_mbps") {
+        MAX_RATE_MBPS
+    } else if key.ends_with("_ms") {
+        MAX_SECONDS * 1e3
+    } else {
+        MAX_SECONDS
+    }
+}
+
+fn check_positive(key: &str, value: f64) -> Result<(), String> {
+    let max = upper_bound(key);
+    if value.is_finite() && value > 0.0 && value <= max {
+        Ok(())
+    } else {
+        Err(format!(
+            "{key}: expected a positive number up to {max}, got {value}"
+        ))
+    }
+}
+
+fn check_non_negative(key: &str, value: f64) -> Result<(), String> {
+    let max = upper_bound(key);
+    if value.is_finite() && (0.0..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{key}: expected a number from 0 to {max}, got {value}"
+        ))
+    }
+}
+
+fn check_stop(key: &str, start_s: f64, stop_s: Option<f64>) -> Result<Option<Nanos>, String> {
+    match stop_s {
+        None => Ok(None),
+        Some(stop) if stop.is_finite() && stop > start_s && stop <= MAX_SECONDS => {
+            Ok(Some(seconds_f64(stop)))
+        }
+        Some(stop) => Err(format!(
+            "{key}: expected a time after start_s ({start_s}), got {stop}"
+        )),
+    }
+}
+
+fn mbps_to_bps(mbps: f64) -> u64 {
+    ((mbps * 1e6).round() as u64).max(1)
+}

@@ -1,0 +1,77 @@
+//! Helpers shared by the integration tests: run a scenario given as text,
+//! read the outputs back.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use vegas_sim::{Overrides, Scenario, Summary};
+
+/// A finished run and the directory holding its outputs.
+pub struct Run {
+    pub summary: Summary,
+    pub dir: tempfile::TempDir,
+}
+
+impl Run {
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn flow(&self, name: &str) -> &vegas_sim::report::FlowSummary {
+        self.summary
+            .flows
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("no flow {name}"))
+    }
+
+    pub fn link(&self, name: &str) -> &vegas_sim::report::LinkSummary {
+        self.summary
+            .links
+            .iter()
+            .find(|l| l.name == name)
+            .unwrap_or_else(|| panic!("no link {name}"))
+    }
+
+    /// One column of a CSV output, by header name, as numbers.
+    pub fn column(&self, file: &str, column: &str) -> Vec<f64> {
+        csv_column(&self.path(file), column)
+    }
+}
+
+pub fn scenario(text: &str) -> Scenario {
+    scenario_with(text, &Overrides::default())
+}
+
+pub fn scenario_with(text: &str, overrides: &Overrides) -> Scenario {
+    Scenario::parse(text, Path::new("test.toml"), overrides).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn run(text: &str) -> Run {
+    run_scenario(&scenario(text))
+}
+
+pub fn run_scenario(scenario: &Scenario) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = vegas_sim::run(scenario, dir.path()).unwrap();
+    Run { summary, dir }
+}
+
+pub fn csv_column(path: &Path, column: &str) -> Vec<f64> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let index = header
+        .iter()
+        .position(|h| *h == column)
+        .unwrap_or_else(|| panic!("no column {column} in {}", path.display()));
+    lines
+        .map(|l| l.split(',').nth(index).unwrap().parse().unwrap_or(f64::NAN))
+        .collect()
+}
+
+/// Serialisation time in milliseconds of `bytes` at `mbps`.
+pub fn serialisation_ms(bytes: f64, mbps: f64) -> f64 {
+    bytes * 8.0 / (mbps * 1e6) * 1e3
+}
