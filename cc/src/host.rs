@@ -50,7 +50,11 @@ impl Pacer {
         let next_tat = tat + interval;
         self.theoretical_release = Some(next_tat);
         self.last_release = Some(release);
-        self.next_release = Some(next_tat.checked_sub(tolerance).map_or(release, |t| t.max(release)));
+        self.next_release = Some(
+            next_tat
+                .checked_sub(tolerance)
+                .map_or(release, |t| t.max(release)),
+        );
         release
     }
 

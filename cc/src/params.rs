@@ -230,6 +230,56 @@ impl fmt::Debug for ParamValues {
     }
 }
 
+/// The entry called `name` of `table`, for parameter tables that share
+/// entries with another algorithm's. Fails to compile if there is none.
+pub(crate) const fn param_named(table: &[ParamInfo], name: &str) -> ParamInfo {
+    let mut i = 0;
+    while i < table.len() {
+        if same_bytes(table[i].name.as_bytes(), name.as_bytes()) {
+            return table[i];
+        }
+        i += 1;
+    }
+    panic!("no parameter of that name in the table");
+}
+
+/// `first` followed by `second`, as one table of `N` entries.
+pub(crate) const fn concat_params<const N: usize>(
+    first: &[ParamInfo],
+    second: &[ParamInfo],
+) -> [ParamInfo; N] {
+    assert!(
+        first.len() + second.len() == N,
+        "N must be the sum of the lengths"
+    );
+    let mut out = [first[0]; N];
+    let mut i = 0;
+    while i < first.len() {
+        out[i] = first[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < second.len() {
+        out[first.len() + j] = second[j];
+        j += 1;
+    }
+    out
+}
+
+const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,12 @@ pub struct AlgorithmInfo {
     pub build: fn(&ParamValues, WindowConfig) -> Box<dyn CongestionController>,
 }
 
+/// An [`AlgorithmInfo::validate`] for algorithms whose parameters are
+/// independent of each other.
+pub fn no_constraints(_: &ParamValues) -> Result<(), String> {
+    Ok(())
+}
+
 /// quiche's own algorithms, selectable beside ours but implemented by quiche.
 pub const QUICHE_ALGORITHMS: &[(&str, &str)] = &[
     ("reno", "quiche's NewReno (RFC 9002), loss-based"),

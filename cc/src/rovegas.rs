@@ -116,7 +116,7 @@ use std::time::Duration;
 
 use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
 use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
 use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::queueing_estimate::{
     EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM, DEFAULT_RESYNC_AFTER,
@@ -158,22 +158,7 @@ const PARAM_COUNT: usize = PAPER_PARAMS.len() + OWN_PARAMS.len();
 
 /// Vegas's paper parameters followed by [`OWN_PARAMS`], so that every
 /// parameter the embedded [`Vegas`] reads is present with Vegas's default.
-const fn param_table() -> [ParamInfo; PARAM_COUNT] {
-    let mut table = [OWN_PARAMS[0]; PARAM_COUNT];
-    let mut i = 0;
-    while i < PAPER_PARAMS.len() {
-        table[i] = PAPER_PARAMS[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < OWN_PARAMS.len() {
-        table[PAPER_PARAMS.len() + j] = OWN_PARAMS[j];
-        j += 1;
-    }
-    table
-}
-
-const PARAM_TABLE: [ParamInfo; PARAM_COUNT] = param_table();
+const PARAM_TABLE: [ParamInfo; PARAM_COUNT] = concat_params(PAPER_PARAMS, OWN_PARAMS);
 
 /// Parameters of `rovegas`: `vegas`'s, then `delay_source`, `clock_drift_ppm`
 /// and `resync_after`.

@@ -20,7 +20,9 @@
 //! after it began is acknowledged, and the RTT compared with BaseRTT is the
 //! smallest sample of the round (section 3.5.2 divides by the RTT of one
 //! distinguished segment; the round's minimum includes that segment's sample
-//! and filters out delayed ACKs). Diff itself is [`VegasDiff`]'s.
+//! and filters out delayed ACKs). Diff itself is [`VegasDiff`]'s, cwnd and
+//! ssthresh are a [`Window`], and section 3.3's "last decrease" is a
+//! [`RecoveryEpoch`].
 //!
 //! The pseudo-code, per round (paper flavour):
 //!
@@ -134,13 +136,15 @@
 
 use std::time::{Duration, Instant};
 
-use crate::controller::{CcState, CongestionController, Internals, Pacing, MINIMUM_WINDOW_PACKETS};
+use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
 use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
 use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
 use crate::shared::vegas_diff::{linux_diff_packets, linux_target_window_packets, VegasDiff};
+use crate::shared::window::Window;
 
 /// Which Vegas: the paper's or Linux's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -286,7 +290,7 @@ pub const LINUX_PARAMS: &[ParamInfo] = &[
 ];
 
 /// alpha and beta bound the queue from below and above.
-fn validate_thresholds(params: &ParamValues) -> Result<(), String> {
+pub(crate) fn validate_thresholds(params: &ParamValues) -> Result<(), String> {
     let (alpha, beta) = (params.get("alpha"), params.get("beta"));
     if alpha <= beta {
         Ok(())
@@ -404,20 +408,15 @@ pub trait CongestionAvoidanceRule: Send + std::fmt::Debug {
 pub struct Vegas {
     flavour: VegasFlavour,
     config: Config,
-    max_datagram_size: usize,
-    cwnd: usize,
-    ssthresh: usize,
+    window: Window,
     base_rtt: BaseRttTracker,
     rounds: RoundClock,
     /// Paper slow start: whether the current round is one that doubles cwnd
     /// (the others hold it).
     ss_growth_round: bool,
-    /// When cwnd was last decreased (section 3.3), and the decrease before,
-    /// restored if the last one proves spurious.
-    last_decrease: Option<Instant>,
-    decrease_before_last: Option<Instant>,
-    /// ACKs still acknowledge only packets sent before the last decrease.
-    in_recovery: bool,
+    /// When cwnd was last decreased (section 3.3); in recovery while ACKs
+    /// still acknowledge only packets sent before that.
+    epoch: RecoveryEpoch,
     smoothed_rtt: Option<Duration>,
     last_decision: Option<Decision>,
     /// Linux flavour, Reno fallback: bytes acknowledged towards the next
@@ -431,20 +430,15 @@ impl Vegas {
     /// A controller of the given flavour; `params` must come from that
     /// flavour's table ([`PAPER_PARAMS`] or [`LINUX_PARAMS`]).
     pub fn new(flavour: VegasFlavour, params: &ParamValues, window: WindowConfig) -> Self {
-        let max_datagram_size = window.max_datagram_size.max(1);
-        let minimum = minimum_window(max_datagram_size);
         Vegas {
             flavour,
             config: Config::read(flavour, params),
-            max_datagram_size,
-            cwnd: window.initial_cwnd().max(minimum),
-            ssthresh: usize::MAX,
+            window: Window::new(window),
             base_rtt: BaseRttTracker::new(),
             rounds: RoundClock::new(),
             ss_growth_round: true,
-            last_decrease: None,
-            decrease_before_last: None,
-            in_recovery: false,
+            // A packet sent at the instant of a decrease counts as after it.
+            epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             smoothed_rtt: None,
             last_decision: None,
             reno_acked_bytes: 0,
@@ -482,34 +476,10 @@ impl Vegas {
         self.base_rtt.on_rtt_sample(rtt)
     }
 
-    fn in_slow_start(&self) -> bool {
-        self.cwnd < self.ssthresh
-    }
-
-    fn minimum_window(&self) -> usize {
-        minimum_window(self.max_datagram_size)
-    }
-
-    fn cwnd_packets(&self) -> f64 {
-        self.cwnd as f64 / self.max_datagram_size as f64
-    }
-
-    /// Section 3.3: was a packet sent at `time_sent` sent after the last
-    /// decrease (or is there none)?
-    fn sent_since_last_decrease(&self, time_sent: Instant) -> bool {
-        self.last_decrease.is_none_or(|t| time_sent >= t)
-    }
-
+    /// A decrease that counts as "the last decrease" of section 3.3.
     fn record_decrease(&mut self, now: Instant) {
-        self.decrease_before_last = self.last_decrease;
-        self.last_decrease = Some(now);
-        self.in_recovery = true;
+        self.epoch.begin(now);
         self.reno_acked_bytes = 0;
-    }
-
-    /// cwnd × `factor`, never below the minimum window.
-    fn scaled_window(&self, factor: f64) -> usize {
-        ((self.cwnd as f64 * factor) as usize).max(self.minimum_window())
     }
 
     /// Diff for a finished round, if the round measured enough (section
@@ -521,10 +491,12 @@ impl Vegas {
         let base_rtt = self.base_rtt.base_rtt()?;
         let round_rtt = round.min_rtt?;
         let diff = match self.flavour {
-            VegasFlavour::Paper => VegasDiff::compute(self.cwnd_packets(), base_rtt, round_rtt)?,
+            VegasFlavour::Paper => {
+                VegasDiff::compute(self.window.cwnd_packets(), base_rtt, round_rtt)?
+            }
             VegasFlavour::Linux => {
                 // Linux counts cwnd in whole packets.
-                let window = (self.cwnd / self.max_datagram_size) as f64;
+                let window = self.window.cwnd_whole_packets() as f64;
                 VegasDiff::compute(window, base_rtt, round_rtt)?
             }
         };
@@ -534,7 +506,7 @@ impl Vegas {
                 linux_diff_packets(diff.window_packets as u64, base_rtt, round_rtt) as f64
             }
         };
-        let bits_per_packet = self.max_datagram_size as f64 * 8.0;
+        let bits_per_packet = self.window.max_datagram_size() as f64 * 8.0;
         self.last_decision = Some(Decision {
             diff_packets,
             expected_bits_per_sec: diff.expected_packets_per_sec * bits_per_packet,
@@ -546,7 +518,7 @@ impl Vegas {
     /// The paper's once-per-RTT step (sections 3.5.2 and 3.5.3).
     fn paper_round_end(&mut self, round: &CompletedRound, now: Instant) {
         let diff = self.evaluate(round);
-        if self.in_slow_start() {
+        if self.window.in_slow_start() {
             // 3.5.3: "Vegas allows exponential growth only every other RTT. In
             // between, the congestion window stays fixed so a valid comparison
             // of the expected and actual rates can be made."
@@ -558,10 +530,10 @@ impl Vegas {
                 Some(diff) if diff > self.config.gamma => {
                     // 3.5.3: "Vegas changes from slow-start mode to linear
                     // increase/decrease mode", here with a 1/8 cut.
-                    let reduced = self.scaled_window(self.config.ss_exit_factor);
-                    let decreased = reduced < self.cwnd;
-                    self.cwnd = reduced;
-                    self.ssthresh = reduced;
+                    let reduced = self.window.scaled(self.config.ss_exit_factor);
+                    let decreased = reduced < self.window.cwnd();
+                    self.window.set_cwnd(reduced);
+                    self.window.set_ssthresh(reduced);
                     if decreased {
                         self.record_decrease(now);
                     }
@@ -578,11 +550,11 @@ impl Vegas {
         if diff < self.config.alpha {
             // Too little extra data in the network: increase linearly.
             if !round.app_limited {
-                self.cwnd = self.cwnd.saturating_add(self.max_datagram_size);
+                self.window.increase(self.window.max_datagram_size());
             }
         } else if diff > self.config.beta {
             // Too much extra data in the network: decrease linearly.
-            self.linear_decrease();
+            self.window.decrease(self.window.max_datagram_size());
         }
         // alpha <= Diff <= beta: leave cwnd unchanged.
     }
@@ -592,32 +564,38 @@ impl Vegas {
         let Some(diff) = self.evaluate(round) else {
             // Too few samples to trust (likely delayed ACKs): Reno this round.
             // Slow start grows on this ACK as on every other.
-            if !self.in_slow_start() && !round.app_limited {
+            if !self.window.in_slow_start() && !round.app_limited {
                 self.reno_additive_increase(acked_bytes);
             }
             return;
         };
-        if self.in_slow_start() {
+        let packet = self.window.max_datagram_size();
+        if self.window.in_slow_start() {
             if diff > self.config.gamma {
                 // Going too fast: set cwnd to the actual rate times BaseRTT,
                 // plus one for the truncation, and leave slow start.
                 if let (Some(base), Some(rtt)) = (self.base_rtt.base_rtt(), round.min_rtt) {
-                    let window = (self.cwnd / self.max_datagram_size) as u64;
+                    let window = self.window.cwnd_whole_packets() as u64;
                     let target = linux_target_window_packets(window, base, rtt).saturating_add(1);
                     let target_bytes = usize::try_from(target)
                         .unwrap_or(usize::MAX)
-                        .saturating_mul(self.max_datagram_size);
-                    self.cwnd = self.cwnd.min(target_bytes).max(self.minimum_window());
-                    self.ssthresh = self.ssthresh.min(self.cwnd);
+                        .saturating_mul(packet);
+                    self.window.set_cwnd(self.window.cwnd().min(target_bytes));
+                    self.window
+                        .set_ssthresh(self.window.ssthresh().min(self.window.cwnd()));
+                    // Not a decrease for section 3.3's loss filter: Linux
+                    // filters losses by recovery episode only.
                 }
             }
         } else if diff > self.config.beta {
-            self.linear_decrease();
+            self.window.decrease(packet);
         } else if diff < self.config.alpha && !round.app_limited {
-            self.cwnd = self.cwnd.saturating_add(self.max_datagram_size);
+            self.window.increase(packet);
         }
         // Linux's tcp_current_ssthresh: ssthresh keeps at least 3/4 of cwnd.
-        self.ssthresh = self.ssthresh.max(self.cwnd / 2 + self.cwnd / 4);
+        let cwnd = self.window.cwnd();
+        self.window
+            .set_ssthresh(self.window.ssthresh().max(cwnd / 2 + cwnd / 4));
     }
 
     /// Asks the plugged-in rule for the round's step and applies it.
@@ -625,8 +603,8 @@ impl Vegas {
         let input = CongestionAvoidanceRound {
             round: *round,
             diff_packets: diff,
-            cwnd_packets: self.cwnd_packets(),
-            max_datagram_size: self.max_datagram_size,
+            cwnd_packets: self.window.cwnd_packets(),
+            max_datagram_size: self.window.max_datagram_size(),
         };
         let Some(rule) = self.congestion_avoidance.as_mut() else {
             return;
@@ -634,46 +612,21 @@ impl Vegas {
         let change = rule.on_round(&input);
         let bytes = usize::try_from(change.unsigned_abs()).unwrap_or(usize::MAX);
         if change > 0 {
-            self.cwnd = self.cwnd.saturating_add(bytes);
+            self.window.increase(bytes);
         } else if change < 0 {
-            self.cwnd = self.cwnd.saturating_sub(bytes).max(self.minimum_window());
-            self.ssthresh = self.ssthresh.min(self.cwnd);
+            self.window.decrease(bytes);
         }
-    }
-
-    /// One packet less, and ssthresh no higher than cwnd so that the smaller
-    /// window is not mistaken for slow start.
-    fn linear_decrease(&mut self) {
-        self.cwnd = self
-            .cwnd
-            .saturating_sub(self.max_datagram_size)
-            .max(self.minimum_window());
-        self.ssthresh = self.ssthresh.min(self.cwnd);
     }
 
     /// Reno's congestion avoidance: one packet per window acknowledged.
     fn reno_additive_increase(&mut self, acked_bytes: usize) {
         self.reno_acked_bytes = self.reno_acked_bytes.saturating_add(acked_bytes);
-        if self.reno_acked_bytes >= self.cwnd {
-            self.reno_acked_bytes -= self.cwnd;
-            self.cwnd = self.cwnd.saturating_add(self.max_datagram_size);
+        let cwnd = self.window.cwnd();
+        if self.reno_acked_bytes >= cwnd {
+            self.reno_acked_bytes -= cwnd;
+            self.window.increase(self.window.max_datagram_size());
         }
     }
-
-    /// Slow-start growth by the bytes acknowledged, up to ssthresh.
-    fn slow_start_grow(&mut self, acked_bytes: usize) {
-        self.cwnd = self.cwnd.saturating_add(acked_bytes).min(self.ssthresh);
-    }
-}
-
-fn minimum_window(max_datagram_size: usize) -> usize {
-    max_datagram_size.saturating_mul(MINIMUM_WINDOW_PACKETS)
-}
-
-/// `value × to / from` without overflow, saturating at `usize::MAX`.
-fn rescale(value: usize, from: usize, to: usize) -> usize {
-    let scaled = (value as u128).saturating_mul(to as u128) / from.max(1) as u128;
-    usize::try_from(scaled).unwrap_or(usize::MAX)
 }
 
 impl CongestionController for Vegas {
@@ -704,21 +657,9 @@ impl CongestionController for Vegas {
             .iter()
             .fold(0usize, |sum, p| sum.saturating_add(p.size));
 
-        let ends_recovery = self.in_recovery
-            && ack
-                .acked
-                .iter()
-                .any(|p| self.sent_since_last_decrease(p.time_sent));
-        let finished_round = if ends_recovery {
-            // The window changed; what the current round measured is stale.
-            self.in_recovery = false;
-            self.rounds.restart(ack.now);
-            None
-        } else {
-            self.rounds.on_ack(ack)
-        };
-
-        if let Some(round) = finished_round.filter(|_| !self.in_recovery) {
+        // Rounds ending in recovery are not evaluated, and the end of
+        // recovery restarts the round.
+        if let AckedRound::Ended(round) = self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
             match self.flavour {
                 VegasFlavour::Paper => self.paper_round_end(&round, ack.now),
                 VegasFlavour::Linux => self.linux_round_end(&round, acked_bytes),
@@ -731,8 +672,12 @@ impl CongestionController for Vegas {
             VegasFlavour::Paper => self.ss_growth_round,
             VegasFlavour::Linux => true,
         };
-        if self.in_slow_start() && growth_round && !self.in_recovery && !ack.app_limited {
-            self.slow_start_grow(acked_bytes);
+        if self.window.in_slow_start()
+            && growth_round
+            && !self.epoch.in_recovery()
+            && !ack.app_limited
+        {
+            self.window.slow_start(acked_bytes);
         }
     }
 
@@ -740,59 +685,52 @@ impl CongestionController for Vegas {
         if loss.persistent_congestion {
             // Like TCP's retransmission timeout: back to the minimum window
             // and slow start, whenever the lost packets were sent.
-            self.ssthresh = self.scaled_window(self.config.timeout_ssthresh_factor);
-            self.cwnd = self.minimum_window();
+            self.window
+                .set_ssthresh(self.window.scaled(self.config.timeout_ssthresh_factor));
+            self.window.set_cwnd(self.window.minimum());
             self.ss_growth_round = true;
             self.record_decrease(loss.now);
             return;
         }
         // 3.3: "Vegas only decreases the congestion window if the
         // retransmitted segment was previously sent after the last decrease."
-        if !self.sent_since_last_decrease(loss.largest_lost_time_sent) {
+        if !self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
             return;
         }
-        let reduced = self.scaled_window(self.config.loss_factor);
-        self.cwnd = reduced;
-        self.ssthresh = reduced;
+        let reduced = self.window.scaled(self.config.loss_factor);
+        self.window.set_cwnd(reduced);
+        self.window.set_ssthresh(reduced);
         self.record_decrease(loss.now);
     }
 
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        self.cwnd = cwnd.max(self.minimum_window());
-        self.ssthresh = ssthresh.max(self.minimum_window());
-        self.last_decrease = self.decrease_before_last;
-        self.in_recovery = false;
+        self.window.restore(cwnd, ssthresh);
+        self.epoch.undo();
         self.reno_acked_bytes = 0;
         true
     }
 
     fn cwnd(&self) -> usize {
-        self.cwnd
+        self.window.cwnd()
     }
 
     fn ssthresh(&self) -> usize {
-        self.ssthresh
+        self.window.ssthresh()
     }
 
     fn state(&self) -> CcState {
-        if self.in_recovery {
-            CcState::Recovery
-        } else if self.in_slow_start() {
-            CcState::SlowStart
-        } else {
-            CcState::CongestionAvoidance
-        }
+        self.window.state(self.epoch.in_recovery())
     }
 
     /// Section 3.4, spike suppression: SegSpacing = RTT × MaxSegment /
     /// WindowSize, at most `spike_burst_packets` per SegSpacing, off during
     /// slow start.
     fn pacing(&self) -> Option<Pacing> {
-        if !self.config.spike_suppression || self.in_slow_start() {
+        if !self.config.spike_suppression || self.window.in_slow_start() {
             return None;
         }
         let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt())?;
-        let rate = self.cwnd as f64 / rtt.as_secs_f64();
+        let rate = self.window.cwnd() as f64 / rtt.as_secs_f64();
         (rate.is_finite() && rate > 0.0).then_some(Pacing {
             rate_bytes_per_sec: rate,
             burst_packets: self.config.spike_burst_packets,
@@ -807,7 +745,7 @@ impl CongestionController for Vegas {
                 VegasFlavour::Linux => "linux",
             },
         );
-        out.float("cwnd_packets", self.cwnd_packets());
+        out.float("cwnd_packets", self.window.cwnd_packets());
         match &self.congestion_avoidance {
             Some(rule) => rule.internals(out),
             None => {
@@ -839,13 +777,7 @@ impl CongestionController for Vegas {
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         // Vegas counts in packets: keep the window's packet count.
-        let new = max_datagram_size.max(1);
-        let old = self.max_datagram_size;
-        self.max_datagram_size = new;
-        self.cwnd = rescale(self.cwnd, old, new).max(self.minimum_window());
-        if self.ssthresh != usize::MAX {
-            self.ssthresh = rescale(self.ssthresh, old, new);
-        }
+        self.window.rescale_to(max_datagram_size);
         self.reno_acked_bytes = 0;
     }
 }

@@ -84,11 +84,12 @@
 //!   Vegas applies its own step.
 
 use crate::controller::{CongestionController, Internals};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::params::{param_named, ParamInfo, ParamKind, ParamValues};
 use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::round_clock::CompletedRound;
 use crate::vegas::{
-    CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas, PAPER_PARAMS as VEGAS_PARAMS,
+    validate_thresholds, CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas,
+    PAPER_PARAMS as VEGAS_PARAMS,
 };
 
 pub const NAME: &str = "vegas-a";
@@ -151,20 +152,15 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
 
 /// `alpha_min <= alpha <= beta`.
 pub fn validate(params: &ParamValues) -> Result<(), String> {
-    let (alpha, beta) = (params.get("alpha"), params.get("beta"));
+    let alpha = params.get("alpha");
     let alpha_min = params.get("alpha_min");
     if alpha < alpha_min {
         return Err(format!(
             "alpha ({alpha}) must not be below alpha_min ({alpha_min}): alpha never goes below it"
         ));
     }
-    if alpha > beta {
-        return Err(format!(
-            "alpha ({alpha}) must not exceed beta ({beta}): alpha is the lower bound \
-             of the packets to keep queued, beta the upper"
-        ));
-    }
-    Ok(())
+    // Vegas's alpha <= beta.
+    validate_thresholds(params)
 }
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
@@ -173,56 +169,6 @@ fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionContro
         window,
         Box::new(VegasA::new(params)),
     ))
-}
-
-/// The entry called `name` of `table`, for parameter tables that share
-/// entries with another algorithm's. Fails to compile if there is none.
-pub(crate) const fn param_named(table: &[ParamInfo], name: &str) -> ParamInfo {
-    let mut i = 0;
-    while i < table.len() {
-        if same_bytes(table[i].name.as_bytes(), name.as_bytes()) {
-            return table[i];
-        }
-        i += 1;
-    }
-    panic!("no parameter of that name in the table");
-}
-
-/// `first` followed by `second`, as one table of `N` entries.
-pub(crate) const fn concat_params<const N: usize>(
-    first: &[ParamInfo],
-    second: &[ParamInfo],
-) -> [ParamInfo; N] {
-    assert!(
-        first.len() + second.len() == N,
-        "N must be the sum of the lengths"
-    );
-    let mut out = [first[0]; N];
-    let mut i = 0;
-    while i < first.len() {
-        out[i] = first[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < second.len() {
-        out[first.len() + j] = second[j];
-        j += 1;
-    }
-    out
-}
-
-const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 /// Which way a step moves cwnd, α and β.
@@ -566,6 +512,7 @@ impl CongestionAvoidanceRule for VegasA {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::concat_params;
 
     #[test]
     fn tables_share_vegas_entries() {

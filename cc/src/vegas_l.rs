@@ -81,10 +81,10 @@
 //!   second in qlog); only their signs and their order matter.
 
 use crate::controller::{CongestionController, Internals};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
 use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::vegas::{CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas};
-use crate::vegas_a::{self, concat_params, Direction, Step, ThroughputHistory, VegasA};
+use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA};
 
 pub const NAME: &str = "vegas-l";
 

@@ -21,8 +21,9 @@
 //! The estimate is Westwood's (section III.B, eqs. 2-5): one sample per ACK,
 //! b_k = d_k / (t_k − t_{k−1}), smoothed by the Tustin low-pass filter with
 //! time constant τ ([`BandwidthSampler`] with no minimum window, and
-//! [`TustinLowPass`]). Rounds, BaseRTT and Diff are the shared Vegas pieces
-//! ([`RoundClock`], [`BaseRttTracker`], [`VegasDiff`]).
+//! [`TustinLowPass`]). Rounds, BaseRTT, Diff, the window and recovery epochs
+//! are the shared Vegas pieces ([`RoundClock`], [`BaseRttTracker`],
+//! [`VegasDiff`], [`Window`], [`RecoveryEpoch`]).
 //!
 //! The pseudo-code, as this file runs it:
 //!
@@ -181,14 +182,17 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::controller::{CcState, CongestionController, Internals, MINIMUM_WINDOW_PACKETS};
+use crate::controller::{CcState, CongestionController, Internals};
 use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
 use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
 use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
 use crate::shared::vegas_diff::VegasDiff;
+use crate::shared::window::Window;
+use crate::vegas::validate_thresholds;
 
 pub const NAME: &str = "vegas-w";
 
@@ -297,21 +301,10 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
                   bandwidth x BaseRTT, BaseRTT refreshed on route change (RTT > 2 x mean of \
                   20), losses classified by send vs ACK spacing",
     params: PARAMS,
-    validate,
+    // Vegas's alpha <= beta.
+    validate: validate_thresholds,
     build,
 };
-
-fn validate(params: &ParamValues) -> Result<(), String> {
-    let (alpha, beta) = (params.get("alpha"), params.get("beta"));
-    if alpha <= beta {
-        Ok(())
-    } else {
-        Err(format!(
-            "alpha ({alpha}) must not exceed beta ({beta}): alpha is the lower bound \
-             of the packets to keep queued, beta the upper"
-        ))
-    }
-}
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(VegasW::new(params, window))
@@ -634,9 +627,7 @@ enum LastLoss {
 #[derive(Debug)]
 pub struct VegasW {
     config: Config,
-    mss: usize,
-    cwnd: usize,
-    ssthresh: usize,
+    window: Window,
 
     base_rtt: BaseRttTracker,
     rounds: RoundClock,
@@ -652,9 +643,8 @@ pub struct VegasW {
     route: RouteMonitor,
     packets: PacketLog,
 
-    last_reduction: Option<Instant>,
-    previous_reduction: Option<Instant>,
-    in_recovery: bool,
+    /// One congestion reduction per window (Vegas 3.3).
+    epoch: RecoveryEpoch,
 
     last_loss: Option<LastLoss>,
     congestion_losses: u64,
@@ -664,7 +654,6 @@ pub struct VegasW {
 impl VegasW {
     /// A controller with `params` from [`PARAMS`].
     pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
-        let mss = window.max_datagram_size.max(1);
         let tau = Duration::try_from_secs_f64(params.get("tau_ms") / 1e3).unwrap_or_default();
         let unclassified_loss = match params.word("unclassified_loss") {
             "link_error" => LossClass::LinkError,
@@ -680,9 +669,7 @@ impl VegasW {
                 unclassified_loss,
                 bwe_in_congestion_avoidance: params.word("bwe_in_congestion_avoidance") == "on",
             },
-            mss,
-            cwnd: window.initial_cwnd().max(minimum_window(mss)),
-            ssthresh: usize::MAX,
+            window: Window::new(window),
             base_rtt: BaseRttTracker::new(),
             rounds: RoundClock::new(),
             ss_growth_round: true,
@@ -693,9 +680,9 @@ impl VegasW {
             filter: TustinLowPass::new(tau),
             route: RouteMonitor::new(params.get("m") as usize, params.get("n")),
             packets: PacketLog::new(params.get("max_tracked_packets") as usize),
-            last_reduction: None,
-            previous_reduction: None,
-            in_recovery: false,
+            // As in Vegas: a packet sent at the instant of a reduction
+            // counts as after it.
+            epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             last_loss: None,
             congestion_losses: 0,
             link_error_losses: 0,
@@ -721,18 +708,6 @@ impl VegasW {
         self.packets.len()
     }
 
-    fn in_slow_start(&self) -> bool {
-        self.cwnd < self.ssthresh
-    }
-
-    fn minimum_window(&self) -> usize {
-        minimum_window(self.mss)
-    }
-
-    fn cwnd_packets(&self) -> f64 {
-        self.cwnd as f64 / self.mss as f64
-    }
-
     /// b̂ × BaseRTT in bytes: the window the estimated bandwidth fills.
     fn estimated_window(&self) -> Option<f64> {
         let bwe = self.filter.estimate()?;
@@ -746,23 +721,13 @@ impl VegasW {
         let target = match self.estimated_window() {
             // `as` saturates, so a huge product stays usize::MAX.
             Some(bytes) => bytes.round() as usize,
-            None => self.cwnd / 2,
+            None => self.window.cwnd() / 2,
         };
-        target.max(self.minimum_window())
-    }
-
-    fn sent_since_last_reduction(&self, time_sent: Instant) -> bool {
-        self.last_reduction.is_none_or(|t| time_sent >= t)
-    }
-
-    fn record_reduction(&mut self, now: Instant) {
-        self.previous_reduction = self.last_reduction;
-        self.last_reduction = Some(now);
-        self.in_recovery = true;
+        target.max(self.window.minimum())
     }
 
     fn sampling_bandwidth(&self) -> bool {
-        self.config.bwe_in_congestion_avoidance || self.in_slow_start()
+        self.config.bwe_in_congestion_avoidance || self.window.in_slow_start()
     }
 
     /// Eqs. 2-5 for one ACK.
@@ -779,7 +744,7 @@ impl VegasW {
 
     /// IV.B for the ACK's RTT sample, then BaseRTT as in Vegas.
     fn observe_rtt(&mut self, rtt_now: Duration, now: Instant) {
-        let check = !self.in_slow_start();
+        let check = !self.window.in_slow_start();
         if self.route.on_sample(rtt_now, now, check).is_some() {
             self.base_rtt.refresh(rtt_now);
         } else {
@@ -790,21 +755,21 @@ impl VegasW {
     /// One round's decision (Vegas 3.5.2/3.5.3 with IV.A's slow start).
     fn round_end(&mut self, round: &CompletedRound, now: Instant) {
         let diff = match (self.base_rtt.base_rtt(), round.min_rtt) {
-            (Some(base), Some(rtt)) => VegasDiff::compute(self.cwnd_packets(), base, rtt),
+            (Some(base), Some(rtt)) => VegasDiff::compute(self.window.cwnd_packets(), base, rtt),
             _ => None,
         }
         .map(|d| d.diff_packets);
         if diff.is_some() {
             self.last_diff = diff;
         }
-        if self.in_slow_start() {
+        if self.window.in_slow_start() {
             if self.ss_growth_round {
                 self.ss_growth_round = false;
                 return;
             }
             match diff {
                 Some(diff) if diff > self.config.gamma => {
-                    if slow_start_continues(self.cwnd, self.estimated_window()) {
+                    if slow_start_continues(self.window.cwnd(), self.estimated_window()) {
                         // IV.A: "the congestion phenomenon is temporary".
                         self.ss_extensions = self.ss_extensions.saturating_add(1);
                         self.ss_growth_round = true;
@@ -817,30 +782,24 @@ impl VegasW {
             return;
         }
         let Some(diff) = diff else { return };
+        let packet = self.window.max_datagram_size();
         if diff < self.config.alpha {
             if !round.app_limited {
-                self.cwnd = self.cwnd.saturating_add(self.mss);
+                self.window.increase(packet);
             }
         } else if diff > self.config.beta {
-            self.cwnd = self
-                .cwnd
-                .saturating_sub(self.mss)
-                .max(self.minimum_window());
-            // Not mistaken for slow start.
-            self.ssthresh = self.ssthresh.min(self.cwnd);
+            self.window.decrease(packet);
         }
     }
 
     /// Vegas's exit from slow start: cut by `ss_exit_factor`, ssthresh = cwnd.
     fn leave_slow_start(&mut self, now: Instant) {
-        let reduced = ((self.cwnd as f64 * self.config.ss_exit_factor) as usize)
-            .max(self.minimum_window())
-            .min(self.cwnd);
-        let decreased = reduced < self.cwnd;
-        self.cwnd = reduced;
-        self.ssthresh = reduced;
-        if decreased {
-            self.record_reduction(now);
+        let cwnd = self.window.cwnd();
+        let reduced = self.window.scaled(self.config.ss_exit_factor).min(cwnd);
+        self.window.set_cwnd(reduced);
+        self.window.set_ssthresh(reduced);
+        if reduced < cwnd {
+            self.epoch.begin(now);
         }
     }
 }
@@ -849,16 +808,6 @@ impl VegasW {
 /// the estimated bandwidth fills; without an estimate it ends, as in Vegas.
 fn slow_start_continues(cwnd: usize, estimated_window: Option<f64>) -> bool {
     estimated_window.is_some_and(|target| (cwnd as f64) < target)
-}
-
-fn minimum_window(mss: usize) -> usize {
-    mss.saturating_mul(MINIMUM_WINDOW_PACKETS)
-}
-
-/// `value × to / from` without overflow, saturating at `usize::MAX`.
-fn rescale(value: usize, from: usize, to: usize) -> usize {
-    let scaled = (value as u128).saturating_mul(to as u128) / from.max(1) as u128;
-    usize::try_from(scaled).unwrap_or(usize::MAX)
 }
 
 impl CongestionController for VegasW {
@@ -885,25 +834,18 @@ impl CongestionController for VegasW {
             self.observe_rtt(rtt_now, ack.now);
         }
 
-        let ends_recovery = self.in_recovery
-            && ack
-                .acked
-                .iter()
-                .any(|p| self.sent_since_last_reduction(p.time_sent));
-        let finished_round = if ends_recovery {
-            // The window changed; what the current round measured is stale.
-            self.in_recovery = false;
-            self.rounds.restart(ack.now);
-            None
-        } else {
-            self.rounds.on_ack(ack)
-        };
-        if let Some(round) = finished_round.filter(|_| !self.in_recovery) {
+        // Rounds ending in recovery are not evaluated, and the end of
+        // recovery restarts the round.
+        if let AckedRound::Ended(round) = self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
             self.round_end(&round, ack.now);
         }
 
-        if self.in_slow_start() && self.ss_growth_round && !self.in_recovery && !ack.app_limited {
-            self.cwnd = self.cwnd.saturating_add(acked_bytes).min(self.ssthresh);
+        if self.window.in_slow_start()
+            && self.ss_growth_round
+            && !self.epoch.in_recovery()
+            && !ack.app_limited
+        {
+            self.window.slow_start(acked_bytes);
         }
     }
 
@@ -919,10 +861,10 @@ impl CongestionController for VegasW {
         if loss.persistent_congestion {
             // IV.C: "If packets lost are caused by time-out, the system
             // enters slow-start phase."
-            self.ssthresh = self.bandwidth_ssthresh();
-            self.cwnd = self.minimum_window();
+            self.window.set_ssthresh(self.bandwidth_ssthresh());
+            self.window.set_cwnd(self.window.minimum());
             self.ss_growth_round = true;
-            self.record_reduction(loss.now);
+            self.epoch.begin(loss.now);
             self.last_loss = Some(LastLoss::PersistentCongestion);
             return;
         }
@@ -937,49 +879,41 @@ impl CongestionController for VegasW {
             }
             LossClass::Congestion => {
                 self.congestion_losses = self.congestion_losses.saturating_add(1);
-                if self.sent_since_last_reduction(loss.largest_lost_time_sent) {
+                if self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
                     // IV.C: ssthresh = bandwidth estimate × RTTmin,
                     // cwnd = ssthresh (never raised).
-                    self.ssthresh = self.bandwidth_ssthresh();
-                    self.cwnd = self.cwnd.min(self.ssthresh);
-                    self.record_reduction(loss.now);
+                    self.window.set_ssthresh(self.bandwidth_ssthresh());
+                    self.window
+                        .set_cwnd(self.window.cwnd().min(self.window.ssthresh()));
+                    self.epoch.begin(loss.now);
                 }
             }
         }
     }
 
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        let minimum = self.minimum_window();
-        self.cwnd = cwnd.max(minimum);
-        self.ssthresh = ssthresh.max(minimum);
-        self.last_reduction = self.previous_reduction;
-        self.in_recovery = false;
+        self.window.restore(cwnd, ssthresh);
+        self.epoch.undo();
         true
     }
 
     fn cwnd(&self) -> usize {
-        self.cwnd
+        self.window.cwnd()
     }
 
     fn ssthresh(&self) -> usize {
-        self.ssthresh
+        self.window.ssthresh()
     }
 
     fn state(&self) -> CcState {
-        if self.in_recovery {
-            CcState::Recovery
-        } else if self.in_slow_start() {
-            CcState::SlowStart
-        } else {
-            CcState::CongestionAvoidance
-        }
+        self.window.state(self.epoch.in_recovery())
     }
 
     fn internals(&self, out: &mut Internals) {
-        let mss = self.mss as f64;
-        out.float("cwnd_packets", self.cwnd_packets());
-        if self.ssthresh != usize::MAX {
-            out.float("ssthresh_packets", self.ssthresh as f64 / mss);
+        let mss = self.window.max_datagram_size() as f64;
+        out.float("cwnd_packets", self.window.cwnd_packets());
+        if let Some(ssthresh) = self.window.ssthresh_packets() {
+            out.float("ssthresh_packets", ssthresh);
         }
         out.float("bwe_bytes_per_s", self.filter.estimate().unwrap_or(0.0));
         if let Some(window) = self.estimated_window() {
@@ -1020,13 +954,7 @@ impl CongestionController for VegasW {
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         // Vegas counts in packets: keep the window's packet count.
-        let new = max_datagram_size.max(1);
-        let old = self.mss;
-        self.mss = new;
-        self.cwnd = rescale(self.cwnd, old, new).max(self.minimum_window());
-        if self.ssthresh != usize::MAX {
-            self.ssthresh = rescale(self.ssthresh, old, new).max(self.minimum_window());
-        }
+        self.window.rescale_to(max_datagram_size);
     }
 }
 

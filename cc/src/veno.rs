@@ -31,7 +31,8 @@
 //! and how much to cut on a loss. The skeleton is [`Veno`], generic over
 //! those decisions ([`VenoRules`]); Veno's own decisions are
 //! [`ClassicVeno`]. N comes from the shared [`VegasDiff`], BaseRTT from
-//! [`BaseRttTracker`], the once-per-RTT round from [`RoundClock`].
+//! [`BaseRttTracker`], the once-per-RTT round from [`RoundClock`], cwnd and
+//! ssthresh are a [`Window`] and the recovery epochs a [`RecoveryEpoch`].
 //!
 //! # Where the paper is ambiguous
 //!
@@ -91,13 +92,17 @@
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use crate::controller::{CcState, CongestionController, Internals, MINIMUM_WINDOW_PACKETS};
+use crate::controller::{CcState, CongestionController, Internals};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
-use crate::registry::{AlgorithmInfo, WindowConfig};
+use crate::registry::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::shared::base_rtt::BaseRttTracker;
+// Re-exported: it was `veno::RecoveryEpoch` before it was shared.
+pub use crate::shared::recovery_epoch::RecoveryEpoch;
+use crate::shared::recovery_epoch::{AckedRound, SentAtReduction};
 use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
 use crate::shared::vegas_diff::VegasDiff;
+use crate::shared::window::Window;
 
 pub const NAME: &str = "veno";
 
@@ -190,10 +195,6 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     validate: no_constraints,
     build,
 };
-
-fn no_constraints(_: &ParamValues) -> Result<(), String> {
-    Ok(())
-}
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(Veno::new(params, window))
@@ -330,54 +331,6 @@ impl VenoRules for ClassicVeno {
     }
 }
 
-/// Recovery epochs (RFC 9002 section 7.3.2, NewReno's recovery in QUIC's
-/// terms): losses of packets sent before the last reduction belong to it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RecoveryEpoch {
-    last_reduction: Option<Instant>,
-    reduction_before_last: Option<Instant>,
-    in_recovery: bool,
-}
-
-impl RecoveryEpoch {
-    /// Was a packet sent at `time_sent` sent after the last reduction (or is
-    /// there none)? A packet sent at the very instant counts as after it.
-    pub fn sent_after_reduction(&self, time_sent: Instant) -> bool {
-        self.last_reduction.is_none_or(|t| time_sent >= t)
-    }
-
-    /// A reduction at `now` begins a new epoch.
-    pub fn begin(&mut self, now: Instant) {
-        self.reduction_before_last = self.last_reduction;
-        self.last_reduction = Some(now);
-        self.in_recovery = true;
-    }
-
-    /// An ACK acknowledged packets sent at `times_sent`. Returns whether it
-    /// ended recovery (NewReno's "full" acknowledgement).
-    pub fn on_ack(&mut self, mut times_sent: impl Iterator<Item = Instant>) -> bool {
-        if self.in_recovery && times_sent.any(|t| self.sent_after_reduction(t)) {
-            self.in_recovery = false;
-            return true;
-        }
-        false
-    }
-
-    /// The last reduction was spurious: forget it.
-    pub fn undo(&mut self) {
-        self.last_reduction = self.reduction_before_last;
-        self.in_recovery = false;
-    }
-
-    pub fn in_recovery(&self) -> bool {
-        self.in_recovery
-    }
-
-    pub fn last_reduction(&self) -> Option<Instant> {
-        self.last_reduction
-    }
-}
-
 /// The parameters [`Veno`] itself reads.
 #[derive(Clone, Copy, Debug)]
 struct Config {
@@ -392,9 +345,7 @@ struct Config {
 pub struct Veno<R: VenoRules = ClassicVeno> {
     rules: R,
     config: Config,
-    max_datagram_size: usize,
-    cwnd: usize,
-    ssthresh: usize,
+    window: Window,
     base_rtt: BaseRttTracker,
     rounds: RoundClock,
     /// N of the most recently evaluated round.
@@ -420,8 +371,6 @@ impl<R: VenoRules> Veno<R> {
     /// A controller making `rules`' decisions; `params` must contain
     /// [`BETA`], [`TIMEOUT_SSTHRESH_FACTOR`] and [`MIN_RTT_SAMPLES`].
     pub fn with_rules(rules: R, params: &ParamValues, window: WindowConfig) -> Self {
-        let max_datagram_size = window.max_datagram_size.max(1);
-        let minimum = minimum_window(max_datagram_size);
         let increase_per_rtt = sane_increase(rules.initial_increase());
         Veno {
             rules,
@@ -430,16 +379,16 @@ impl<R: VenoRules> Veno<R> {
                 timeout_ssthresh_factor: params.get(TIMEOUT_SSTHRESH_FACTOR.name),
                 min_rtt_samples: params.get(MIN_RTT_SAMPLES.name) as u64,
             },
-            max_datagram_size,
-            cwnd: window.initial_cwnd().max(minimum),
-            ssthresh: usize::MAX,
+            window: Window::new(window),
             base_rtt: BaseRttTracker::new(),
             rounds: RoundClock::new(),
             backlog: None,
             backlog_rtt: None,
             increase_per_rtt,
             ai_credit: 0.0,
-            epoch: RecoveryEpoch::default(),
+            // A packet sent at the instant of a reduction counts as after
+            // it, as in this crate's Vegas.
+            epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             last_loss: None,
         }
     }
@@ -466,19 +415,6 @@ impl<R: VenoRules> Veno<R> {
         self.last_loss
     }
 
-    fn minimum_window(&self) -> usize {
-        minimum_window(self.max_datagram_size)
-    }
-
-    fn cwnd_packets(&self) -> f64 {
-        self.cwnd as f64 / self.max_datagram_size as f64
-    }
-
-    /// cwnd × `factor`, never below the minimum window.
-    fn scaled_window(&self, factor: f64) -> usize {
-        ((self.cwnd as f64 * factor) as usize).max(self.minimum_window())
-    }
-
     /// N = Diff × BaseRTT for a finished round, if it measured enough.
     fn evaluate(&mut self, round: &CompletedRound) -> Option<Backlog> {
         if round.rtt_samples < self.config.min_rtt_samples {
@@ -486,7 +422,7 @@ impl<R: VenoRules> Veno<R> {
         }
         let base_rtt = self.base_rtt.base_rtt()?;
         let rtt = round.min_rtt?;
-        let diff = VegasDiff::compute(self.cwnd_packets(), base_rtt, rtt)?;
+        let diff = VegasDiff::compute(self.window.cwnd_packets(), base_rtt, rtt)?;
         self.backlog_rtt = Some(rtt);
         Some(Backlog {
             n_packets: diff.diff_packets,
@@ -506,22 +442,17 @@ impl<R: VenoRules> Veno<R> {
     /// Slow start by the bytes acknowledged up to ssthresh, the rest as
     /// congestion-avoidance credit.
     fn grow(&mut self, bytes: usize) {
-        let mut bytes = bytes;
-        if self.cwnd < self.ssthresh {
-            let slow_start = bytes.min(self.ssthresh - self.cwnd);
-            self.cwnd += slow_start;
-            bytes -= slow_start;
-        }
+        let bytes = self.window.slow_start(bytes);
         if bytes == 0 {
             return;
         }
         // cwnd += increase_per_rtt × mss × bytes / cwnd, in whole packets.
         let credit = self.ai_credit + bytes as f64 * self.increase_per_rtt;
-        let window = self.cwnd as f64;
+        let window = self.window.cwnd() as f64;
         let packets = (credit / window).floor();
         if packets >= 1.0 {
-            let added = (packets as usize).saturating_mul(self.max_datagram_size);
-            self.cwnd = self.cwnd.saturating_add(added);
+            let added = (packets as usize).saturating_mul(self.window.max_datagram_size());
+            self.window.increase(added);
             self.ai_credit = (credit - packets * window).max(0.0);
         } else {
             self.ai_credit = credit;
@@ -529,7 +460,7 @@ impl<R: VenoRules> Veno<R> {
     }
 
     fn reduce_to(&mut self, window: usize, now: Instant) {
-        self.cwnd = window;
+        self.window.set_cwnd(window);
         self.epoch.begin(now);
         self.ai_credit = 0.0;
     }
@@ -542,16 +473,6 @@ fn sane_increase(increase: f64) -> f64 {
     } else {
         0.0
     }
-}
-
-fn minimum_window(max_datagram_size: usize) -> usize {
-    max_datagram_size.saturating_mul(MINIMUM_WINDOW_PACKETS)
-}
-
-/// `value × to / from` without overflow, saturating at `usize::MAX`.
-fn rescale(value: usize, from: usize, to: usize) -> usize {
-    let scaled = (value as u128).saturating_mul(to as u128) / from.max(1) as u128;
-    usize::try_from(scaled).unwrap_or(usize::MAX)
 }
 
 impl<R: VenoRules> CongestionController for Veno<R> {
@@ -572,17 +493,17 @@ impl<R: VenoRules> CongestionController for Veno<R> {
             self.base_rtt.on_rtt_sample(rtt);
         }
 
-        if self.epoch.on_ack(ack.acked.iter().map(|p| p.time_sent)) {
-            // The window changed; what the current round measured is stale.
-            self.rounds.restart(ack.now);
-            self.end_round(ack.now, None);
-        } else if let Some(round) = self.rounds.on_ack(ack) {
-            let backlog = if self.epoch.in_recovery() {
-                None
-            } else {
-                self.evaluate(&round)
-            };
-            self.end_round(ack.now, backlog);
+        match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
+            AckedRound::InProgress => {}
+            AckedRound::Ended(round) => {
+                let backlog = self.evaluate(&round);
+                self.end_round(ack.now, backlog);
+            }
+            // Not evaluated: the round ended in recovery, or was abandoned
+            // because recovery ended.
+            AckedRound::EndedInRecovery(_) | AckedRound::RecoveryEnded => {
+                self.end_round(ack.now, None)
+            }
         }
 
         if self.epoch.in_recovery() || ack.app_limited {
@@ -599,12 +520,13 @@ impl<R: VenoRules> CongestionController for Veno<R> {
 
     fn on_congestion_event(&mut self, loss: &CongestionEvent) {
         if loss.persistent_congestion {
-            self.ssthresh = self.scaled_window(self.config.timeout_ssthresh_factor);
+            self.window
+                .set_ssthresh(self.window.scaled(self.config.timeout_ssthresh_factor));
             self.last_loss = Some(LossReaction {
                 class: LossClass::Congestion,
                 factor: self.config.timeout_ssthresh_factor,
             });
-            self.reduce_to(self.minimum_window(), loss.now);
+            self.reduce_to(self.window.minimum(), loss.now);
             return;
         }
         if !self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
@@ -617,46 +539,35 @@ impl<R: VenoRules> CongestionController for Veno<R> {
         } else {
             1.0
         };
-        let reduced = self.scaled_window(factor);
-        self.ssthresh = reduced;
+        let reduced = self.window.scaled(factor);
+        self.window.set_ssthresh(reduced);
         self.last_loss = Some(LossReaction { factor, ..reaction });
         self.reduce_to(reduced, loss.now);
     }
 
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        let minimum = self.minimum_window();
-        self.cwnd = cwnd.max(minimum);
-        self.ssthresh = ssthresh.max(minimum);
+        self.window.restore(cwnd, ssthresh);
         self.epoch.undo();
         self.ai_credit = 0.0;
         true
     }
 
     fn cwnd(&self) -> usize {
-        self.cwnd
+        self.window.cwnd()
     }
 
     fn ssthresh(&self) -> usize {
-        self.ssthresh
+        self.window.ssthresh()
     }
 
     fn state(&self) -> CcState {
-        if self.epoch.in_recovery() {
-            CcState::Recovery
-        } else if self.cwnd < self.ssthresh {
-            CcState::SlowStart
-        } else {
-            CcState::CongestionAvoidance
-        }
+        self.window.state(self.epoch.in_recovery())
     }
 
     fn internals(&self, out: &mut Internals) {
-        out.float("cwnd_packets", self.cwnd_packets());
-        if self.ssthresh != usize::MAX {
-            out.float(
-                "ssthresh_packets",
-                self.ssthresh as f64 / self.max_datagram_size as f64,
-            );
+        out.float("cwnd_packets", self.window.cwnd_packets());
+        if let Some(ssthresh) = self.window.ssthresh_packets() {
+            out.float("ssthresh_packets", ssthresh);
         }
         if let Some(base) = self.base_rtt.base_rtt() {
             out.millis("base_rtt_ms", base);
@@ -684,13 +595,7 @@ impl<R: VenoRules> CongestionController for Veno<R> {
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         // N counts packets: keep the window's packet count.
-        let new = max_datagram_size.max(1);
-        let old = self.max_datagram_size;
-        self.max_datagram_size = new;
-        self.cwnd = rescale(self.cwnd, old, new).max(self.minimum_window());
-        if self.ssthresh != usize::MAX {
-            self.ssthresh = rescale(self.ssthresh, old, new).max(self.minimum_window());
-        }
+        self.window.rescale_to(max_datagram_size);
         self.ai_credit = 0.0;
     }
 }

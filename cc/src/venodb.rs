@@ -74,7 +74,9 @@
 //!   (however many congestion events report it); ACKs of packets sent before
 //!   it are the partial ACKs — the window stays fixed and rounds are not
 //!   evaluated; the ACK of a packet sent after it is the full ACK that ends
-//!   recovery. This is [`RecoveryEpoch`], shared with Veno.
+//!   recovery. This is the shared
+//!   [`RecoveryEpoch`](crate::shared::recovery_epoch::RecoveryEpoch) that
+//!   Veno keeps.
 //! - QUIC never reuses a packet number: a retransmission travels in a new
 //!   packet with its own send time. So there is no retransmission
 //!   ambiguity — every ACK names the packet it acknowledges, RTT samples and
@@ -131,7 +133,7 @@ use std::time::{Duration, Instant};
 use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, AckedPacket};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
-use crate::registry::{AlgorithmInfo, WindowConfig};
+use crate::registry::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::shared::bandwidth_filter::{BandwidthSampler, Ewma, WESTWOOD_PLUS_HISTORY_WEIGHT};
 use crate::shared::relative_delay::{
     nanos_to_millis, DelaySource, DelaySum, Outcome, ReceiveStamp, RelativeDelayEstimator,
@@ -246,10 +248,6 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     validate: no_constraints,
     build,
 };
-
-fn no_constraints(_: &ParamValues) -> Result<(), String> {
-    Ok(())
-}
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(venodb(params, window))

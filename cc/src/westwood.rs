@@ -18,11 +18,13 @@
 //!
 //! Choices where the published descriptions are silent or TCP-specific:
 //!
-//! * One reduction per recovery epoch: a loss reduces the window only if the
-//!   lost packet was sent after the previous reduction (RFC 9002 section
-//!   7.3.2), which is what NewReno's recovery gives TCP Westwood+. The epoch
-//!   lasts until a packet sent after the reduction is acknowledged; in it the
-//!   window does not grow, and the controller reports `Recovery`.
+//! * One reduction per recovery epoch ([`RecoveryEpoch`]): a loss reduces the
+//!   window only if the lost packet was sent after the previous reduction
+//!   (RFC 9002 section 7.3.2), which is what NewReno's recovery gives TCP
+//!   Westwood+; as in RFC 9002, a packet sent at the very instant of the
+//!   reduction belongs to the epoch. The epoch lasts until a packet sent
+//!   after the reduction is acknowledged; in it the window does not grow, and
+//!   the controller reports `Recovery`.
 //! * The sample window uses the latest RTT sample, as Linux's Westwood+ does;
 //!   RTTmin is the stack's `min_rtt`, so it follows the stack if the stack
 //!   resets it.
@@ -36,15 +38,17 @@
 //! * When a loss turns out to be spurious the host's saved window is
 //!   restored, and so is the previous recovery epoch.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::controller::{CcState, CongestionController, Internals, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
-use crate::registry::{AlgorithmInfo, WindowConfig};
+use crate::registry::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::shared::bandwidth_filter::{
     BandwidthSampler, TwoStageLowPass, WESTWOOD_PLUS_HISTORY_WEIGHT,
 };
+use crate::shared::recovery_epoch::{RecoveryEpoch, SentAtReduction};
+use crate::shared::window::Window;
 
 pub const NAME: &str = "westwood";
 
@@ -84,13 +88,9 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     description:
         "Westwood+: Reno probing, ssthresh = filtered bandwidth estimate x RTTmin after loss",
     params: PARAMS,
-    validate,
+    validate: no_constraints,
     build,
 };
-
-fn validate(_: &ParamValues) -> Result<(), String> {
-    Ok(())
-}
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(Westwood::new(params, window))
@@ -98,9 +98,7 @@ fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionContro
 
 #[derive(Debug)]
 pub struct Westwood {
-    mss: usize,
-    cwnd: usize,
-    ssthresh: usize,
+    window: Window,
     min_ssthresh_packets: usize,
 
     sampler: BandwidthSampler,
@@ -113,20 +111,14 @@ pub struct Westwood {
     ca_acked_bytes: usize,
     /// When the window was last reduced: losses of packets sent up to then
     /// belong to that reduction's epoch.
-    last_reduction: Option<Instant>,
-    /// `last_reduction` before the latest reduction, for rollback.
-    previous_reduction: Option<Instant>,
-    in_recovery: bool,
+    epoch: RecoveryEpoch,
 }
 
 impl Westwood {
     pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
-        let mss = window.max_datagram_size.max(1);
         let min_window_ms = params.get("min_sample_window_ms") as u64;
         Westwood {
-            mss,
-            cwnd: window.initial_cwnd().max(MINIMUM_WINDOW_PACKETS * mss),
-            ssthresh: usize::MAX,
+            window: Window::new(window),
             min_ssthresh_packets: (params.get("min_ssthresh_packets") as usize)
                 .max(MINIMUM_WINDOW_PACKETS),
             sampler: BandwidthSampler::new(Duration::from_millis(min_window_ms)),
@@ -134,9 +126,9 @@ impl Westwood {
             latest_sample_bytes_per_sec: None,
             rtt_min: None,
             ca_acked_bytes: 0,
-            last_reduction: None,
-            previous_reduction: None,
-            in_recovery: false,
+            // RFC 9002: a packet sent at the instant of the reduction is
+            // sent in the recovery period.
+            epoch: RecoveryEpoch::new(SentAtReduction::CountsAsBefore),
         }
     }
 
@@ -150,44 +142,33 @@ impl Westwood {
         self.rtt_min
     }
 
-    fn minimum_window(&self) -> usize {
-        MINIMUM_WINDOW_PACKETS * self.mss
-    }
-
     /// Westwood+'s ssthresh after a congestion loss: the estimated
     /// bandwidth-delay product `BWE × RTTmin`.
     fn bandwidth_ssthresh(&self) -> usize {
-        let floor = self.min_ssthresh_packets.saturating_mul(self.mss);
+        let mss = self.window.max_datagram_size();
+        let floor = self.min_ssthresh_packets.saturating_mul(mss);
         let target = match (self.filter.estimate(), self.rtt_min) {
             // `as` saturates, so a huge product stays usize::MAX.
             (Some(bwe), Some(rtt_min)) => (bwe * rtt_min.as_secs_f64()).round() as usize,
-            _ => self.cwnd / 2,
+            _ => self.window.cwnd() / 2,
         };
         target.max(floor)
     }
 
-    /// A packet sent at `time_sent` belongs to the current recovery epoch.
-    fn sent_before_last_reduction(&self, time_sent: Instant) -> bool {
-        self.last_reduction.is_some_and(|t| time_sent <= t)
-    }
-
     /// Reno growth for `bytes` newly acknowledged.
     fn grow(&mut self, bytes: usize) {
-        let mut bytes = bytes;
-        if self.cwnd < self.ssthresh {
-            let slow_start = bytes.min(self.ssthresh - self.cwnd);
-            self.cwnd += slow_start;
-            bytes -= slow_start;
-        }
+        let bytes = self.window.slow_start(bytes);
         if bytes == 0 {
             return;
         }
         // One mss per cwnd of acknowledged bytes: cwnd += mss · acked / cwnd
         // without losing the fractions.
+        let cwnd = self.window.cwnd();
         self.ca_acked_bytes = self.ca_acked_bytes.saturating_add(bytes);
-        let windows = self.ca_acked_bytes / self.cwnd;
-        self.ca_acked_bytes %= self.cwnd;
-        self.cwnd = self.cwnd.saturating_add(windows.saturating_mul(self.mss));
+        let windows = self.ca_acked_bytes / cwnd;
+        self.ca_acked_bytes %= cwnd;
+        self.window
+            .increase(windows.saturating_mul(self.window.max_datagram_size()));
     }
 }
 
@@ -216,65 +197,56 @@ impl CongestionController for Westwood {
             self.filter.update(rate);
         }
 
+        // Only packets sent after the last reduction grow the window; the
+        // first of them ends recovery.
+        self.epoch.on_ack(ack.acked.iter().map(|p| p.time_sent));
         for packet in ack.acked {
-            if self.sent_before_last_reduction(packet.time_sent) {
-                continue;
-            }
-            self.in_recovery = false;
-            if !ack.app_limited {
+            if self.epoch.sent_after_reduction(packet.time_sent) && !ack.app_limited {
                 self.grow(packet.size);
             }
         }
     }
 
     fn on_congestion_event(&mut self, loss: &CongestionEvent) {
-        let new_epoch = !self.sent_before_last_reduction(loss.largest_lost_time_sent);
+        let new_epoch = self.epoch.sent_after_reduction(loss.largest_lost_time_sent);
         if !new_epoch && !loss.persistent_congestion {
             // Already reduced for this window of data.
             return;
         }
-        self.ssthresh = self.bandwidth_ssthresh();
+        self.window.set_ssthresh(self.bandwidth_ssthresh());
         self.ca_acked_bytes = 0;
         if new_epoch {
-            self.previous_reduction = self.last_reduction;
-            self.last_reduction = Some(loss.now);
+            self.epoch.begin(loss.now);
         }
         if loss.persistent_congestion {
-            self.cwnd = self.minimum_window();
-            // RFC 9002 section 7.6.2: the sender restarts from slow start.
-            self.in_recovery = false;
-            self.last_reduction = self.last_reduction.max(Some(loss.now));
+            self.window.set_cwnd(self.window.minimum());
+            // RFC 9002 section 7.6.2: the sender restarts from slow start,
+            // not in recovery; losses of packets sent until now still belong
+            // to this reduction.
+            self.epoch.extend_to(loss.now);
+            self.epoch.end_recovery();
         } else {
-            self.cwnd = self.cwnd.min(self.ssthresh);
-            self.in_recovery = true;
+            self.window
+                .set_cwnd(self.window.cwnd().min(self.window.ssthresh()));
         }
     }
 
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        let minimum = self.minimum_window();
-        self.cwnd = cwnd.max(minimum);
-        self.ssthresh = ssthresh.max(minimum);
-        self.last_reduction = self.previous_reduction;
-        self.in_recovery = false;
+        self.window.restore(cwnd, ssthresh);
+        self.epoch.undo();
         true
     }
 
     fn cwnd(&self) -> usize {
-        self.cwnd
+        self.window.cwnd()
     }
 
     fn ssthresh(&self) -> usize {
-        self.ssthresh
+        self.window.ssthresh()
     }
 
     fn state(&self) -> CcState {
-        if self.in_recovery {
-            CcState::Recovery
-        } else if self.cwnd < self.ssthresh {
-            CcState::SlowStart
-        } else {
-            CcState::CongestionAvoidance
-        }
+        self.window.state(self.epoch.in_recovery())
     }
 
     fn internals(&self, out: &mut Internals) {
@@ -284,15 +256,14 @@ impl CongestionController for Westwood {
             self.latest_sample_bytes_per_sec.unwrap_or(0.0),
         );
         out.millis("rtt_min_ms", self.rtt_min.unwrap_or(Duration::ZERO));
-        let mss = self.mss as f64;
-        out.float("cwnd_packets", self.cwnd as f64 / mss);
-        out.float("ssthresh_packets", self.ssthresh as f64 / mss);
+        out.float("cwnd_packets", self.window.cwnd_packets());
+        // Reported before the first reduction too, as a huge number.
+        let mss = self.window.max_datagram_size() as f64;
+        out.float("ssthresh_packets", self.window.ssthresh() as f64 / mss);
     }
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
-        self.mss = max_datagram_size.max(1);
-        let minimum = self.minimum_window();
-        self.cwnd = self.cwnd.max(minimum);
-        self.ssthresh = self.ssthresh.max(minimum);
+        // Westwood+ counts bytes: the window keeps them.
+        self.window.set_max_datagram_size(max_datagram_size);
     }
 }

@@ -10,12 +10,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::random_events::{self, check_invariants};
 use common::{build, ms, Flow, FrameExtras, INITIAL_WINDOW_PACKETS, MDS};
 use proptest::prelude::*;
 use vegas_cc::registry::all_names;
 use vegas_cc::{
-    AckEvent, AckedPacket, CcState, CongestionController, CongestionEvent, ControllerSpec,
-    InternalValue, Internals, PacketSent, RttSnapshot, MINIMUM_WINDOW_PACKETS,
+    AckedPacket, CcState, ControllerSpec, InternalValue, Internals, PacketSent,
+    MINIMUM_WINDOW_PACKETS,
 };
 
 /// Section 4: a = 1, b = 3 (Vegas's); gamma and the cuts are Vegas's
@@ -845,23 +846,14 @@ struct Extension {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Send(usize),
-    Ack {
+    Common(random_events::Op),
+    /// An ACK whose frames carry `ext`'s extension values.
+    AckWithExtensions {
         packets: usize,
         rtt_us: u64,
         app_limited: bool,
         ext: Extension,
     },
-    Lose {
-        packets: usize,
-        persistent: bool,
-    },
-    Spurious {
-        cwnd: usize,
-        ssthresh: usize,
-    },
-    MaxDatagramSize(usize),
-    Advance(u64),
     Hostile,
 }
 
@@ -899,16 +891,9 @@ fn extension() -> impl Strategy<Value = Extension> {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0usize..40).prop_map(Op::Send),
+        10 => random_events::op().prop_map(Op::Common),
         6 => (0usize..40, prop_oneof![Just(0u64), 0u64..5_000_000], any::<bool>(), extension())
-            .prop_map(|(packets, rtt_us, app_limited, ext)| Op::Ack { packets, rtt_us, app_limited, ext }),
-        2 => (0usize..10, any::<bool>())
-            .prop_map(|(packets, persistent)| Op::Lose { packets, persistent }),
-        1 => (any::<usize>(), any::<usize>())
-            .prop_map(|(cwnd, ssthresh)| Op::Spurious { cwnd, ssthresh }),
-        1 => prop_oneof![Just(0usize), 1usize..70_000, Just(usize::MAX)]
-            .prop_map(Op::MaxDatagramSize),
-        2 => (0u64..10_000_000).prop_map(Op::Advance),
+            .prop_map(|(packets, rtt_us, app_limited, ext)| Op::AckWithExtensions { packets, rtt_us, app_limited, ext }),
         1 => Just(Op::Hostile),
     ]
 }
@@ -935,29 +920,12 @@ fn params() -> impl Strategy<Value = Vec<&'static str>> {
     ]
 }
 
-fn check_invariants(cc: &dyn CongestionController, max_datagram_size: usize) {
-    let minimum = MINIMUM_WINDOW_PACKETS.saturating_mul(max_datagram_size.max(1));
-    assert!(cc.cwnd() >= minimum, "cwnd {} < {minimum}", cc.cwnd());
-    let mut internals = Internals::default();
-    cc.internals(&mut internals);
-    for (name, value) in internals.fields() {
-        if let InternalValue::Float(v) = value {
-            assert!(v.is_finite(), "{name} = {v}");
-        }
-    }
-    if let Some(p) = cc.pacing() {
-        assert!(p.rate_bytes_per_sec.is_finite() && p.rate_bytes_per_sec > 0.0);
-        assert!(p.burst_packets >= 1);
-    }
-}
-
-/// Applies `op` to `flow`; returns the max datagram size in force.
-fn apply(flow: &mut Flow, op: &Op, max_datagram_size: usize, with_extensions: bool) -> usize {
+/// Applies `op` to `flow`; `max_datagram_size` tracks the size the
+/// controller was last told. Without extensions, ACKs carry none.
+fn apply(flow: &mut Flow, op: &Op, max_datagram_size: &mut usize, with_extensions: bool) {
     match op {
-        Op::Send(n) => {
-            flow.send(*n);
-        }
-        Op::Ack {
+        Op::Common(op) => random_events::apply(flow, op, max_datagram_size),
+        Op::AckWithExtensions {
             packets,
             rtt_us,
             app_limited,
@@ -982,50 +950,21 @@ fn apply(flow: &mut Flow, op: &Op, max_datagram_size: usize, with_extensions: bo
                 }
             });
         }
-        Op::Lose {
-            packets,
-            persistent,
-        } => {
-            let chosen: Vec<PacketSent> = flow.in_flight().iter().take(*packets).copied().collect();
-            flow.lose(&chosen, *persistent);
-        }
-        Op::Spurious { cwnd, ssthresh } => {
-            flow.cc.on_spurious_loss(*cwnd, *ssthresh);
-        }
-        Op::MaxDatagramSize(size) => {
-            flow.cc.on_max_datagram_size(*size);
-            return *size;
-        }
-        Op::Advance(us) => flow.advance(Duration::from_micros(*us)),
         Op::Hostile => {
             // A packet "sent" after it was acknowledged, every extension
             // value at its extreme.
-            let now = flow.now;
-            let mut packet = AckedPacket::new(u64::MAX, MDS, now + ms(5), now);
+            let mut packet = random_events::malformed_packet(flow.now);
             if with_extensions {
                 packet.receive_time = Some(Duration::MAX);
                 packet.forward_queueing = Some(Duration::MAX);
             }
-            flow.cc.on_ack(&AckEvent {
-                now,
-                acked: &[packet],
-                ack_delay: Duration::MAX,
-                rtt: RttSnapshot::uniform(Duration::ZERO),
-                bytes_in_flight: usize::MAX,
-                app_limited: false,
-                backward_queueing: with_extensions.then_some(Duration::MAX),
-            });
-            flow.cc.on_congestion_event(&CongestionEvent {
-                now,
-                lost_bytes: usize::MAX,
-                largest_lost_pkt_num: u64::MAX,
-                largest_lost_time_sent: now + ms(10),
-                persistent_congestion: false,
-                bytes_in_flight: 0,
-            });
+            random_events::deliver_malformed(
+                flow,
+                packet,
+                with_extensions.then_some(Duration::MAX),
+            );
         }
     }
-    max_datagram_size
 }
 
 proptest! {
@@ -1039,7 +978,7 @@ proptest! {
         let mut flow = Flow::new(build("rovegas", &pairs));
         let mut max_datagram_size = MDS;
         for op in &ops {
-            max_datagram_size = apply(&mut flow, op, max_datagram_size, true);
+            apply(&mut flow, op, &mut max_datagram_size, true);
             check_invariants(flow.cc.as_ref(), max_datagram_size);
         }
     }
@@ -1050,10 +989,10 @@ proptest! {
     ) {
         let mut rovegas = Flow::new(build("rovegas", &[]));
         let mut vegas = Flow::new(build("vegas", &[]));
-        let mut max_datagram_size = MDS;
+        let (mut rovegas_datagram_size, mut vegas_datagram_size) = (MDS, MDS);
         for (k, op) in ops.iter().enumerate() {
-            apply(&mut rovegas, op, max_datagram_size, false);
-            max_datagram_size = apply(&mut vegas, op, max_datagram_size, false);
+            apply(&mut rovegas, op, &mut rovegas_datagram_size, false);
+            apply(&mut vegas, op, &mut vegas_datagram_size, false);
             assert_same_as_vegas(&rovegas, &vegas, &format!("op {k}: {op:?}"));
         }
     }

@@ -8,12 +8,10 @@ mod common;
 
 use std::time::Duration;
 
+use common::random_events::{apply, check_invariants, op};
 use common::{build, ms, Flow, INITIAL_WINDOW_PACKETS, MDS};
 use proptest::prelude::*;
-use vegas_cc::{
-    AckEvent, AckedPacket, CcState, CongestionController, CongestionEvent, ControllerSpec,
-    InternalValue, Internals, PacketSent, RttSnapshot, MINIMUM_WINDOW_PACKETS,
-};
+use vegas_cc::{CcState, ControllerSpec, InternalValue, Internals, MINIMUM_WINDOW_PACKETS};
 
 const BASE_RTT_MS: f64 = 100.0;
 /// Paper defaults (Vegas-1,3 of Table 2, gamma 1) and the choices where the
@@ -501,43 +499,6 @@ fn linux_flavour_halves_on_loss() {
 
 // ---- Robustness ----
 
-#[derive(Clone, Debug)]
-enum Op {
-    Send(usize),
-    Ack {
-        packets: usize,
-        rtt_us: u64,
-        app_limited: bool,
-    },
-    Lose {
-        packets: usize,
-        persistent: bool,
-    },
-    Spurious {
-        cwnd: usize,
-        ssthresh: usize,
-    },
-    MaxDatagramSize(usize),
-    Advance(u64),
-    ZeroRttAck,
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (0usize..40).prop_map(Op::Send),
-        6 => (0usize..40, prop_oneof![Just(0u64), 0u64..5_000_000], any::<bool>())
-            .prop_map(|(packets, rtt_us, app_limited)| Op::Ack { packets, rtt_us, app_limited }),
-        2 => (0usize..10, any::<bool>())
-            .prop_map(|(packets, persistent)| Op::Lose { packets, persistent }),
-        1 => (any::<usize>(), any::<usize>())
-            .prop_map(|(cwnd, ssthresh)| Op::Spurious { cwnd, ssthresh }),
-        1 => prop_oneof![Just(0usize), 1usize..70_000, Just(usize::MAX)]
-            .prop_map(Op::MaxDatagramSize),
-        2 => (0u64..10_000_000).prop_map(Op::Advance),
-        1 => Just(Op::ZeroRttAck),
-    ]
-}
-
 fn algorithm() -> impl Strategy<Value = (&'static str, Vec<&'static str>)> {
     prop_oneof![
         Just(("vegas", vec![])),
@@ -565,23 +526,6 @@ fn algorithm() -> impl Strategy<Value = (&'static str, Vec<&'static str>)> {
     ]
 }
 
-fn check_invariants(cc: &dyn CongestionController, max_datagram_size: usize) {
-    let minimum = MINIMUM_WINDOW_PACKETS.saturating_mul(max_datagram_size.max(1));
-    assert!(cc.cwnd() >= minimum, "cwnd {} < {minimum}", cc.cwnd());
-    let mut internals = Internals::default();
-    cc.internals(&mut internals);
-    for (name, value) in internals.fields() {
-        if let InternalValue::Float(v) = value {
-            assert!(v.is_finite(), "{name} = {v}");
-        }
-    }
-    if let Some(p) = cc.pacing() {
-        assert!(p.rate_bytes_per_sec.is_finite() && p.rate_bytes_per_sec > 0.0);
-        assert!(p.burst_packets >= 1);
-    }
-    let _ = cc.state();
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -592,54 +536,8 @@ proptest! {
     ) {
         let mut flow = Flow::new(build(name, &pairs));
         let mut max_datagram_size = MDS;
-        for op in ops {
-            match op {
-                Op::Send(n) => {
-                    flow.send(n);
-                }
-                Op::Ack { packets, rtt_us, app_limited } => {
-                    let chosen: Vec<PacketSent> =
-                        flow.in_flight().iter().take(packets).copied().collect();
-                    flow.app_limited = app_limited;
-                    flow.ack(&chosen, Duration::from_micros(rtt_us));
-                }
-                Op::Lose { packets, persistent } => {
-                    let chosen: Vec<PacketSent> =
-                        flow.in_flight().iter().take(packets).copied().collect();
-                    flow.lose(&chosen, persistent);
-                }
-                Op::Spurious { cwnd, ssthresh } => {
-                    flow.cc.on_spurious_loss(cwnd, ssthresh);
-                }
-                Op::MaxDatagramSize(size) => {
-                    flow.cc.on_max_datagram_size(size);
-                    max_datagram_size = size;
-                }
-                Op::Advance(us) => flow.advance(Duration::from_micros(us)),
-                Op::ZeroRttAck => {
-                    // An ACK whose packet claims a zero RTT and was "sent"
-                    // after it was acknowledged.
-                    let now = flow.now;
-                    let packet = AckedPacket::new(u64::MAX, MDS, now + ms(5), now);
-                    flow.cc.on_ack(&AckEvent {
-                        now,
-                        acked: &[packet],
-                        ack_delay: Duration::MAX,
-                        rtt: RttSnapshot::uniform(Duration::ZERO),
-                        bytes_in_flight: usize::MAX,
-                        app_limited: false,
-                        backward_queueing: None,
-                    });
-                    flow.cc.on_congestion_event(&CongestionEvent {
-                        now,
-                        lost_bytes: usize::MAX,
-                        largest_lost_pkt_num: u64::MAX,
-                        largest_lost_time_sent: now + ms(10),
-                        persistent_congestion: false,
-                        bytes_in_flight: 0,
-                    });
-                }
-            }
+        for op in &ops {
+            apply(&mut flow, op, &mut max_datagram_size);
             check_invariants(flow.cc.as_ref(), max_datagram_size);
         }
     }

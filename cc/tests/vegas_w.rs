@@ -9,6 +9,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::random_events::{self, check_invariants};
 use common::{build, ms, Flow, INITIAL_WINDOW_PACKETS, MDS, WINDOW};
 use proptest::prelude::*;
 use vegas_cc::registry::all_names;
@@ -1004,51 +1005,30 @@ fn packet_history_is_bounded() {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Send(usize),
-    Ack {
-        packets: usize,
-        rtt_us: u64,
-        app_limited: bool,
-    },
+    Common(random_events::Op),
+    /// Packets acknowledged one ACK frame each, RTTs spaced `spacing_us`
+    /// apart.
     AckEach {
         packets: usize,
         rtt_us: u64,
         spacing_us: u64,
     },
+    /// One frame with arbitrary receive timestamps.
     AckStamped {
         packets: usize,
         rtt_us: u64,
         stamps: Vec<u64>,
     },
-    Lose {
-        packets: usize,
-        persistent: bool,
-    },
-    Spurious {
-        cwnd: usize,
-        ssthresh: usize,
-    },
-    MaxDatagramSize(usize),
-    Advance(u64),
     Weird,
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0usize..40).prop_map(Op::Send),
-        4 => (0usize..40, prop_oneof![Just(0u64), 0u64..5_000_000], any::<bool>())
-            .prop_map(|(packets, rtt_us, app_limited)| Op::Ack { packets, rtt_us, app_limited }),
+        14 => random_events::op().prop_map(Op::Common),
         3 => (0usize..40, 0u64..2_000_000, 0u64..20_000)
             .prop_map(|(packets, rtt_us, spacing_us)| Op::AckEach { packets, rtt_us, spacing_us }),
         2 => (1usize..6, 0u64..2_000_000, prop::collection::vec(any::<u64>(), 6))
             .prop_map(|(packets, rtt_us, stamps)| Op::AckStamped { packets, rtt_us, stamps }),
-        2 => (0usize..10, any::<bool>())
-            .prop_map(|(packets, persistent)| Op::Lose { packets, persistent }),
-        1 => (any::<usize>(), any::<usize>())
-            .prop_map(|(cwnd, ssthresh)| Op::Spurious { cwnd, ssthresh }),
-        1 => prop_oneof![Just(0usize), 1usize..70_000, Just(usize::MAX)]
-            .prop_map(Op::MaxDatagramSize),
-        2 => (0u64..10_000_000).prop_map(Op::Advance),
         1 => Just(Op::Weird),
     ]
 }
@@ -1080,20 +1060,6 @@ fn parameters() -> impl Strategy<Value = Vec<&'static str>> {
     ]
 }
 
-fn check_invariants(cc: &dyn CongestionController, max_datagram_size: usize) {
-    let minimum = MINIMUM_WINDOW_PACKETS.saturating_mul(max_datagram_size.max(1));
-    assert!(cc.cwnd() >= minimum, "cwnd {} < {minimum}", cc.cwnd());
-    let mut internals = Internals::default();
-    cc.internals(&mut internals);
-    for (name, value) in internals.fields() {
-        if let InternalValue::Float(v) = value {
-            assert!(v.is_finite(), "{name} = {v}");
-        }
-    }
-    assert_eq!(cc.pacing(), None);
-    let _ = cc.state();
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -1106,15 +1072,7 @@ proptest! {
         let mut max_datagram_size = MDS;
         for op in ops {
             match op {
-                Op::Send(n) => {
-                    flow.send(n);
-                }
-                Op::Ack { packets, rtt_us, app_limited } => {
-                    let chosen: Vec<PacketSent> =
-                        flow.in_flight().iter().take(packets).copied().collect();
-                    flow.app_limited = app_limited;
-                    flow.ack(&chosen, Duration::from_micros(rtt_us));
-                }
+                Op::Common(op) => random_events::apply(&mut flow, &op, &mut max_datagram_size),
                 Op::AckEach { packets, rtt_us, spacing_us } => {
                     let chosen: Vec<PacketSent> =
                         flow.in_flight().iter().take(packets).copied().collect();
@@ -1147,52 +1105,23 @@ proptest! {
                         backward_queueing: None,
                     });
                 }
-                Op::Lose { packets, persistent } => {
-                    let chosen: Vec<PacketSent> =
-                        flow.in_flight().iter().take(packets).copied().collect();
-                    flow.lose(&chosen, persistent);
-                }
-                Op::Spurious { cwnd, ssthresh } => {
-                    flow.cc.on_spurious_loss(cwnd, ssthresh);
-                }
-                Op::MaxDatagramSize(size) => {
-                    flow.cc.on_max_datagram_size(size);
-                    max_datagram_size = size;
-                }
-                Op::Advance(us) => flow.advance(Duration::from_micros(us)),
                 Op::Weird => {
                     // A packet "sent" after it was acknowledged, a zero RTT, a
                     // huge ACK delay, a packet number that wraps the log's
                     // order, and a loss of a packet never sent.
-                    let now = flow.now;
-                    let mut packet = AckedPacket::new(u64::MAX, MDS, now + ms(5), now);
+                    let mut packet = random_events::malformed_packet(flow.now);
                     packet.receive_time = Some(Duration::MAX);
                     flow.cc.on_packet_sent(&PacketSent {
                         pkt_num: 0,
                         size: usize::MAX,
-                        time_sent: now,
+                        time_sent: flow.now,
                         bytes_in_flight: usize::MAX,
                     });
-                    flow.cc.on_ack(&AckEvent {
-                        now,
-                        acked: &[packet],
-                        ack_delay: Duration::MAX,
-                        rtt: RttSnapshot::uniform(Duration::ZERO),
-                        bytes_in_flight: usize::MAX,
-                        app_limited: false,
-                        backward_queueing: None,
-                    });
-                    flow.cc.on_congestion_event(&CongestionEvent {
-                        now,
-                        lost_bytes: usize::MAX,
-                        largest_lost_pkt_num: u64::MAX,
-                        largest_lost_time_sent: now + ms(10),
-                        persistent_congestion: false,
-                        bytes_in_flight: 0,
-                    });
+                    random_events::deliver_malformed(&mut flow, packet, None);
                 }
             }
             check_invariants(flow.cc.as_ref(), max_datagram_size);
+            assert_eq!(flow.cc.pacing(), None);
         }
     }
 }

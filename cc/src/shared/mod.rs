@@ -3,6 +3,8 @@
 pub mod bandwidth_filter;
 pub mod base_rtt;
 pub mod queueing_estimate;
+pub mod recovery_epoch;
 pub mod relative_delay;
 pub mod round_clock;
 pub mod vegas_diff;
+pub mod window;

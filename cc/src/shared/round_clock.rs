@@ -206,7 +206,7 @@ impl RoundClock {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::events::RttSnapshot;
 
@@ -214,7 +214,13 @@ mod tests {
         Duration::from_millis(v)
     }
 
-    fn ack<'a>(now: Instant, acked: &'a [AckedPacket], app_limited: bool) -> AckEvent<'a> {
+    /// An ACK frame of `acked` arriving at `now`; also used by other shared
+    /// pieces' tests.
+    pub(crate) fn ack<'a>(
+        now: Instant,
+        acked: &'a [AckedPacket],
+        app_limited: bool,
+    ) -> AckEvent<'a> {
         AckEvent {
             now,
             acked,
@@ -226,7 +232,8 @@ mod tests {
         }
     }
 
-    fn acked(pkt_num: u64, sent: Instant, now: Instant) -> AckedPacket {
+    /// Packet `pkt_num` of 1000 bytes sent at `sent`, acknowledged at `now`.
+    pub(crate) fn acked(pkt_num: u64, sent: Instant, now: Instant) -> AckedPacket {
         AckedPacket::new(pkt_num, 1000, sent, now)
     }
 

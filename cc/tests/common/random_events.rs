@@ -3,7 +3,7 @@
 //! datagram-size changes, idle time and malformed events, and the invariants
 //! every controller must keep through them.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use vegas_cc::{
@@ -99,30 +99,42 @@ pub fn apply(flow: &mut Flow, op: &Op, max_datagram_size: &mut usize) {
             *max_datagram_size = size;
         }
         Op::Advance(us) => flow.advance(Duration::from_micros(us)),
-        Op::Malformed => {
-            // A packet that claims a zero RTT and was "sent" after it was
-            // acknowledged, then a loss of everything.
-            let now = flow.now;
-            let packet = AckedPacket::new(u64::MAX, MDS, now + ms(5), now);
-            flow.cc.on_ack(&AckEvent {
-                now,
-                acked: &[packet],
-                ack_delay: Duration::MAX,
-                rtt: RttSnapshot::uniform(Duration::ZERO),
-                bytes_in_flight: usize::MAX,
-                app_limited: false,
-                backward_queueing: None,
-            });
-            flow.cc.on_congestion_event(&CongestionEvent {
-                now,
-                lost_bytes: usize::MAX,
-                largest_lost_pkt_num: u64::MAX,
-                largest_lost_time_sent: now + ms(10),
-                persistent_congestion: false,
-                bytes_in_flight: 0,
-            });
-        }
+        Op::Malformed => deliver_malformed(flow, malformed_packet(flow.now), None),
     }
+}
+
+/// A packet that claims a zero RTT and was "sent" after it was acknowledged
+/// at `now`. Tests add extension values to it for [`deliver_malformed`].
+pub fn malformed_packet(now: Instant) -> AckedPacket {
+    AckedPacket::new(u64::MAX, MDS, now + ms(5), now)
+}
+
+/// At `flow.now`: an ACK of `packet` with the largest ACK delay and bytes in
+/// flight, a zero RTT and `backward_queueing`, then a loss of everything,
+/// largest lost a packet never sent (sent in the future).
+pub fn deliver_malformed(
+    flow: &mut Flow,
+    packet: AckedPacket,
+    backward_queueing: Option<Duration>,
+) {
+    let now = flow.now;
+    flow.cc.on_ack(&AckEvent {
+        now,
+        acked: &[packet],
+        ack_delay: Duration::MAX,
+        rtt: RttSnapshot::uniform(Duration::ZERO),
+        bytes_in_flight: usize::MAX,
+        app_limited: false,
+        backward_queueing,
+    });
+    flow.cc.on_congestion_event(&CongestionEvent {
+        now,
+        lost_bytes: usize::MAX,
+        largest_lost_pkt_num: u64::MAX,
+        largest_lost_time_sent: now + ms(10),
+        persistent_congestion: false,
+        bytes_in_flight: 0,
+    });
 }
 
 /// cwnd at least the minimum window, every float internal finite, pacing
