@@ -9,7 +9,7 @@
 use std::fmt;
 
 /// Most parameters any algorithm may declare.
-pub const MAX_PARAMS: usize = 16;
+pub const MAX_PARAMS: usize = 24;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParamKind {

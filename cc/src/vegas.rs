@@ -102,6 +102,16 @@
 //!   when a retransmission is itself lost; QUIC never retransmits a packet
 //!   under its own number, so that case cannot be told apart and is not
 //!   modelled.
+//! - **Slow-start pacing** (`slow_start_pacing`, off by default). The paper
+//!   leaves slow start unpaced: each ACK releases a burst, and a doubling round
+//!   queues as many packets as the window grows by. On a long path with a
+//!   small buffer (GEO, 600 ms RTT, 25 packets) that overflows the buffer long
+//!   before the window reaches the path's capacity, and Vegas then grows one
+//!   packet per 600 ms. QUIC senders should pace everything (RFC 9002, section
+//!   7.7), so this port offers it: with `slow_start_pacing=on`, slow start is
+//!   paced at `slow_start_pacing_gain` (2, so that the window can double in a
+//!   round) × cwnd / RTT, and a queue only forms once that rate exceeds the
+//!   bottleneck, which is what Diff > gamma is meant to detect.
 //! - **Zero RTTs** are ignored as samples (below clock granularity).
 //! - **Window units.** cwnd is kept in bytes; Diff uses cwnd / max datagram
 //!   size as WindowSize in packets, fractions included. On a change of the
@@ -234,6 +244,23 @@ pub const PAPER_PARAMS: &[ParamInfo] = &[
         kind: BURST_RANGE,
         description: "packets allowed per SegSpacing interval (section 3.4: twice MaxSegment)",
     },
+    ParamInfo {
+        name: "slow_start_pacing",
+        default: 1.0,
+        kind: ON_OFF,
+        description: "also pace in slow start, at slow_start_pacing_gain x cwnd/RTT (RFC 9002 \
+                      section 7.7; not in the paper, whose slow start sends ACK-clocked bursts)",
+    },
+    ParamInfo {
+        name: "slow_start_pacing_gain",
+        default: 2.0,
+        kind: ParamKind::Number {
+            min: 1.0,
+            max: 10.0,
+        },
+        description: "pacing rate in slow start as a multiple of cwnd/RTT (2: the window can \
+                      double in one RTT, as Linux's slow-start pacing ratio allows)",
+    },
 ];
 
 /// Parameters of `vegas-linux`, with `tcp_vegas.c`'s defaults.
@@ -286,6 +313,23 @@ pub const LINUX_PARAMS: &[ParamInfo] = &[
         default: 2.0,
         kind: BURST_RANGE,
         description: "packets allowed per spacing interval when spike suppression is on",
+    },
+    ParamInfo {
+        name: "slow_start_pacing",
+        default: 1.0,
+        kind: ON_OFF,
+        description: "also pace in slow start, at slow_start_pacing_gain x cwnd/RTT (RFC 9002 \
+                      section 7.7; not in the paper, whose slow start sends ACK-clocked bursts)",
+    },
+    ParamInfo {
+        name: "slow_start_pacing_gain",
+        default: 2.0,
+        kind: ParamKind::Number {
+            min: 1.0,
+            max: 10.0,
+        },
+        description: "pacing rate in slow start as a multiple of cwnd/RTT (2: the window can \
+                      double in one RTT, as Linux's slow-start pacing ratio allows)",
     },
 ];
 
@@ -343,6 +387,8 @@ struct Config {
     min_rtt_samples: u64,
     spike_suppression: bool,
     spike_burst_packets: usize,
+    /// `None`: slow start is not paced.
+    slow_start_pacing_gain: Option<f64>,
 }
 
 impl Config {
@@ -360,6 +406,8 @@ impl Config {
             min_rtt_samples: params.get("min_rtt_samples") as u64,
             spike_suppression: params.word("spike_suppression") == "on",
             spike_burst_packets: params.get("spike_burst_packets") as usize,
+            slow_start_pacing_gain: (params.word("slow_start_pacing") == "on")
+                .then(|| params.get("slow_start_pacing_gain")),
         }
     }
 }
@@ -725,12 +773,19 @@ impl CongestionController for Vegas {
     /// Section 3.4, spike suppression: SegSpacing = RTT × MaxSegment /
     /// WindowSize, at most `spike_burst_packets` per SegSpacing, off during
     /// slow start.
+    ///
+    /// With `slow_start_pacing` on (an extension, see the module docs), slow
+    /// start is paced too, at `slow_start_pacing_gain` × cwnd / RTT.
     fn pacing(&self) -> Option<Pacing> {
-        if !self.config.spike_suppression || self.window.in_slow_start() {
+        let gain = if self.window.in_slow_start() {
+            self.config.slow_start_pacing_gain?
+        } else if self.config.spike_suppression {
+            1.0
+        } else {
             return None;
-        }
+        };
         let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt())?;
-        let rate = self.window.cwnd() as f64 / rtt.as_secs_f64();
+        let rate = gain * self.window.cwnd() as f64 / rtt.as_secs_f64();
         (rate.is_finite() && rate > 0.0).then_some(Pacing {
             rate_bytes_per_sec: rate,
             burst_packets: self.config.spike_burst_packets,

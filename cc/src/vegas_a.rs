@@ -139,6 +139,8 @@ pub const PARAMS: &[ParamInfo] = &[
     param_named(VEGAS_PARAMS, "min_rtt_samples"),
     param_named(VEGAS_PARAMS, "spike_suppression"),
     param_named(VEGAS_PARAMS, "spike_burst_packets"),
+    param_named(VEGAS_PARAMS, "slow_start_pacing"),
+    param_named(VEGAS_PARAMS, "slow_start_pacing_gain"),
 ];
 
 pub static INFO: AlgorithmInfo = AlgorithmInfo {
@@ -516,7 +518,7 @@ mod tests {
 
     #[test]
     fn tables_share_vegas_entries() {
-        assert_eq!(PARAMS.len(), 12);
+        assert_eq!(PARAMS.len(), 14);
         for name in [
             "gamma",
             "ss_exit_factor",
@@ -525,6 +527,8 @@ mod tests {
             "min_rtt_samples",
             "spike_suppression",
             "spike_burst_packets",
+            "slow_start_pacing",
+            "slow_start_pacing_gain",
         ] {
             let ours = PARAMS.iter().find(|p| p.name == name);
             let vegas = VEGAS_PARAMS.iter().find(|p| p.name == name);

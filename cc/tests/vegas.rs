@@ -334,6 +334,28 @@ fn spike_suppression_paces_at_cwnd_over_rtt_in_bursts_of_two() {
     assert_eq!(off.cc.pacing(), None);
 }
 
+#[test]
+fn slow_start_is_unpaced_unless_slow_start_pacing_is_on() {
+    // The paper: slow start sends ACK-clocked bursts, no pacing.
+    let mut paper = Flow::new(build("vegas", &[]));
+    paper.round(ms(100));
+    assert_eq!(paper.cc.state(), CcState::SlowStart);
+    assert_eq!(paper.cc.pacing(), None);
+
+    // The extension: gain x cwnd / smoothed RTT, bursts of spike_burst_packets.
+    let mut paced = Flow::new(build(
+        "vegas",
+        &["slow_start_pacing=on", "slow_start_pacing_gain=2"],
+    ));
+    paced.round(ms(100));
+    assert_eq!(paced.cc.state(), CcState::SlowStart);
+    let pacing = paced.cc.pacing().expect("slow start paced");
+    let srtt = paced.rtt().unwrap().smoothed_rtt.as_secs_f64();
+    let want = 2.0 * paced.cc.cwnd() as f64 / srtt;
+    assert!((pacing.rate_bytes_per_sec - want).abs() < 1e-6 * want);
+    assert_eq!(pacing.burst_packets, 2);
+}
+
 // ---- Internals ----
 
 #[test]
