@@ -9,6 +9,7 @@
 use std::time::Duration;
 use std::time::Instant;
 
+use quic_ext::AckReport;
 use vegas_cc::AckEvent;
 use vegas_cc::AckedPacket;
 use vegas_cc::ControllerHost;
@@ -29,6 +30,10 @@ pub(crate) struct Plugin {
     /// ACK delay of the ACK frame being processed (set before the acked
     /// packets are handed over; quiche's `on_packets_acked` does not carry it).
     ack_delay: Duration,
+    /// What the peer reported about the packets of the ACK being processed
+    /// (receive times, AQT-echo) and the AQT of the datagram carrying it,
+    /// filled in by the extensions seam (`quiche-seam/extensions.rs`).
+    ack_report: AckReport,
     /// Reused for every ACK so the per-ACK path does not allocate.
     acked: Vec<AckedPacket>,
 }
@@ -44,6 +49,7 @@ impl Plugin {
                 initial_cwnd_packets,
             }),
             ack_delay: Duration::ZERO,
+            ack_report: AckReport::default(),
             acked: Vec::new(),
         }
     }
@@ -110,16 +116,23 @@ fn on_packets_acked(
 ) {
     let app_limited = r.app_limited;
     let Some(p) = r.plugin.as_mut() else { return };
-    p.acked.clear();
-    p.acked.extend(packets.drain(..).map(|a| AckedPacket {
+    let Plugin {
+        acked, ack_report, ..
+    } = p;
+    acked.clear();
+    // Ascending packet numbers, as the report's checks expect.
+    acked.extend(packets.drain(..).map(|a| AckedPacket {
         pkt_num: a.pkt_num,
         size: a.size,
         time_sent: a.time_sent,
         time_acked: now,
         rtt: a.rtt,
-        receive_time: None,
-        forward_queueing: None,
+        receive_time: ack_report.receive_time(a.pkt_num, a.time_sent, a.rtt),
+        forward_queueing: ack_report.forward_queueing(a.pkt_num, a.rtt),
     }));
+    let largest_rtt = acked.iter().map(|a| a.rtt).max().unwrap_or_default();
+    let backward_queueing = ack_report.backward_queueing(largest_rtt);
+    ack_report.clear_packet_reports();
     p.host.set_max_ack_delay(rtt_stats.max_ack_delay);
     let event = AckEvent {
         now,
@@ -133,7 +146,7 @@ fn on_packets_acked(
         },
         bytes_in_flight,
         app_limited,
-        backward_queueing: None,
+        backward_queueing,
     };
     p.host.on_ack(&event);
     sync_window(r);
@@ -173,6 +186,16 @@ fn rollback(r: &mut Congestion) -> bool {
     let undone = p.host.rollback();
     sync_window(r);
     undone
+}
+
+/// The extensions seam's reports for the next ACK, when a plug-in controller
+/// runs on this path.
+pub(crate) fn ack_report_mut(r: &mut Congestion) -> Option<&mut AckReport> {
+    r.plugin.as_mut().map(|p| &mut p.ack_report)
+}
+
+pub(crate) fn ack_report(r: &Congestion) -> Option<&AckReport> {
+    r.plugin.as_ref().map(|p| &p.ack_report)
 }
 
 /// Called when PMTUD changes the path's maximum datagram size.

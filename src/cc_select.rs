@@ -67,6 +67,9 @@ impl CcSelection {
 
 /// A checked selection.
 #[derive(Clone, Debug, PartialEq)]
+// Built once per connection and copied into quiche's configuration, so the
+// size of the spec (a fixed array of parameter values) does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum ResolvedCc {
     /// One of quiche's own algorithms, by name.
     Quiche(String),

@@ -1,0 +1,40 @@
+//! The QUIC extensions of quiche-vegas, independent of any QUIC stack so that
+//! they can be unit-, property- and fuzz-tested alone (quiche pulls them in
+//! through `quiche-seam/extensions.rs`):
+//!
+//! - ACK receive timestamps, draft-ietf-quic-receive-ts-02: the
+//!   ACK_RECEIVE_TIMESTAMPS frame ([`ack_receive_timestamps`]), the
+//!   receiver's bounded record of receive times ([`received_packets`]), the
+//!   sender's decoding and checks ([`ack_report`]);
+//! - RoVegas's queueing times (AQT) in QUIC: the QUEUEING_TIME frame
+//!   ([`queueing_time`]) that echoes the forward queueing time AQT-enabled
+//!   routers reported for each datagram, and the fallback estimate of both
+//!   directions from receive timestamps and ACK delay ([`estimator`]);
+//! - their transport parameters ([`params`]) and codepoints, all in
+//!   [`codepoints`];
+//! - the per-connection state tying them together ([`connection`]).
+//!
+//! The design is documented in docs/extensions.md.
+
+pub mod ack_receive_timestamps;
+pub mod ack_report;
+pub mod codepoints;
+pub mod connection;
+pub mod error;
+pub mod estimator;
+pub mod frame;
+pub mod params;
+pub mod queueing_time;
+pub mod received_packets;
+
+pub use ack_receive_timestamps::{
+    AckRange, AckReceiveTimestampsFrame, EcnCounts, PacketReceiveTime, TimestampRange,
+};
+pub use ack_report::{AckReport, HandedCounts};
+pub use connection::{ConnectionExtensions, ExtensionStats};
+pub use error::{FrameError, ParamError};
+pub use estimator::{EstimatorConfig, QueueingEstimator};
+pub use frame::ExtensionFrame;
+pub use params::{ExtensionParams, ReceiveTimestampsRequest};
+pub use queueing_time::{QueueingTimeEntry, QueueingTimeFrame};
+pub use received_packets::ReceivedPacketLog;
