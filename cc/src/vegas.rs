@@ -183,6 +183,26 @@ const SAMPLES_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 1000 };
 const BURST_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 64 };
 const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
 
+/// Slow-start pacing, an extension of both flavours (see the module docs).
+const SLOW_START_PACING: ParamInfo = ParamInfo {
+    name: "slow_start_pacing",
+    default: 1.0,
+    kind: ON_OFF,
+    description: "also pace in slow start, at slow_start_pacing_gain x cwnd/RTT (RFC 9002 \
+                  section 7.7; not in the paper, whose slow start sends ACK-clocked bursts)",
+};
+
+const SLOW_START_PACING_GAIN: ParamInfo = ParamInfo {
+    name: "slow_start_pacing_gain",
+    default: 2.0,
+    kind: ParamKind::Number {
+        min: 1.0,
+        max: 10.0,
+    },
+    description: "pacing rate in slow start as a multiple of cwnd/RTT (2: the window can \
+                  double in one RTT, as Linux's slow-start pacing ratio allows)",
+};
+
 /// Parameters of `vegas`, with the paper's defaults.
 pub const PAPER_PARAMS: &[ParamInfo] = &[
     ParamInfo {
@@ -244,23 +264,8 @@ pub const PAPER_PARAMS: &[ParamInfo] = &[
         kind: BURST_RANGE,
         description: "packets allowed per SegSpacing interval (section 3.4: twice MaxSegment)",
     },
-    ParamInfo {
-        name: "slow_start_pacing",
-        default: 1.0,
-        kind: ON_OFF,
-        description: "also pace in slow start, at slow_start_pacing_gain x cwnd/RTT (RFC 9002 \
-                      section 7.7; not in the paper, whose slow start sends ACK-clocked bursts)",
-    },
-    ParamInfo {
-        name: "slow_start_pacing_gain",
-        default: 2.0,
-        kind: ParamKind::Number {
-            min: 1.0,
-            max: 10.0,
-        },
-        description: "pacing rate in slow start as a multiple of cwnd/RTT (2: the window can \
-                      double in one RTT, as Linux's slow-start pacing ratio allows)",
-    },
+    SLOW_START_PACING,
+    SLOW_START_PACING_GAIN,
 ];
 
 /// Parameters of `vegas-linux`, with `tcp_vegas.c`'s defaults.
@@ -314,23 +319,8 @@ pub const LINUX_PARAMS: &[ParamInfo] = &[
         kind: BURST_RANGE,
         description: "packets allowed per spacing interval when spike suppression is on",
     },
-    ParamInfo {
-        name: "slow_start_pacing",
-        default: 1.0,
-        kind: ON_OFF,
-        description: "also pace in slow start, at slow_start_pacing_gain x cwnd/RTT (RFC 9002 \
-                      section 7.7; not in the paper, whose slow start sends ACK-clocked bursts)",
-    },
-    ParamInfo {
-        name: "slow_start_pacing_gain",
-        default: 2.0,
-        kind: ParamKind::Number {
-            min: 1.0,
-            max: 10.0,
-        },
-        description: "pacing rate in slow start as a multiple of cwnd/RTT (2: the window can \
-                      double in one RTT, as Linux's slow-start pacing ratio allows)",
-    },
+    SLOW_START_PACING,
+    SLOW_START_PACING_GAIN,
 ];
 
 /// alpha and beta bound the queue from below and above.
