@@ -3,7 +3,9 @@
 //!
 //! A driver (the socket loops in [`crate::net`], or a simulator) owns
 //! endpoints and, with `now` from its own clock:
-//! - hands each arriving datagram to [`Endpoint::on_datagram`];
+//! - hands each arriving datagram to [`Endpoint::on_datagram`] (or, with the
+//!   queueing time AQT-enabled routers reported for it, to
+//!   [`Endpoint::on_datagram_with_queueing_time`]);
 //! - calls [`Endpoint::on_timer`] once `now` reaches [`Endpoint::next_wakeup`];
 //! - after either (or after a batch of datagrams), calls [`Endpoint::flush`]
 //!   with a function that puts a datagram on the wire (or the simulated
@@ -63,6 +65,26 @@ impl<A: App> Endpoint<A> {
     /// A datagram arrived from `from` at local address `to`. Errors of
     /// quiche on one datagram (e.g. undecryptable) drop that datagram.
     pub fn on_datagram(&mut self, data: &mut [u8], from: SocketAddr, to: SocketAddr) {
+        self.on_datagram_with_queueing_time(data, from, to, None);
+    }
+
+    /// A datagram arrived, with the accumulated queueing time (RoVegas's AQT)
+    /// that AQT-enabled routers on its path reported outside the packet;
+    /// `None` if it crossed none. The value goes to quiche
+    /// (`Connection::set_next_datagram_queueing_time`) for this datagram
+    /// only: as data receiver the connection echoes it to the peer in
+    /// QUEUEING_TIME frames, as data sender it is the backward queueing time
+    /// of the ACKs the datagram carries (docs/extensions.md).
+    pub fn on_datagram_with_queueing_time(
+        &mut self,
+        data: &mut [u8],
+        from: SocketAddr,
+        to: SocketAddr,
+        queueing_time: Option<Duration>,
+    ) {
+        if let Some(aqt) = queueing_time {
+            self.conn.set_next_datagram_queueing_time(aqt);
+        }
         match self.conn.recv(data, quiche::RecvInfo { from, to }) {
             Ok(_) => {}
             Err(quiche::Error::Done) => {}

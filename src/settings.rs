@@ -22,6 +22,128 @@ pub const MAX_STREAMS_BIDI: u64 = 128;
 /// Unidirectional streams (HTTP/3 control and QPACK streams).
 pub const MAX_STREAMS_UNI: u64 = 16;
 
+/// Receive timestamps we ask the peer for per ACK (the
+/// max_receive_timestamps_per_ack we advertise): more than the packets an ACK
+/// usually covers.
+pub const RECEIVE_TIMESTAMPS_PER_ACK: u64 = 64;
+/// The receive_timestamps_exponent we advertise: timestamps to the
+/// microsecond.
+pub const RECEIVE_TIMESTAMPS_EXPONENT: u64 = 0;
+
+/// Our QUIC extensions (docs/extensions.md): what a connection offers the
+/// peer. Whatever is set here, a peer without the extensions interoperates
+/// unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtensionSettings {
+    /// `false`: behave like stock quiche: advertise nothing and do not honour
+    /// the peer's requests either (`Config::enable_extensions(false)`); the
+    /// two fields below are then ignored.
+    pub enabled: bool,
+    /// Ask the peer for ACK receive timestamps (draft-ietf-quic-receive-ts-02):
+    /// advertise max_receive_timestamps_per_ack = [`RECEIVE_TIMESTAMPS_PER_ACK`]
+    /// with exponent [`RECEIVE_TIMESTAMPS_EXPONENT`]. Without it we still send
+    /// them to a peer that asks.
+    pub receive_timestamps: bool,
+    /// Accept QUEUEING_TIME frames (the peer's echo of the forward queueing
+    /// time AQT-enabled routers reported). Without it we still echo to a peer
+    /// that accepts them.
+    pub queueing_time_frame: bool,
+}
+
+impl Default for ExtensionSettings {
+    /// Everything on.
+    fn default() -> Self {
+        ExtensionSettings {
+            enabled: true,
+            receive_timestamps: true,
+            queueing_time_frame: true,
+        }
+    }
+}
+
+impl ExtensionSettings {
+    /// Like stock quiche.
+    pub const NONE: ExtensionSettings = ExtensionSettings {
+        enabled: false,
+        receive_timestamps: false,
+        queueing_time_frame: false,
+    };
+
+    /// Applies these settings to `config`.
+    pub fn apply(&self, config: &mut quiche::Config) -> anyhow::Result<()> {
+        config.enable_extensions(self.enabled);
+        if !self.enabled {
+            return Ok(());
+        }
+        if self.receive_timestamps {
+            config.set_max_receive_timestamps_per_ack(RECEIVE_TIMESTAMPS_PER_ACK);
+            config
+                .set_receive_timestamps_exponent(RECEIVE_TIMESTAMPS_EXPONENT)
+                .context("invalid receive_timestamps_exponent")?;
+        } else {
+            config.set_max_receive_timestamps_per_ack(0);
+        }
+        config.enable_queueing_time_frame(self.queueing_time_frame);
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for ExtensionSettings {
+    /// `receive-timestamps, queueing-time-frame`, one of them, `offers none`
+    /// or `none (stock)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        if !self.enabled {
+            return f.write_str("none (stock)");
+        }
+        let offered: Vec<&str> = [
+            (self.receive_timestamps, "receive-timestamps"),
+            (self.queueing_time_frame, "queueing-time-frame"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+        if offered.is_empty() {
+            f.write_str("offers none")
+        } else {
+            f.write_str(&offered.join(", "))
+        }
+    }
+}
+
+/// Command-line flags of [`ExtensionSettings`], shared by the apps.
+#[derive(clap::Args, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[command(next_help_heading = "QUIC extensions (default: all on; see docs/extensions.md)")]
+pub struct ExtensionFlags {
+    /// Do not ask the peer for ACK receive timestamps
+    /// (draft-ietf-quic-receive-ts-02). By default we ask for up to 64 per
+    /// ACK, in microseconds; a peer that asks still gets them.
+    #[arg(long)]
+    pub no_receive_timestamps: bool,
+
+    /// Do not accept QUEUEING_TIME frames (RoVegas's AQT-echo). By default we
+    /// accept them; a peer that accepts them still gets them.
+    #[arg(long)]
+    pub no_queueing_time_frame: bool,
+
+    /// Behave like stock quiche: offer neither extension and ignore the
+    /// peer's requests for them.
+    #[arg(long)]
+    pub no_extensions: bool,
+}
+
+impl ExtensionFlags {
+    pub fn settings(&self) -> ExtensionSettings {
+        if self.no_extensions {
+            return ExtensionSettings::NONE;
+        }
+        ExtensionSettings {
+            enabled: true,
+            receive_timestamps: !self.no_receive_timestamps,
+            queueing_time_frame: !self.no_queueing_time_frame,
+        }
+    }
+}
+
 /// Everything about a connection's transport that the command line can set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TransportSettings {
@@ -32,6 +154,8 @@ pub struct TransportSettings {
     pub max_stream_data: u64,
     pub idle_timeout_ms: u64,
     pub cc: CcSelection,
+    /// Our QUIC extensions; all on by default.
+    pub extensions: ExtensionSettings,
 }
 
 impl Default for TransportSettings {
@@ -41,6 +165,7 @@ impl Default for TransportSettings {
             max_stream_data: DEFAULT_MAX_STREAM_DATA,
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             cc: CcSelection::default(),
+            extensions: ExtensionSettings::default(),
         }
     }
 }
@@ -70,6 +195,7 @@ impl TransportSettings {
         config.set_max_connection_window(self.max_data);
         config.set_max_stream_window(self.max_stream_data);
         config.set_disable_active_migration(true);
+        self.extensions.apply(&mut config)?;
         let resolved = self.cc.apply(&mut config)?;
         Ok((config, resolved))
     }
@@ -83,6 +209,46 @@ mod tests {
     fn default_settings_build() {
         let (_, cc) = TransportSettings::default().build_config(&[b"h3"]).unwrap();
         assert_eq!(cc.name(), "cubic");
+    }
+
+    #[test]
+    fn extension_flags_turn_extensions_off() {
+        let flags = |r, q, n| ExtensionFlags {
+            no_receive_timestamps: r,
+            no_queueing_time_frame: q,
+            no_extensions: n,
+        };
+        assert_eq!(
+            TransportSettings::default().extensions,
+            ExtensionSettings::default()
+        );
+        assert_eq!(
+            flags(false, false, false).settings(),
+            ExtensionSettings::default()
+        );
+        assert_eq!(
+            flags(false, false, false).settings().to_string(),
+            "receive-timestamps, queueing-time-frame"
+        );
+        let some = flags(true, false, false).settings();
+        assert!(some.enabled && !some.receive_timestamps && some.queueing_time_frame);
+        assert_eq!(some.to_string(), "queueing-time-frame");
+        assert_eq!(
+            flags(true, true, false).settings().to_string(),
+            "offers none"
+        );
+        assert_eq!(
+            flags(false, false, true).settings(),
+            ExtensionSettings::NONE
+        );
+        assert_eq!(ExtensionSettings::NONE.to_string(), "none (stock)");
+        for extensions in [ExtensionSettings::NONE, some] {
+            let settings = TransportSettings {
+                extensions,
+                ..Default::default()
+            };
+            settings.build_config(&[b"h3"]).unwrap();
+        }
     }
 
     #[test]

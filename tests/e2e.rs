@@ -338,3 +338,113 @@ fn concurrent_clients_are_served() {
         assert!(stdout.contains(&format!("sha256={sha}")), "{stdout}");
     }
 }
+
+/// Records (whole events, not only their `data`) called `name`.
+fn records_named<'a>(
+    records: &'a [serde_json::Value],
+    name: &'a str,
+) -> impl Iterator<Item = &'a serde_json::Value> + 'a {
+    records.iter().filter(move |r| r["name"] == name)
+}
+
+#[test]
+fn extensions_switched_off_on_either_side_still_download() {
+    // The apps offer both extensions by default; each flag, on either side,
+    // changes what is negotiated but never whether the transfer works. The
+    // server runs VenoDB, whose delay_source shows the fallback.
+    let (root, sha) = root_with_file();
+    let root_arg = root.path().to_str().unwrap();
+    let cases: &[(&[&str], &[&str])] = &[
+        (&[], &[]),
+        (&["--no-extensions"], &[]),
+        (&[], &["--no-extensions"]),
+        (
+            &["--no-receive-timestamps", "--no-queueing-time-frame"],
+            &[],
+        ),
+        (
+            &[],
+            &["--no-receive-timestamps", "--no-queueing-time-frame"],
+        ),
+    ];
+    for (server_flags, client_flags) in cases {
+        let label = format!("server {server_flags:?}, client {client_flags:?}");
+        let qlog = tempfile::tempdir().unwrap();
+        let mut args = vec!["--root", root_arg, "--cc-algorithm", "venodb"];
+        args.extend_from_slice(server_flags);
+        let mut server = Server::start(&args, Some(qlog.path()));
+        let url = server.url("/file");
+        let mut args = vec!["--no-verify", "--idle-timeout", "10000", url.as_str()];
+        args.extend_from_slice(client_flags);
+        let out = client(&args, Some(qlog.path()));
+        let stdout = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{label}: {stdout} {}",
+            text(&out.stderr)
+        );
+        assert!(
+            stdout.contains(&format!("GET /file  {FILE_SIZE} bytes  sha256={sha}")),
+            "{label}: {stdout}"
+        );
+
+        let id = server.wait_for_closed_connection();
+        let log = qlog_records(&qlog.path().join(format!("server-{id}.sqlog")));
+        let server_asks = server_flags.is_empty();
+        let client_honours = !client_flags.contains(&"--no-extensions");
+        // What the server advertised, in its quic:parameters_set.
+        let local = records_named(&log, "quic:parameters_set")
+            .find(|r| r["data"]["initiator"] == "local")
+            .unwrap_or_else(|| panic!("{label}: no local parameters_set"));
+        for param in [
+            "max_receive_timestamps_per_ack",
+            "max_queueing_times_per_frame",
+        ] {
+            assert_eq!(
+                local["extensions"].get(param).is_some(),
+                server_asks,
+                "{label}: {param} in {}",
+                local["extensions"]
+            );
+        }
+        // Receive timestamps reached the server exactly when it asked and
+        // the client honours requests.
+        let timestamp_frames = records_named(&log, "quic:packet_received")
+            .filter_map(|r| r["extension_frames"].as_array())
+            .flatten()
+            .filter(|f| f["frame_type"] == "ack_receive_timestamps")
+            .count();
+        let timestamps = server_asks && client_honours;
+        assert_eq!(timestamp_frames > 0, timestamps, "{label}");
+        let source = events(&log, "quic:recovery_metrics_updated")
+            .iter()
+            .rev()
+            .find_map(|d| d["delay_source"].as_str())
+            .map(str::to_string);
+        let expected = if timestamps {
+            "receive_timestamps"
+        } else {
+            "ack_arrival"
+        };
+        assert_eq!(source.as_deref(), Some(expected), "{label}");
+    }
+}
+
+#[test]
+fn extension_flags_are_documented_with_their_default() {
+    for binary in [SERVER, CLIENT] {
+        let out = std::process::Command::new(binary)
+            .arg("--help")
+            .output()
+            .unwrap();
+        let help = text(&out.stdout);
+        for phrase in [
+            "default: all on",
+            "--no-receive-timestamps",
+            "--no-queueing-time-frame",
+            "--no-extensions",
+        ] {
+            assert!(help.contains(phrase), "{binary}: '{phrase}' not in {help}");
+        }
+    }
+}

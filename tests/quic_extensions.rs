@@ -12,8 +12,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use quic_ext::QueueingEstimator;
 use serde_json::Value;
+use vegas_cc::shared::queueing_estimate::{EstimatorConfig, QueueingEstimator};
+use vegas_cc::{AckEvent, AckedPacket, RttSnapshot};
 
 const STREAM: u64 = 0;
 const MAX_DATAGRAM: usize = 1350;
@@ -601,8 +602,12 @@ fn fallback_estimate_finds_the_injected_delay() {
         })
         .collect();
 
-    let mut estimator = QueueingEstimator::default();
-    let (mut checked, mut in_burst) = (0, 0);
+    // RoVegas's fallback estimator, fed as the seam feeds the controller: one
+    // ACK event per ACK_RECEIVE_TIMESTAMPS frame, with the packets it reports
+    // and the ACK delay it carries.
+    let mut estimator = QueueingEstimator::new(EstimatorConfig::default());
+    let mut forward = Vec::new();
+    let (mut checked, mut in_burst, mut backward_checked) = (0, 0, 0);
     for ack in events(&server_log, "quic:packet_received") {
         let ack_arrival = event_time(ack, run.server.qlog_start);
         let Some(frames) = ack["extension_frames"].as_array() else {
@@ -619,16 +624,43 @@ fn fallback_estimate_finds_the_injected_delay() {
                 .map(|p| (p[0].as_u64().expect("pn"), p[1].as_u64().expect("time")))
                 .collect();
             times.sort();
-            for (pn, receive_us) in times {
-                let Some(&sent_us) = sent.get(&pn) else {
-                    continue;
-                };
-                let rtt = Duration::from_micros(ack_arrival - sent_us);
-                let estimate = estimator.forward(
-                    run.start + Duration::from_micros(sent_us),
-                    Duration::from_micros(receive_us),
-                    rtt,
-                );
+            let now = run.start + Duration::from_micros(ack_arrival);
+            let acked: Vec<AckedPacket> = times
+                .iter()
+                .filter_map(|&(pn, receive_us)| {
+                    let sent_us = *sent.get(&pn)?;
+                    let mut p = AckedPacket::new(
+                        pn,
+                        MAX_DATAGRAM,
+                        run.start + Duration::from_micros(sent_us),
+                        now,
+                    );
+                    p.receive_time = Some(Duration::from_micros(receive_us));
+                    Some(p)
+                })
+                .collect();
+            let Some(largest) = acked.last() else {
+                continue;
+            };
+            // quiche's default ack_delay_exponent, 3.
+            let ack_delay_raw = frame["ack_delay_raw"].as_u64().expect("ack delay");
+            let event = AckEvent {
+                now,
+                acked: &acked,
+                ack_delay: Duration::from_micros(ack_delay_raw << 3),
+                rtt: RttSnapshot::uniform(largest.rtt),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            };
+            let backward = estimator.on_ack(&event, &mut forward);
+            // The ACKs cross no queue: the backward estimate is about zero.
+            if let Some(b) = backward {
+                assert!(b <= Duration::from_micros(700), "backward {b:?}");
+                backward_checked += 1;
+            }
+            for (packet, estimate) in acked.iter().zip(&forward) {
+                let pn = packet.pkt_num;
                 let truth = run.forward_queueing_by_arrival[&arrived[&pn]];
                 let estimate = estimate.expect("no reason to reject");
                 let error = estimate.as_micros() as i64 - truth.as_micros() as i64;
@@ -645,6 +677,11 @@ fn fallback_estimate_finds_the_injected_delay() {
             }
         }
     }
+    assert_eq!(estimator.rejected_samples(), 0);
+    assert!(
+        backward_checked > 100,
+        "{backward_checked} backward estimates"
+    );
     assert!(
         checked > 1000 && in_burst > 10,
         "{checked} checked, {in_burst} in the burst"

@@ -8,8 +8,9 @@
 //!   sender's decoding and checks ([`ack_report`]);
 //! - RoVegas's queueing times (AQT) in QUIC: the QUEUEING_TIME frame
 //!   ([`queueing_time`]) that echoes the forward queueing time AQT-enabled
-//!   routers reported for each datagram, and the fallback estimate of both
-//!   directions from receive timestamps and ACK delay ([`estimator`]);
+//!   routers reported for each datagram (the fallback estimate of both
+//!   directions from receive timestamps and ACK delay, without such routers,
+//!   is the controller's: `vegas_cc::shared::queueing_estimate`);
 //! - their transport parameters ([`params`]) and codepoints, all in
 //!   [`codepoints`];
 //! - the per-connection state tying them together ([`connection`]).
@@ -21,7 +22,6 @@ pub mod ack_report;
 pub mod codepoints;
 pub mod connection;
 pub mod error;
-pub mod estimator;
 pub mod frame;
 pub mod params;
 pub mod queueing_time;
@@ -33,7 +33,6 @@ pub use ack_receive_timestamps::{
 pub use ack_report::{AckReport, HandedCounts};
 pub use connection::{ConnectionExtensions, ExtensionStats};
 pub use error::{FrameError, ParamError};
-pub use estimator::{EstimatorConfig, QueueingEstimator};
 pub use frame::ExtensionFrame;
 pub use params::{ExtensionParams, ReceiveTimestampsRequest};
 pub use queueing_time::{QueueingTimeEntry, QueueingTimeFrame};

@@ -16,7 +16,8 @@ use quiche_vegas::cc_select::{listing_text, CcSelection, DEFAULT_CC_ALGORITHM};
 use quiche_vegas::net::{run_client, ClientReport, ClientSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::{
-    TransportSettings, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_DATA, DEFAULT_MAX_STREAM_DATA,
+    ExtensionFlags, TransportSettings, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_DATA,
+    DEFAULT_MAX_STREAM_DATA,
 };
 use quiche_vegas::transfer::{ClientSession, HttpVersion, RequestOutcome, ResponseSummary};
 
@@ -72,6 +73,9 @@ struct Args {
     /// server in TLS and HTTP).
     #[arg(long, value_name = "ADDR")]
     connect_to: Option<SocketAddr>,
+
+    #[command(flatten)]
+    extensions: ExtensionFlags,
 }
 
 fn main() -> ExitCode {
@@ -167,6 +171,7 @@ fn run(args: Args) -> anyhow::Result<bool> {
             name: args.cc_algorithm.clone(),
             params: args.cc_param.clone(),
         },
+        extensions: args.extensions.settings(),
     };
     let (mut config, cc) = settings.build_config(&[args.http_version.alpn()])?;
     config.verify_peer(!args.no_verify);

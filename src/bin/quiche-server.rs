@@ -13,7 +13,8 @@ use quiche_vegas::cc_select::{listing_text, CcSelection, DEFAULT_CC_ALGORITHM};
 use quiche_vegas::net::{bind_udp, run_server, ServerSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::{
-    TransportSettings, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_DATA, DEFAULT_MAX_STREAM_DATA,
+    ExtensionFlags, TransportSettings, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_DATA,
+    DEFAULT_MAX_STREAM_DATA,
 };
 use quiche_vegas::tls::{self, CertFiles};
 use quiche_vegas::transfer::{DirSource, ALPN_H3, ALPN_HQ};
@@ -68,6 +69,9 @@ struct Args {
     /// Do not print a line per closed connection on stderr.
     #[arg(long)]
     quiet: bool,
+
+    #[command(flatten)]
+    extensions: ExtensionFlags,
 }
 
 fn main() -> ExitCode {
@@ -95,6 +99,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             name: args.cc_algorithm.clone(),
             params: args.cc_param.clone(),
         },
+        extensions: args.extensions.settings(),
     };
     let (mut config, cc) = settings.build_config(&[ALPN_H3, ALPN_HQ])?;
     let source = DirSource::new(&args.root)?;
@@ -123,8 +128,10 @@ fn run(args: Args) -> anyhow::Result<()> {
         .context("cannot get the local address")?;
     let qlog_dir = qlog_dir_from_env();
     eprintln!(
-        "quiche-server: listening on {local}, serving {}, cc {cc}, HTTP/3 and hq-interop{}",
+        "quiche-server: listening on {local}, serving {}, cc {cc}, HTTP/3 and hq-interop, \
+         extensions: {}{}",
         source.root().display(),
+        settings.extensions,
         qlog_dir
             .as_ref()
             .map_or_else(String::new, |d| format!(", qlog to {}", d.display()))

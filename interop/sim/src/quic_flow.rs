@@ -7,6 +7,12 @@
 //! body for flows that run until their stop time. The client hashes what it
 //! receives, and the flow checks the hash against the source's.
 //!
+//! Both endpoints offer our QUIC extensions as the flow's
+//! `receive_timestamps` and `queueing_time_frame` say (both on by default),
+//! and every datagram that crossed AQT-enabled routers reaches its endpoint
+//! with the queueing time they accumulated
+//! (`Endpoint::on_datagram_with_queueing_time`).
+//!
 //! Before every call into a connection the flow sets quiche's virtual time
 //! and reseeds quiche's random generator with a number that depends only on
 //! this endpoint and how many calls it has had, so that one flow's random
@@ -22,12 +28,13 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context};
 use quiche_vegas::cc_select::CcSelection;
 use quiche_vegas::endpoint::Endpoint;
-use quiche_vegas::settings::TransportSettings;
+use quiche_vegas::settings::{ExtensionSettings, TransportSettings};
 use quiche_vegas::tls::CertFiles;
 use quiche_vegas::transfer::{ClientSession, ServerSession, SyntheticSource};
 
 use crate::network::{Datagram, Owner};
 use crate::random::{splitmix64, stream_seed, RandomStream};
+use crate::report::ExtensionSummary;
 use crate::scenario::FlowConfig;
 use crate::time::Nanos;
 
@@ -196,6 +203,11 @@ impl QuicFlow {
             cc: CcSelection {
                 name: config.cc.clone(),
                 params: config.cc_params.clone(),
+            },
+            extensions: ExtensionSettings {
+                enabled: true,
+                receive_timestamps: config.receive_timestamps,
+                queueing_time_frame: config.queueing_time_frame,
             },
             ..TransportSettings::default()
         };
@@ -374,13 +386,21 @@ impl QuicFlow {
             self.measures.forward_queueing_sum += datagram.queueing;
             self.measures.forward_datagrams += 1;
         }
+        // What the AQT-enabled routers it crossed reported, handed to quiche
+        // with the datagram (the QUIC form of RoVegas's AQT IP option).
+        let aqt = datagram.aqt.map(Duration::from_nanos);
         self.enter(clock, now, side);
         match side {
             Side::Client => {
                 let Some(client) = self.client.as_mut() else {
                     return Ok(());
                 };
-                client.on_datagram(&mut datagram.payload, self.server_addr, self.client_addr);
+                client.on_datagram_with_queueing_time(
+                    &mut datagram.payload,
+                    self.server_addr,
+                    self.client_addr,
+                    aqt,
+                );
             }
             Side::Server => {
                 if self.server.is_none() && !self.accept(&datagram.payload)? {
@@ -389,7 +409,12 @@ impl QuicFlow {
                 let Some(server) = self.server.as_mut() else {
                     return Ok(());
                 };
-                server.on_datagram(&mut datagram.payload, self.client_addr, self.server_addr);
+                server.on_datagram_with_queueing_time(
+                    &mut datagram.payload,
+                    self.client_addr,
+                    self.server_addr,
+                    aqt,
+                );
                 if server.conn.is_established() {
                     if let Some(path) = server.conn.path_stats().next() {
                         self.measures.srtt_sum += path.rtt.as_secs_f64();
@@ -576,6 +601,22 @@ impl QuicFlow {
     /// The data sender's connection counters.
     pub fn sender_stats(&self) -> Option<quiche::Stats> {
         self.server.as_ref().map(|s| s.conn.stats())
+    }
+
+    /// The flow's extension switches and what of them reached the data
+    /// sender's controller.
+    pub fn extension_summary(&self) -> ExtensionSummary {
+        let handed = self
+            .server
+            .as_ref()
+            .map(|s| s.conn.extension_stats().handed);
+        ExtensionSummary {
+            receive_timestamps: self.config.receive_timestamps,
+            queueing_time_frame: self.config.queueing_time_frame,
+            receive_times_handed: handed.map_or(0, |h| h.receive_times),
+            forward_queueing_handed: handed.map_or(0, |h| h.forward_queueing),
+            backward_queueing_handed: handed.map_or(0, |h| h.backward_queueing),
+        }
     }
 
     /// Both endpoints have nothing more to do.

@@ -55,8 +55,29 @@ pub struct FlowSummary {
     /// server; null when no AQT router is on that path.
     pub mean_aqt_to_client_ms: Option<f64>,
     pub mean_aqt_to_server_ms: Option<f64>,
+    /// Our QUIC extensions in this flow.
+    pub extensions: ExtensionSummary,
     /// Why the flow ended without completing, if it did.
     pub failure: Option<String>,
+}
+
+/// Our QUIC extensions in a flow: what both endpoints offered (the flow's
+/// switches), and what reached the data sender's congestion controller (only
+/// our plug-in controllers take these; with quiche's own reno, cubic and
+/// bbr2 the counts stay zero).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct ExtensionSummary {
+    pub receive_timestamps: bool,
+    pub queueing_time_frame: bool,
+    /// Receive times of acknowledged packets handed to the server's
+    /// controller.
+    pub receive_times_handed: u64,
+    /// AQT-echo values (forward queueing times the client echoed in
+    /// QUEUEING_TIME frames) handed to the server's controller.
+    pub forward_queueing_handed: u64,
+    /// AQT values of the client's ACK-bearing datagrams (backward queueing
+    /// times) handed to the server's controller.
+    pub backward_queueing_handed: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

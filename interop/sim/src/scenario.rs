@@ -153,6 +153,14 @@ pub struct FlowSpec {
     /// in both directions (for RTT-fairness runs).
     #[serde(default)]
     pub access_delay_ms: f64,
+    /// Both endpoints ask for ACK receive timestamps
+    /// (draft-ietf-quic-receive-ts-02).
+    #[serde(default = "default_true")]
+    pub receive_timestamps: bool,
+    /// Both endpoints accept QUEUEING_TIME frames, the echo of the forward
+    /// queueing time AQT-enabled routers reported.
+    #[serde(default = "default_true")]
+    pub queueing_time_frame: bool,
 }
 
 fn default_protocol() -> String {
@@ -263,6 +271,9 @@ pub struct FlowConfig {
     pub forward_path: Vec<LinkId>,
     pub return_path: Vec<LinkId>,
     pub access_delay: Nanos,
+    /// Our QUIC extensions, as both endpoints offer them.
+    pub receive_timestamps: bool,
+    pub queueing_time_frame: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -456,6 +467,8 @@ impl Scenario {
                 forward_path: resolve_path(key("forward_path"), &flow.forward_path)?,
                 return_path: resolve_path(key("return_path"), &flow.return_path)?,
                 access_delay: millis_f64(flow.access_delay_ms),
+                receive_timestamps: flow.receive_timestamps,
+                queueing_time_frame: flow.queueing_time_frame,
             });
         }
         let overridden = overrides.cc.is_some() || !overrides.cc_params.is_empty();

@@ -603,6 +603,7 @@ impl<'a> Simulation<'a> {
                 mean_queue_delay_ms: mean(m.forward_queueing_sum, m.forward_datagrams),
                 mean_aqt_to_client_ms: mean(m.aqt_to_client.0, m.aqt_to_client.1),
                 mean_aqt_to_server_ms: mean(m.aqt_to_server.0, m.aqt_to_server.1),
+                extensions: f.extension_summary(),
                 failure: m.failure.clone(),
             });
         }

@@ -1,6 +1,9 @@
 //! The same scenario and seed give the same bytes in every output file; a
 //! different seed, with random loss, gives different ones.
 //!
+//! The links are AQT-enabled and the flows negotiate our extensions (the
+//! default), so receive timestamps and queueing-time frames flow too.
+//!
 //! `summary.json` differs between two runs only by `wall_s` (the wall-clock
 //! time the run took); the comparison removes that one key and nothing else.
 
@@ -19,11 +22,13 @@ const SCENARIO: &str = r#"
     delay_ms = 30
     queue_packets = 30
     packet_loss = 0.01
+    aqt = true
     [links.up]
     rate_mbps = 2
     delay_ms = 30
     queue_packets = 30
     gilbert_elliott = { p_good_to_bad = 0.01, p_bad_to_good = 0.5 }
+    aqt = true
     [flows.cubic]
     cc = "cubic"
     transfer_bytes = 400000
