@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 
-use crate::cc_select::{CcSelection, ResolvedCc};
+use crate::cc_select::{CcSelection, ResolvedCc, DEFAULT_CC_ALGORITHM};
 
 /// Connection flow-control window. A 600 ms satellite path at 100 Mbit/s
 /// holds 7.5 MB in flight; 100 MB leaves room for faster paths and deep
@@ -106,6 +106,53 @@ impl std::fmt::Display for ExtensionSettings {
             f.write_str("offers none")
         } else {
             f.write_str(&offered.join(", "))
+        }
+    }
+}
+
+/// Command-line flags both apps take, named as in quiche's own apps where
+/// they overlap: congestion control, flow control, idle timeout, extensions.
+#[derive(clap::Args, Clone, Debug)]
+pub struct TransportFlags {
+    /// Congestion control algorithm (see --list-cc-algorithms).
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_CC_ALGORITHM)]
+    pub cc_algorithm: String,
+
+    /// A parameter of the congestion control algorithm; repeatable.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub cc_param: Vec<String>,
+
+    /// Print the congestion control algorithms and exit.
+    #[arg(long)]
+    pub list_cc_algorithms: bool,
+
+    /// Connection flow-control window in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_DATA)]
+    pub max_data: u64,
+
+    /// Stream flow-control window in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_STREAM_DATA)]
+    pub max_stream_data: u64,
+
+    /// Idle timeout in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_IDLE_TIMEOUT_MS)]
+    pub idle_timeout: u64,
+
+    #[command(flatten)]
+    pub extensions: ExtensionFlags,
+}
+
+impl TransportFlags {
+    pub fn settings(&self) -> TransportSettings {
+        TransportSettings {
+            max_data: self.max_data,
+            max_stream_data: self.max_stream_data,
+            idle_timeout_ms: self.idle_timeout,
+            cc: CcSelection {
+                name: self.cc_algorithm.clone(),
+                params: self.cc_param.clone(),
+            },
+            extensions: self.extensions.settings(),
         }
     }
 }

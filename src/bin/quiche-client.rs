@@ -12,13 +12,10 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use url::Url;
 
-use quiche_vegas::cc_select::{listing_text, CcSelection, DEFAULT_CC_ALGORITHM};
+use quiche_vegas::cc_select::listing_text;
 use quiche_vegas::net::{run_client, ClientReport, ClientSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
-use quiche_vegas::settings::{
-    ExtensionFlags, TransportSettings, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_DATA,
-    DEFAULT_MAX_STREAM_DATA,
-};
+use quiche_vegas::settings::TransportFlags;
 use quiche_vegas::transfer::{ClientSession, HttpVersion, RequestOutcome, ResponseSummary};
 
 /// Downloads every URL (all on one server) over one QUIC connection.
@@ -45,43 +42,19 @@ struct Args {
     #[arg(long, value_name = "VERSION", default_value = "HTTP/3")]
     http_version: HttpVersion,
 
-    /// Congestion control algorithm (see --list-cc-algorithms).
-    #[arg(long, value_name = "NAME", default_value = DEFAULT_CC_ALGORITHM)]
-    cc_algorithm: String,
-
-    /// A parameter of the congestion control algorithm; repeatable.
-    #[arg(long, value_name = "KEY=VALUE")]
-    cc_param: Vec<String>,
-
-    /// Print the congestion control algorithms and exit.
-    #[arg(long)]
-    list_cc_algorithms: bool,
-
-    /// Connection flow-control window in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_DATA)]
-    max_data: u64,
-
-    /// Stream flow-control window in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_STREAM_DATA)]
-    max_stream_data: u64,
-
-    /// Idle timeout in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = DEFAULT_IDLE_TIMEOUT_MS)]
-    idle_timeout: u64,
+    #[command(flatten)]
+    transport: TransportFlags,
 
     /// Connect to ADDR instead of the URLs' host (which still names the
     /// server in TLS and HTTP).
     #[arg(long, value_name = "ADDR")]
     connect_to: Option<SocketAddr>,
-
-    #[command(flatten)]
-    extensions: ExtensionFlags,
 }
 
 fn main() -> ExitCode {
     env_logger::init();
     let args = Args::parse();
-    if args.list_cc_algorithms {
+    if args.transport.list_cc_algorithms {
         print!("{}", listing_text());
         return ExitCode::SUCCESS;
     }
@@ -163,16 +136,7 @@ fn resolve(target: &Target) -> anyhow::Result<SocketAddr> {
 
 fn run(args: Args) -> anyhow::Result<bool> {
     let target = parse_urls(&args.urls)?;
-    let settings = TransportSettings {
-        max_data: args.max_data,
-        max_stream_data: args.max_stream_data,
-        idle_timeout_ms: args.idle_timeout,
-        cc: CcSelection {
-            name: args.cc_algorithm.clone(),
-            params: args.cc_param.clone(),
-        },
-        extensions: args.extensions.settings(),
-    };
+    let settings = args.transport.settings();
     let (mut config, cc) = settings.build_config(&[args.http_version.alpn()])?;
     config.verify_peer(!args.no_verify);
     let peer = match args.connect_to {
@@ -191,7 +155,7 @@ fn run(args: Args) -> anyhow::Result<bool> {
         server_name: target.server_name.clone(),
         qlog_dir: qlog_dir_from_env(),
         cc_description: cc.to_string(),
-        idle_timeout_ms: args.idle_timeout,
+        idle_timeout_ms: settings.idle_timeout_ms,
         tick: show_progress.then_some(Duration::from_millis(200)),
     };
     let result = run_client(&mut config, session, &setup, &mut progress_bar);

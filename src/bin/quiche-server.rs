@@ -9,13 +9,10 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use clap::Parser;
 
-use quiche_vegas::cc_select::{listing_text, CcSelection, DEFAULT_CC_ALGORITHM};
+use quiche_vegas::cc_select::listing_text;
 use quiche_vegas::net::{bind_udp, run_server, ServerSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
-use quiche_vegas::settings::{
-    ExtensionFlags, TransportSettings, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_DATA,
-    DEFAULT_MAX_STREAM_DATA,
-};
+use quiche_vegas::settings::TransportFlags;
 use quiche_vegas::tls::{self, CertFiles};
 use quiche_vegas::transfer::{DirSource, ALPN_H3, ALPN_HQ};
 
@@ -42,42 +39,18 @@ struct Args {
     #[arg(long, value_name = "FILE", requires = "cert")]
     key: Option<PathBuf>,
 
-    /// Congestion control algorithm (see --list-cc-algorithms).
-    #[arg(long, value_name = "NAME", default_value = DEFAULT_CC_ALGORITHM)]
-    cc_algorithm: String,
-
-    /// A parameter of the congestion control algorithm; repeatable.
-    #[arg(long, value_name = "KEY=VALUE")]
-    cc_param: Vec<String>,
-
-    /// Print the congestion control algorithms and exit.
-    #[arg(long)]
-    list_cc_algorithms: bool,
-
-    /// Connection flow-control window in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_DATA)]
-    max_data: u64,
-
-    /// Stream flow-control window in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_STREAM_DATA)]
-    max_stream_data: u64,
-
-    /// Idle timeout in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = DEFAULT_IDLE_TIMEOUT_MS)]
-    idle_timeout: u64,
+    #[command(flatten)]
+    transport: TransportFlags,
 
     /// Do not print a line per closed connection on stderr.
     #[arg(long)]
     quiet: bool,
-
-    #[command(flatten)]
-    extensions: ExtensionFlags,
 }
 
 fn main() -> ExitCode {
     env_logger::init();
     let args = Args::parse();
-    if args.list_cc_algorithms {
+    if args.transport.list_cc_algorithms {
         print!("{}", listing_text());
         return ExitCode::SUCCESS;
     }
@@ -91,16 +64,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    let settings = TransportSettings {
-        max_data: args.max_data,
-        max_stream_data: args.max_stream_data,
-        idle_timeout_ms: args.idle_timeout,
-        cc: CcSelection {
-            name: args.cc_algorithm.clone(),
-            params: args.cc_param.clone(),
-        },
-        extensions: args.extensions.settings(),
-    };
+    let settings = args.transport.settings();
     let (mut config, cc) = settings.build_config(&[ALPN_H3, ALPN_HQ])?;
     let source = DirSource::new(&args.root)?;
 
