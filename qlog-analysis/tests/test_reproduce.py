@@ -1,0 +1,269 @@
+"""The reproduction pipeline: verdict rule, plan, measures, report check.
+
+The pipeline itself (simulator runs included) is exercised by
+``scripts/reproduce --quick``, which ``./scripts/test`` runs; set
+``VEGAS_REPRODUCE_DOC`` to its report to have it checked here too.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from vegas_qlog import load_run, mean_ci
+from vegas_qlog.reproduce import check_report
+from vegas_qlog.reproduce import verdict as v
+from vegas_qlog.reproduce.claims import Check, all_claims
+from vegas_qlog.reproduce.document import answer, evaluate, ours_cell
+from vegas_qlog.reproduce.measures import MEASURES, single_flow, window_goodput_bps, window_mean
+from vegas_qlog.reproduce.plan import apply_sets, build_plan, scaled_times, toml_value, vbr_off_ms
+from vegas_qlog.reproduce.results import Ref, Results
+
+REPO = Path(__file__).resolve().parents[2]
+HAVE_SCENARIOS = (REPO / "interop" / "scenarios").is_dir()
+
+
+def ci(*values: float):
+    return mean_ci(values)
+
+
+# ---------------------------------------------------------------- verdict rule
+
+
+def test_greater_needs_order_separation_and_half_the_effect():
+    a, b = ci(10, 10.5, 9.5), ci(5, 5.2, 4.8)
+    assert v.greater(a, b).status == v.HOLDS
+    assert v.greater(b, a).status == v.FAILS
+    # Overlapping intervals: right order only.
+    assert v.greater(ci(6, 9, 3), ci(5, 5.5, 4.5)).status == v.WEAK
+    # ×2 measured; the paper's ×2.5 needs at least ×1.75, its ×4 needs ×2.5.
+    assert v.greater(a, b, paper_ratio=2.5).status == v.HOLDS
+    weak = v.greater(a, b, paper_ratio=4.0)
+    assert weak.status == v.WEAK
+    assert "less than half the paper's effect" in weak.reason
+    assert v.greater(ci(), b).status == v.MISSING
+    # One run each: no interval, so never separated.
+    assert v.greater(ci(10), ci(5)).status == v.WEAK
+
+
+def test_less_mirrors_greater():
+    a, b = ci(2, 2.1, 1.9), ci(10, 10.5, 9.5)
+    assert v.less(a, b).status == v.HOLDS
+    assert v.less(a, b, paper_ratio=0.1).status == v.HOLDS  # ×0.2: 1 - 0.2 >= (1 - 0.1) / 2
+    # ×0.8 against the paper's ×0.1: less than half the effect.
+    assert v.less(ci(8, 8.1, 7.9), b, paper_ratio=0.1).status == v.WEAK
+    assert v.less(b, a).status == v.FAILS
+
+
+def test_similar_not_below_and_bounds():
+    assert v.similar(ci(100, 101), ci(95, 96)).status == v.HOLDS
+    assert v.similar(ci(100, 101), ci(85, 86)).status == v.WEAK
+    assert v.similar(ci(100, 101), ci(70, 71)).status == v.FAILS
+    assert v.similar(ci(0, 0), ci(0, 0)).status == v.HOLDS
+    assert v.not_below(ci(95, 95), ci(100, 100)).status == v.HOLDS
+    assert v.not_below(ci(150, 150), ci(100, 100)).status == v.HOLDS
+    assert v.not_below(ci(85, 85), ci(100, 100)).status == v.WEAK
+    assert v.not_below(ci(50, 50), ci(100, 100)).status == v.FAILS
+    assert v.at_least(ci(0.95, 0.96, 0.97), 0.9).status == v.HOLDS
+    assert v.at_least(ci(0.8, 1.05), 0.9).status == v.WEAK
+    assert v.at_least(ci(0.8, 0.85), 0.9).status == v.FAILS
+    assert v.at_most(ci(5, 6, 7), 12.8).status == v.HOLDS
+    assert v.at_most(ci(20, 21), 12.8).status == v.FAILS
+
+
+def test_verdict_rule():
+    h, w, f, m = (v.Outcome(s, "") for s in (v.HOLDS, v.WEAK, v.FAILS, v.MISSING))
+    assert v.verdict([h, h]) == v.REPRODUCED
+    assert v.verdict([h, f]) == v.PARTLY
+    assert v.verdict([w, w]) == v.PARTLY
+    assert v.verdict([h, w]) == v.PARTLY
+    assert v.verdict([w, f]) == v.NOT
+    assert v.verdict([m]) == v.NOT
+    assert v.verdict([]) == v.NOT
+
+
+# ---------------------------------------------------------------- plan
+
+
+def test_toml_values_and_sets():
+    assert toml_value(0.0001) == "0.0001"
+    assert toml_value(200) == "200"
+    assert toml_value(200.0) == "200.0"
+    assert toml_value(False) == "false"
+    assert toml_value("vegas") == '"vegas"'
+    assert toml_value(["a", "b"]) == '["a", "b"]'
+    assert toml_value({"at_s": 10.0, "link": "g1-g2"}) == '{at_s = 10.0, link = "g1-g2"}'
+    table = {"duration_s": 100, "flows": {"a": {"cc": "reno"}}}
+    new = apply_sets(table, {"flows.a.cc": "vegas", "flows.b.under_test": True})
+    assert new["flows"] == {"a": {"cc": "vegas"}, "b": {"under_test": True}}
+    assert table["flows"] == {"a": {"cc": "reno"}}  # not changed in place
+    with pytest.raises(ValueError, match="not a table"):
+        apply_sets(table, {"duration_s.x": 1})
+
+
+def test_scaled_times():
+    table = {
+        "duration_s": 200,
+        "flows": {"f": {"start_s": 1.0, "stop_s": 100}},
+        "cross_traffic": {"c": {"start_s": 80, "stop_s": 150}},
+        "changes": [{"at_s": 50, "link": "l", "rate_mbps": 20}],
+    }
+    assert scaled_times(table, 1.0) == {}
+    sets = scaled_times(table, 0.2)
+    assert sets["duration_s"] == 40.0
+    assert sets["flows.f.start_s"] == 0.2
+    assert sets["flows.f.stop_s"] == 20.0
+    assert sets["cross_traffic.c.start_s"] == 16.0
+    assert sets["cross_traffic.c.stop_s"] == 30.0
+    assert sets["changes"] == [{"at_s": 10.0, "link": "l", "rate_mbps": 20}]
+
+
+def test_vbr_off_time_matches_the_scenario_comments():
+    # rovegas-single-bottleneck-vbr.toml: load 0.9 -> 12.222 ms, 0.5 -> 30 ms, 1 -> 10 ms.
+    assert vbr_off_ms(0.9) == pytest.approx(12.222, abs=1e-3)
+    assert vbr_off_ms(0.5) == 30.0
+    assert vbr_off_ms(1.0) == 10.0
+
+
+@pytest.mark.skipif(not HAVE_SCENARIOS, reason="needs the repository's interop/scenarios")
+@pytest.mark.parametrize("quick", [False, True])
+def test_every_claim_refers_to_planned_runs(quick):
+    plan = build_plan(REPO, quick=quick)
+    planned = {(s.experiment, s.label, s.point) for e in plan for s in e.specs}
+    for claim in all_claims(quick=quick):
+        for check in claim.checks:
+            for ref in check.refs():
+                assert (ref.experiment, ref.label, ref.point) in planned, (claim.id, ref)
+    # Every experiment has a measure and unique run directories.
+    assert {e.key for e in plan} <= set(MEASURES)
+    dirs = [s.relative_dir() for e in plan for s in e.specs]
+    assert len(dirs) == len(set(dirs))
+    # The papers' algorithms and the modern baselines in every paper experiment.
+    for exp in plan:
+        if exp.paper is not None:
+            assert {"cubic", "bbr2"} <= {label.split("/")[-1] for label in exp.labels}, exp.key
+
+
+@pytest.mark.skipif(not HAVE_SCENARIOS, reason="needs the repository's interop/scenarios")
+def test_quick_plan_is_small_and_scaled():
+    full, quick = build_plan(REPO), build_plan(REPO, quick=True)
+    assert sum(len(e.specs) for e in quick) * 4 < sum(len(e.specs) for e in full)
+    long_runs = [s for e in quick for s in e.specs if s.scenario.startswith("vegas-l-geo")]
+    assert long_runs
+    assert all(s.set_dict["duration_s"] <= 60 for s in long_runs)
+    spec = next(s for e in full for s in e.specs if e.key == "001-loss-sweep" and s.point == 0.02)
+    argv = spec.argv("vegas-sim", "out/x")
+    assert argv[:5] == ["vegas-sim", "run", "interop/scenarios/venodb-single-flow-loss-sweep.toml", "--cc", spec.cc]
+    assert "links.bottleneck.packet_loss=0.02" in argv
+    assert "--no-qlog" in argv
+
+
+# ---------------------------------------------------------------- measures
+
+
+def test_window_goodput_and_mean():
+    series = pd.DataFrame({"time_s": [1.0, 2.0, 3.0, 4.0], "bytes_delivered": [100, 300, 300, 700], "x": [1, 2, 3, 4]})
+    assert window_goodput_bps(series, 0.0, 1.0) == 800.0
+    assert window_goodput_bps(series, 1.0, 3.0) == 800.0
+    assert window_goodput_bps(series, 3.0, 4.0) == 3200.0
+    assert math.isnan(window_goodput_bps(series, 2.0, 2.0))
+    assert window_mean(series, "x", 1.0, 3.0) == 2.5
+    assert math.isnan(window_mean(series, "x", 5.0, 6.0))
+
+
+def test_single_flow_measure_on_a_real_run(sim_dir):
+    run = load_run(sim_dir)
+    m = single_flow(run, {"duration_s": 3.0})
+    flow = run.summary["flows"][0]
+    assert m["goodput_mbps"] == pytest.approx(flow["goodput_bps"] / 1e6)
+    assert 0 <= m["retx_ratio"] < 1
+    assert m["jain"] == pytest.approx(run.summary["jain_index"])
+
+
+# ---------------------------------------------------------------- report
+
+
+def _results(values: dict[tuple[str, str, str], list[float]]) -> Results:
+    rows = []
+    for (experiment, label, metric), xs in values.items():
+        for seed, x in enumerate(xs, start=1):
+            rows.append({"experiment": experiment, "label": label, "point": math.nan, "seed": seed, metric: x})
+    frame = pd.DataFrame(rows).groupby(["experiment", "label", "point", "seed"], dropna=False).first().reset_index()
+    return Results(frame)
+
+
+def test_checks_and_cells_from_results():
+    results = _results(
+        {
+            ("e", "vegas", "goodput_mbps"): [2.0, 2.1, 1.9],
+            ("e", "reno", "goodput_mbps"): [1.0, 1.1, 0.9],
+            ("e", "cubic", "goodput_mbps"): [3.0, 3.1, 2.9],
+        }
+    )
+    check = Check("greater", Ref("e", "vegas", "goodput_mbps"), Ref("e", "reno", "goodput_mbps"), paper_ratio=2.0)
+    outcome, text = check.evaluate(results)
+    assert outcome.status == v.HOLDS
+    assert text.startswith("Vegas > NewReno: 2.00 ± 0.25 vs 1.00 ± 0.25 Mbit/s, ×2.00 (paper ×2.00)")
+    from vegas_qlog.reproduce.claims import Claim
+
+    claim = Claim("x", "000", "Fig. 1", "Vegas beats Reno.", "2 vs 1", (check,))
+    assert ours_cell(claim, results) == "Vegas 2.00 ± 0.25; NewReno 1.00 ± 0.25 Mbit/s (n = 3)"
+    [e] = evaluate([claim], results)
+    assert e.verdict == v.REPRODUCED
+    stats = {lab: results.stat(Ref("e", lab, "goodput_mbps")) for lab in ("vegas", "reno", "cubic")}
+    word, sentence = answer(stats, "goodput_mbps", higher=True)
+    assert word == "no"
+    assert "best modern CUBIC 3.00" in sentence
+    word, _ = answer(stats, "goodput_mbps", higher=False)
+    assert word == "yes"
+
+
+GOOD_DOC = """\
+# Report
+
+- Command: `scripts/reproduce --quick`
+
+| Claim | Paper (where) | Paper's figure | Ours | Verdict |
+| :--- | :--- | :--- | :--- | :--- |
+| `a-1`: something. | 000 Fig. 1 | 1 | 2 | **reproduced** |
+| `a-2`: other. | 000 Fig. 2 | 1 | 2 | **not** |
+
+![fig](figs/one.png)
+
+## Does a Vegas-family algorithm beat what you would pick today (CUBIC, BBR2)?
+
+**Answer:** no.
+"""
+
+
+def test_check_report(tmp_path):
+    doc = tmp_path / "r.md"
+    doc.write_text(GOOD_DOC, encoding="utf-8")
+    (tmp_path / "figs").mkdir()
+    (tmp_path / "figs" / "one.png").write_bytes(b"\x89PNG" + b"0" * 100)
+    assert check_report(doc, ["a-1", "a-2"]) == []
+    problems = check_report(doc, ["a-1", "a-2", "a-3"])
+    assert problems == [f"{doc}: claim a-3: 0 rows in the verdict table (expected 1)"]
+    doc.write_text(GOOD_DOC.replace("**not**", "**maybe**").replace("one.png", "two.png"), encoding="utf-8")
+    problems = check_report(doc, ["a-1", "a-2"])
+    assert any("verdict 'maybe' is not one of reproduced, partly, not" in p for p in problems)
+    assert any("figure figs/two.png does not exist" in p for p in problems)
+    (tmp_path / "figs" / "two.png").write_bytes(b"0" * 200_000)
+    assert any("200000 bytes" in p for p in check_report(doc, ["a-1", "a-2"]))
+    assert check_report(tmp_path / "missing.md")[0].startswith(f"{tmp_path / 'missing.md'}: cannot read")
+
+
+def test_claim_ids_are_unique_and_papers_covered():
+    ids = [c.id for c in all_claims()]
+    assert len(ids) == len(set(ids))
+    assert {c.paper for c in all_claims()} == {"000", "001", "002", "003", "004"}
+    assert [c.id for c in all_claims(quick=True)] == ids
+
+
+@pytest.mark.skipif("VEGAS_REPRODUCE_DOC" not in os.environ, reason="set VEGAS_REPRODUCE_DOC to a written report")
+def test_written_report_is_complete():
+    assert check_report(Path(os.environ["VEGAS_REPRODUCE_DOC"])) == []
