@@ -114,3 +114,10 @@ def test_algorithm_styles_are_stable_and_distinct():
     assert len({(s["color"], str(s["linestyle"])) for s in styles}) == len(names)
     assert plots.algorithm_style("VEGAS") == plots.algorithm_style("vegas")
     assert plots.algorithm_style("something") == plots.algorithm_style("something")
+
+
+def test_known_algorithms_are_told_apart_by_colour_and_hatch():
+    from vegas_qlog.plots import _KNOWN, algorithm_style
+
+    pairs = {(algorithm_style(n)["color"], algorithm_style(n)["hatch"]) for n in _KNOWN}
+    assert len(pairs) == len(_KNOWN)

@@ -81,10 +81,13 @@ def algorithm_style(name: str) -> dict[str, Any]:
     """Colour, line style and hatch of an algorithm (or any label), always the same."""
     key = name.lower()
     index = _KNOWN.index(key) if key in _KNOWN else len(_KNOWN) + sum(key.encode()) % 17
+    # Past the palette's length the hatch and line style shift by one, so
+    # that two algorithms sharing a colour never share a hatch as well.
+    shift = index // len(_PALETTE)
     return {
         "color": _PALETTE[index % len(_PALETTE)],
-        "linestyle": _LINESTYLES[index % len(_LINESTYLES)],
-        "hatch": _HATCHES[index % len(_HATCHES)],
+        "linestyle": _LINESTYLES[(index + shift) % len(_LINESTYLES)],
+        "hatch": _HATCHES[(index + shift) % len(_HATCHES)],
     }
 
 
