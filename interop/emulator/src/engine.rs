@@ -16,11 +16,10 @@
 //! while it sends each delivery on time, as long as the last link's
 //! propagation delay is longer than that lag.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use serde::Serialize;
 use vegas_sim::cross_traffic::CrossSource;
+use vegas_sim::event_queue::EventQueue;
 use vegas_sim::network::{Arrival, Datagram, Link, Owner};
 use vegas_sim::random::RandomStream;
 use vegas_sim::scenario::{LinkChange, LinkId, Scenario};
@@ -184,61 +183,6 @@ enum Event {
     },
 }
 
-struct Scheduled {
-    at: Nanos,
-    sequence: u64,
-    event: Event,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.sequence) == (other.at, other.sequence)
-    }
-}
-
-impl Eq for Scheduled {}
-
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Scheduled {
-    /// Reversed: the earliest event comes out of the max-heap first; equal
-    /// times in the order they were scheduled.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.sequence).cmp(&(self.at, self.sequence))
-    }
-}
-
-/// A delivery waiting for its time, in the outbox.
-struct Outgoing {
-    sequence: u64,
-    delivery: Delivery,
-}
-
-impl PartialEq for Outgoing {
-    fn eq(&self, other: &Self) -> bool {
-        (self.delivery.due, self.sequence) == (other.delivery.due, other.sequence)
-    }
-}
-
-impl Eq for Outgoing {}
-
-impl PartialOrd for Outgoing {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Outgoing {
-    /// Reversed, as [`Scheduled`].
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.delivery.due, other.sequence).cmp(&(self.delivery.due, self.sequence))
-    }
-}
-
 struct Route {
     links: Vec<LinkId>,
     access_delay: Nanos,
@@ -249,9 +193,9 @@ pub struct Engine {
     routes: Vec<Route>,
     cross: Vec<CrossSource>,
     changes: Vec<LinkChange>,
-    events: BinaryHeap<Scheduled>,
-    outbox: BinaryHeap<Outgoing>,
-    sequence: u64,
+    events: EventQueue<Event>,
+    /// Deliveries waiting for their time.
+    outbox: EventQueue<Delivery>,
     now: Nanos,
     header_bytes: u32,
     directions: [DirectionStats; 2],
@@ -302,9 +246,8 @@ impl Engine {
             routes,
             cross,
             changes: scenario.changes.clone(),
-            events: BinaryHeap::new(),
-            outbox: BinaryHeap::new(),
-            sequence: 0,
+            events: EventQueue::new(),
+            outbox: EventQueue::new(),
             now: 0,
             header_bytes: scenario.header_bytes,
             directions: Default::default(),
@@ -335,13 +278,13 @@ impl Engine {
 
     /// When the model's next event is due.
     pub fn next_model_event(&self) -> Option<Nanos> {
-        self.events.peek().map(|s| s.at)
+        self.events.next_time()
     }
 
     /// When the next delivery is due (the only thing whose timing the
     /// outside world sees: the runtime spins for it).
     pub fn next_delivery(&self) -> Option<Nanos> {
-        self.outbox.peek().map(|o| o.delivery.due)
+        self.outbox.next_time()
     }
 
     /// How far the model may run behind the clock without making a
@@ -395,10 +338,7 @@ impl Engine {
     /// Moves every delivery due at or before `until` to `out`, earliest
     /// first.
     pub fn take_due(&mut self, until: Nanos, out: &mut Vec<Delivery>) {
-        while self.outbox.peek().is_some_and(|o| o.delivery.due <= until) {
-            let Some(Outgoing { delivery, .. }) = self.outbox.pop() else {
-                break;
-            };
+        while let Some((_, delivery)) = self.outbox.pop_due(until) {
             let stats = &mut self.directions[delivery.direction.route()];
             stats.delivered_packets += 1;
             stats.delivered_bytes += u64::from(delivery.wire_bytes);
@@ -409,25 +349,14 @@ impl Engine {
 
     /// Runs every model event due at or before `until`.
     pub fn run_until(&mut self, until: Nanos) {
-        while let Some(top) = self.events.peek() {
-            if top.at > until {
-                break;
-            }
-            let Some(Scheduled { at, event, .. }) = self.events.pop() else {
-                break;
-            };
+        while let Some((at, event)) = self.events.pop_due(until) {
             self.now = self.now.max(at);
             self.handle(event);
         }
     }
 
     fn schedule(&mut self, at: Nanos, event: Event) {
-        self.sequence += 1;
-        self.events.push(Scheduled {
-            at,
-            sequence: self.sequence,
-            event,
-        });
+        self.events.push(at, event);
     }
 
     fn handle(&mut self, event: Event) {
@@ -515,10 +444,9 @@ impl Engine {
                 } else {
                     Direction::ToServer
                 };
-                self.sequence += 1;
-                self.outbox.push(Outgoing {
-                    sequence: self.sequence,
-                    delivery: Delivery {
+                self.outbox.push(
+                    due,
+                    Delivery {
                         direction,
                         endpoint: flow,
                         payload: datagram.payload,
@@ -527,7 +455,7 @@ impl Engine {
                         aqt: datagram.aqt,
                         queueing: datagram.queueing,
                     },
-                });
+                );
             }
             Owner::Cross { source } => {
                 let stats = &mut self.cross[source].stats;

@@ -13,6 +13,7 @@
 
 pub mod certificate;
 pub mod cross_traffic;
+pub mod event_queue;
 pub mod network;
 pub mod quic_flow;
 pub mod random;

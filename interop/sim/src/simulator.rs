@@ -5,8 +5,7 @@
 //! run is a pure function of the scenario and the seed. Time jumps from event
 //! to event; nothing waits for the wall clock.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use crate::event_queue::EventQueue;
 use std::path::Path;
 use std::time::Instant;
 
@@ -72,34 +71,6 @@ enum Event {
     Sample,
 }
 
-struct Scheduled {
-    at: Nanos,
-    sequence: u64,
-    event: Event,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.sequence) == (other.at, other.sequence)
-    }
-}
-
-impl Eq for Scheduled {}
-
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Scheduled {
-    /// Reversed: `BinaryHeap` is a max-heap and the earliest event must
-    /// come out first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.sequence).cmp(&(self.at, self.sequence))
-    }
-}
-
 /// What a flow's previous row said.
 #[derive(Clone, Copy, Default)]
 struct LastSample {
@@ -111,8 +82,7 @@ struct Simulation<'a> {
     scenario: &'a Scenario,
     clock: VirtualClock,
     now: Nanos,
-    events: BinaryHeap<Scheduled>,
-    sequence: u64,
+    events: EventQueue<Event>,
     links: Vec<Link>,
     routes: Vec<Route>,
     flows: Vec<QuicFlow>,
@@ -223,8 +193,7 @@ impl<'a> Simulation<'a> {
                 base: Instant::now(),
             },
             now: 0,
-            events: BinaryHeap::new(),
-            sequence: 0,
+            events: EventQueue::new(),
             last_flow_sample: vec![LastSample::default(); flows.len()],
             last_cross_sample: vec![0; cross.len()],
             last_busy: vec![0; links.len()],
@@ -255,12 +224,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn schedule(&mut self, at: Nanos, event: Event) {
-        self.sequence += 1;
-        self.events.push(Scheduled {
-            at,
-            sequence: self.sequence,
-            event,
-        });
+        self.events.push(at, event);
     }
 
     fn all_flows_finished(&self) -> bool {
@@ -269,12 +233,12 @@ impl<'a> Simulation<'a> {
 
     fn run(&mut self) -> anyhow::Result<()> {
         let mut events_at_this_instant = 0u64;
-        while let Some(next) = self.events.pop() {
-            if next.at > self.scenario.duration {
+        while let Some((at, event)) = self.events.pop() {
+            if at > self.scenario.duration {
                 self.now = self.scenario.duration;
                 return Ok(());
             }
-            if next.at == self.now {
+            if at == self.now {
                 events_at_this_instant += 1;
                 if events_at_this_instant > MAX_EVENTS_AT_ONE_INSTANT {
                     anyhow::bail!(
@@ -285,8 +249,8 @@ impl<'a> Simulation<'a> {
             } else {
                 events_at_this_instant = 0;
             }
-            self.now = next.at;
-            self.handle(next.event)?;
+            self.now = at;
+            self.handle(event)?;
             if self.all_flows_finished() {
                 return Ok(());
             }
