@@ -118,8 +118,8 @@ fn receive_loop(
 ) -> anyhow::Result<()> {
     let mut buf = vec![0u8; 65_536 + 64];
     while !stop.load(Ordering::Relaxed) {
-        let r = match from.receive(&mut buf) {
-            Ok(Some(r)) => r,
+        let packet = match from.receive(&mut buf) {
+            Ok(Some(p)) => p,
             Ok(None) => continue,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
@@ -128,32 +128,43 @@ fn receive_loop(
             }
         };
         let now = clock.now();
-        let (at, latency) = arrival_time(clock, r.kernel_time, now);
-        let frame = &buf[..r.len];
-        let wire_bytes = match frame::classify(frame) {
-            Kind::Passthrough => {
-                to.send(frame).ok();
-                counters.passthrough_frames.fetch_add(1, Ordering::Relaxed);
-                continue;
+        let (at, latency) = arrival_time(clock, packet.received.kernel_time, now);
+        let frame = &buf[packet.start.min(packet.received.len)..packet.received.len];
+        // A UDP GSO super-frame (a sender with segmentation offload) is the
+        // datagrams it stands for, arriving together.
+        let frames = match packet.udp_gso_size {
+            Some(segment) => {
+                counters.gso_superframes.fetch_add(1, Ordering::Relaxed);
+                frame::split_udp_gso(frame, segment)
             }
-            Kind::Ip {
-                udp_payload: Some(payload),
-                ..
-            } => u32::try_from(payload)
-                .unwrap_or(u32::MAX)
-                .saturating_add(header_bytes),
-            Kind::Ip { ip_bytes, .. } => u32::try_from(ip_bytes).unwrap_or(u32::MAX),
+            None => vec![frame.to_vec()],
         };
-        let msg = Msg::Arrival {
-            at,
-            latency,
-            direction,
-            endpoint: 0,
-            payload: frame.to_vec(),
-            wire_bytes,
-        };
-        if tx.send(msg).is_err() {
-            break;
+        for frame in frames {
+            let wire_bytes = match frame::classify(&frame) {
+                Kind::Passthrough => {
+                    to.send(&frame).ok();
+                    counters.passthrough_frames.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                Kind::Ip {
+                    udp_payload: Some(payload),
+                    ..
+                } => u32::try_from(payload)
+                    .unwrap_or(u32::MAX)
+                    .saturating_add(header_bytes),
+                Kind::Ip { ip_bytes, .. } => u32::try_from(ip_bytes).unwrap_or(u32::MAX),
+            };
+            let msg = Msg::Arrival {
+                at,
+                latency,
+                direction,
+                endpoint: 0,
+                payload: frame,
+                wire_bytes,
+            };
+            if tx.send(msg).is_err() {
+                return Ok(());
+            }
         }
     }
     Ok(())

@@ -16,7 +16,6 @@
 //! while it sends each delivery on time, as long as the last link's
 //! propagation delay is longer than that lag.
 
-
 use serde::Serialize;
 use vegas_sim::cross_traffic::CrossSource;
 use vegas_sim::event_queue::EventQueue;

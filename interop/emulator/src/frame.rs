@@ -160,6 +160,58 @@ pub fn fix_udp_checksum(frame: &mut [u8]) {
     udp[6..8].copy_from_slice(&c.to_be_bytes());
 }
 
+/// Cuts a UDP GSO super-frame (one Ethernet/IP/UDP header, then the
+/// payloads of several datagrams of `segment` bytes each, the last one
+/// possibly shorter) into the frames the sender's kernel would have sent
+/// without the offload: headers copied, lengths, IPv4 identification and
+/// checksums fixed. Anything else comes back whole.
+pub fn split_udp_gso(frame: &[u8], segment: usize) -> Vec<Vec<u8>> {
+    let whole = || vec![frame.to_vec()];
+    if segment == 0 {
+        return whole();
+    }
+    let (ip_header, v4) = match u16_at(frame, 12) {
+        Some(ETHERTYPE_IPV4) => match frame.get(ETHERNET_HEADER) {
+            Some(&vihl) if frame.get(ETHERNET_HEADER + 9) == Some(&PROTOCOL_UDP) => {
+                (usize::from(vihl & 0x0f) * 4, true)
+            }
+            _ => return whole(),
+        },
+        Some(ETHERTYPE_IPV6) if frame.get(ETHERNET_HEADER + 6) == Some(&PROTOCOL_UDP) => {
+            (40, false)
+        }
+        _ => return whole(),
+    };
+    let headers = ETHERNET_HEADER + ip_header + 8;
+    if ip_header < 20 || frame.len() <= headers + segment {
+        return whole();
+    }
+    let ip_id = u16_at(frame, ETHERNET_HEADER + 4).unwrap_or(0);
+    frame[headers..]
+        .chunks(segment)
+        .enumerate()
+        .map(|(i, payload)| {
+            let mut f = Vec::with_capacity(headers + payload.len());
+            f.extend_from_slice(&frame[..headers]);
+            f.extend_from_slice(payload);
+            let udp_len = (8 + payload.len()) as u16;
+            let ip = ETHERNET_HEADER;
+            if v4 {
+                let total = (ip_header + 8 + payload.len()) as u16;
+                f[ip + 2..ip + 4].copy_from_slice(&total.to_be_bytes());
+                f[ip + 4..ip + 6].copy_from_slice(&ip_id.wrapping_add(i as u16).to_be_bytes());
+                ipv4_header_checksum(&mut f[ip..], ip_header);
+            } else {
+                f[ip + 4..ip + 6].copy_from_slice(&udp_len.to_be_bytes());
+            }
+            let udp = ip + ip_header;
+            f[udp + 4..udp + 6].copy_from_slice(&udp_len.to_be_bytes());
+            fix_udp_checksum(&mut f);
+            f
+        })
+        .collect()
+}
+
 /// Why a datagram's AQT could not be written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AqtError {
@@ -292,6 +344,39 @@ mod tests {
         );
         // The payload is where the UDP header says.
         assert_eq!(&f[14 + 28 + 8..], &[7; 50]);
+    }
+
+    #[test]
+    fn gso_super_frames_are_cut_into_datagrams() {
+        // Three datagrams of 1000, 1000 and 500 bytes in one super-frame.
+        let payload: Vec<u8> = (0..2500u32).map(|i| (i % 251) as u8).collect();
+        let mut big = udp_frame(&payload);
+        // A GSO frame's length fields need not describe the whole; the
+        // split must not depend on them.
+        big[14 + 2..14 + 4].copy_from_slice(&0u16.to_be_bytes());
+        let parts = split_udp_gso(&big, 1000);
+        assert_eq!(parts.len(), 3);
+        let mut joined = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            assert!(checksums_verify(p), "segment {i}");
+            let want = if i < 2 { 1000 } else { 500 };
+            assert_eq!(
+                classify(p),
+                Kind::Ip {
+                    udp_payload: Some(want),
+                    ip_bytes: 28 + want
+                }
+            );
+            assert_eq!(u16::from_be_bytes([p[18], p[19]]), 1 + i as u16);
+            joined.extend_from_slice(&p[42..]);
+        }
+        assert_eq!(joined, payload);
+        // Not bigger than one segment, or not UDP: whole.
+        let small = udp_frame(&[1; 100]);
+        assert_eq!(split_udp_gso(&small, 1000), vec![small.clone()]);
+        let mut arp = vec![0u8; 60];
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        assert_eq!(split_udp_gso(&arp, 10).len(), 1);
     }
 
     #[test]

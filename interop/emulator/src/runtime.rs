@@ -100,6 +100,8 @@ pub const DEFAULT_HOLD_BACK_MS: u64 = 5;
 #[derive(Debug, Default)]
 pub struct SharedCounters {
     pub passthrough_frames: AtomicU64,
+    /// UDP GSO super-frames cut into their datagrams (bridge mode).
+    pub gso_superframes: AtomicU64,
     pub receive_errors: AtomicU64,
 }
 
@@ -291,6 +293,7 @@ impl<'a> Scheduler<'a> {
             aqt_marked: self.aqt_marked,
             aqt_failed: self.aqt_failed,
             passthrough_frames: counters.passthrough_frames.load(Ordering::Relaxed),
+            gso_superframes: counters.gso_superframes.load(Ordering::Relaxed),
             send_errors: self.send_errors,
             thread_tuning: tuning.to_string(),
         }

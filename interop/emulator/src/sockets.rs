@@ -17,6 +17,12 @@ const SOL_PACKET: libc::c_int = 263;
 const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
 const PACKET_MR_PROMISC: libc::c_ushort = 1;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const PACKET_VNET_HDR: libc::c_int = 15;
+/// `struct virtio_net_hdr` before every frame of a socket with
+/// PACKET_VNET_HDR: flags, gso_type, hdr_len, gso_size, csum_start,
+/// csum_offset.
+const VNET_HDR_LEN: usize = 10;
+const VIRTIO_NET_HDR_GSO_UDP_L4: u8 = 5;
 /// `sll_pkttype` of a frame this host sent.
 pub const PACKET_OUTGOING: u8 = 4;
 const ETH_P_ALL: u16 = 0x0003;
@@ -195,10 +201,21 @@ pub fn socket_addr(storage: &libc::sockaddr_storage) -> Option<SocketAddr> {
     }
 }
 
+/// A frame from a packet socket: it is `buf[start..received.len]`; a UDP
+/// GSO super-frame says its segment size.
+pub struct PacketFrame {
+    pub received: Received,
+    pub start: usize,
+    pub udp_gso_size: Option<usize>,
+}
+
 /// A packet socket bound to one interface: every frame it receives and
 /// sends, Ethernet header included.
 pub struct PacketSocket {
     fd: OwnedFd,
+    /// Frames come and go with a virtio-net header, which tells the
+    /// segment size of a UDP GSO super-frame.
+    vnet: bool,
     pub ifindex: i32,
     pub name: String,
     pub mtu: usize,
@@ -241,6 +258,10 @@ impl PacketSocket {
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let raw = fd.as_raw_fd();
         set_int_option(raw, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1).ok();
+        // A sender using UDP segmentation offload hands the interface one
+        // super-frame for many datagrams; with this header the emulator can
+        // cut it into the datagrams again (`frame::split_udp_gso`).
+        let vnet = set_int_option(raw, SOL_PACKET, PACKET_VNET_HDR, 1).is_ok();
         // SAFETY: all-zero is a valid sockaddr_ll, then filled in.
         let mut addr: libc::sockaddr_ll = unsafe { zeroed() };
         addr.sll_family = libc::AF_PACKET as libc::c_ushort;
@@ -269,6 +290,7 @@ impl PacketSocket {
             .unwrap_or(1500);
         Ok(PacketSocket {
             fd,
+            vnet,
             ifindex: ifindex as i32,
             name: name.to_string(),
             mtu,
@@ -277,7 +299,7 @@ impl PacketSocket {
 
     /// The next frame received on the interface (not one sent from here),
     /// with its kernel timestamp; `Ok(None)` after the receive timeout.
-    pub fn receive(&self, buf: &mut [u8]) -> io::Result<Option<Received>> {
+    pub fn receive(&self, buf: &mut [u8]) -> io::Result<Option<PacketFrame>> {
         loop {
             let Some(r) = receive(self.fd.as_raw_fd(), buf)? else {
                 return Ok(None);
@@ -289,7 +311,24 @@ impl PacketSocket {
             if ll.sll_pkttype == PACKET_OUTGOING || ll.sll_ifindex != self.ifindex {
                 continue;
             }
-            return Ok(Some(r));
+            if !self.vnet {
+                return Ok(Some(PacketFrame {
+                    start: 0,
+                    udp_gso_size: None,
+                    received: r,
+                }));
+            }
+            if r.len < VNET_HDR_LEN {
+                continue;
+            }
+            let gso_type = buf[1] & 0x7f;
+            let gso_size = usize::from(u16::from_le_bytes([buf[4], buf[5]]));
+            return Ok(Some(PacketFrame {
+                start: VNET_HDR_LEN,
+                udp_gso_size: (gso_type == VIRTIO_NET_HDR_GSO_UDP_L4 && gso_size > 0)
+                    .then_some(gso_size),
+                received: r,
+            }));
         }
     }
 
@@ -302,17 +341,28 @@ impl PacketSocket {
         addr.sll_halen = 6;
         let n = frame.len().min(6);
         addr.sll_addr[..n].copy_from_slice(&frame[..n]);
-        // SAFETY: the frame and address pointers and lengths are valid.
-        let rc = unsafe {
-            libc::sendto(
-                self.fd.as_raw_fd(),
-                frame.as_ptr().cast(),
-                frame.len(),
-                0,
-                (&addr as *const libc::sockaddr_ll).cast(),
-                size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        };
+        // A zero virtio-net header first, if the socket takes one: no
+        // offload asked for.
+        let header = [0u8; VNET_HDR_LEN];
+        let mut iov = [
+            libc::iovec {
+                iov_base: header.as_ptr() as *mut libc::c_void,
+                iov_len: if self.vnet { VNET_HDR_LEN } else { 0 },
+            },
+            libc::iovec {
+                iov_base: frame.as_ptr() as *mut libc::c_void,
+                iov_len: frame.len(),
+            },
+        ];
+        // SAFETY: all-zero is a valid msghdr, then pointed at live buffers.
+        let mut msg: libc::msghdr = unsafe { zeroed() };
+        msg.msg_name = (&mut addr as *mut libc::sockaddr_ll).cast();
+        msg.msg_namelen = size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+        msg.msg_iov = iov.as_mut_ptr();
+        msg.msg_iovlen = iov.len() as _;
+        // SAFETY: every pointer in `msg` refers to a live buffer; the kernel
+        // only reads them.
+        let rc = unsafe { libc::sendmsg(self.fd.as_raw_fd(), &msg, 0) };
         if rc < 0 {
             Err(io::Error::last_os_error())
         } else {

@@ -133,6 +133,8 @@ pub struct RunReport {
     pub aqt_failed: u64,
     /// Frames forwarded outside the model (ARP, ...).
     pub passthrough_frames: u64,
+    /// UDP GSO super-frames cut into their datagrams.
+    pub gso_superframes: u64,
     pub send_errors: u64,
     /// What the scheduler thread got (timer slack, real-time priority).
     pub thread_tuning: String,
