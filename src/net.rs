@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,25 +52,67 @@ pub fn bind_udp(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
     Ok(socket.into())
 }
 
+/// Asks the kernel to hand over each received datagram's IPv4 options
+/// (`IP_RECVOPTS`), where AQT-enabled routers report its accumulated
+/// queueing time (`quic_ext::aqt_ip_option`). IPv4 sockets only.
+pub fn enable_ip_options(socket: &UdpSocket) -> io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: `one` outlives the call and its size is passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_RECVOPTS,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// One received datagram: its length, sender, and the queueing time an
+/// AQT IPv4 option reported for it (only when reading options).
+type Received = (usize, SocketAddr, Option<Duration>);
+
+/// What [`Wire::read_batch`] calls with each datagram, its sender, its AQT
+/// (see [`Received`]) and the socket.
+type DatagramHandler<'a> = dyn FnMut(&mut [u8], SocketAddr, Option<Duration>, &UdpSocket) + 'a;
+
 /// A UDP socket that waits for datagrams with a deadline.
 struct Wire {
     socket: UdpSocket,
     local: SocketAddr,
     nonblocking: bool,
+    /// Read each datagram's IPv4 options for the AQT (`--aqt-from-ip-option`).
+    aqt_from_ip_option: bool,
 }
 
 impl Wire {
-    fn new(socket: UdpSocket) -> anyhow::Result<Self> {
+    /// With `aqt_from_ip_option`, enables `IP_RECVOPTS` on `socket` (which
+    /// must be IPv4) and receives with `recvmsg` to read the AQT option.
+    fn new(socket: UdpSocket, aqt_from_ip_option: bool) -> anyhow::Result<Self> {
         let local = socket
             .local_addr()
             .context("cannot get the socket's local address")?;
         socket
             .set_nonblocking(true)
             .context("cannot configure the socket")?;
+        if aqt_from_ip_option {
+            if !local.is_ipv4() {
+                bail!("--aqt-from-ip-option needs an IPv4 socket, not {local}");
+            }
+            enable_ip_options(&socket)
+                .context("cannot ask for IP options (IP_RECVOPTS) for --aqt-from-ip-option")?;
+        }
         Ok(Wire {
             socket,
             local,
             nonblocking: true,
+            aqt_from_ip_option,
         })
     }
 
@@ -87,7 +130,7 @@ impl Wire {
         &mut self,
         buf: &mut [u8],
         deadline: Option<Instant>,
-    ) -> io::Result<Option<(usize, SocketAddr)>> {
+    ) -> io::Result<Option<Received>> {
         let timeout = match deadline {
             Some(d) => match d.checked_duration_since(Instant::now()) {
                 // Below a microsecond a blocking wait is not worth it.
@@ -102,13 +145,20 @@ impl Wire {
     }
 
     /// A datagram if one is waiting.
-    fn try_recv(&mut self, buf: &mut [u8]) -> io::Result<Option<(usize, SocketAddr)>> {
+    fn try_recv(&mut self, buf: &mut [u8]) -> io::Result<Option<Received>> {
         self.set_nonblocking(true)?;
         self.recv(buf)
     }
 
-    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<(usize, SocketAddr)>> {
-        match self.socket.recv_from(buf) {
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<Received>> {
+        let result = if self.aqt_from_ip_option {
+            recv_with_ip_options(&self.socket, buf)
+        } else {
+            self.socket
+                .recv_from(buf)
+                .map(|(len, from)| (len, from, None))
+        };
+        match result {
             Ok(v) => Ok(Some(v)),
             Err(e) => match e.kind() {
                 io::ErrorKind::WouldBlock
@@ -128,14 +178,14 @@ impl Wire {
         &mut self,
         buf: &mut [u8],
         deadline: Option<Instant>,
-        handle: &mut dyn FnMut(&mut [u8], SocketAddr, &UdpSocket),
+        handle: &mut DatagramHandler<'_>,
     ) -> anyhow::Result<usize> {
         let mut next = self
             .recv_until(buf, deadline)
             .context("cannot receive from the UDP socket")?;
         let mut count = 0;
-        while let Some((len, from)) = next {
-            handle(&mut buf[..len], from, &self.socket);
+        while let Some((len, from, aqt)) = next {
+            handle(&mut buf[..len], from, aqt, &self.socket);
             count += 1;
             if count >= MAX_READ_BATCH {
                 break;
@@ -145,6 +195,88 @@ impl Wire {
                 .context("cannot receive from the UDP socket")?;
         }
         Ok(count)
+    }
+}
+
+/// `recvmsg` into `buf`, with the AQT of the datagram's IPv4 options if it
+/// carries our option; malformed or foreign options give `None`.
+fn recv_with_ip_options(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Received> {
+    // SAFETY: all-zero is a valid sockaddr_storage and msghdr.
+    let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    // IP options are at most 40 bytes; room for them and then some.
+    let mut control = [0u64; 16];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = (&mut from as *mut libc::sockaddr_storage).cast();
+    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: every pointer in `msg` refers to a live buffer of the given size.
+    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut aqt_us = None;
+    // SAFETY: walking the control buffer the kernel filled, within
+    // `msg_controllen`; each message's data stays within its `cmsg_len`.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            let data = libc::CMSG_DATA(cmsg);
+            let header = data as usize - cmsg as usize;
+            let len = ((*cmsg).cmsg_len as usize).saturating_sub(header);
+            let end = control.as_ptr() as usize + msg.msg_controllen as usize;
+            if (*cmsg).cmsg_level == libc::IPPROTO_IP
+                && (*cmsg).cmsg_type == libc::IP_RECVOPTS
+                && data as usize + len <= end
+            {
+                let options = std::slice::from_raw_parts(data, len);
+                aqt_us = quic_ext::aqt_ip_option::find_in_ip_options(options);
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+    }
+    let from = socket_addr(&from, msg.msg_namelen)
+        .ok_or_else(|| io::Error::other("datagram from an address that is not IP"))?;
+    Ok((
+        n as usize,
+        from,
+        aqt_us.map(|us| Duration::from_micros(u64::from(us))),
+    ))
+}
+
+/// The IP address in `storage`, as `recvmsg` filled it.
+fn socket_addr(storage: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<SocketAddr> {
+    let len = len as usize;
+    match i32::from(storage.ss_family) {
+        libc::AF_INET if len >= std::mem::size_of::<libc::sockaddr_in>() => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let a: libc::sockaddr_in = unsafe {
+                std::ptr::read_unaligned((storage as *const libc::sockaddr_storage).cast())
+            };
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)),
+                u16::from_be(a.sin_port),
+            )))
+        }
+        libc::AF_INET6 if len >= std::mem::size_of::<libc::sockaddr_in6>() => {
+            // SAFETY: the family says the storage holds a sockaddr_in6.
+            let a: libc::sockaddr_in6 = unsafe {
+                std::ptr::read_unaligned((storage as *const libc::sockaddr_storage).cast())
+            };
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(a.sin6_addr.s6_addr),
+                u16::from_be(a.sin6_port),
+                a.sin6_flowinfo,
+                a.sin6_scope_id,
+            )))
+        }
+        _ => None,
     }
 }
 
@@ -164,6 +296,8 @@ pub struct ServerSetup {
     pub cc_description: String,
     /// Print a line on stderr when a connection closes.
     pub report_connections: bool,
+    /// Read the AQT from each datagram's IPv4 options (IPv4 sockets only).
+    pub aqt_from_ip_option: bool,
 }
 
 struct ServerConn {
@@ -175,7 +309,7 @@ struct ServerConn {
 
 /// Serves connections on `socket` until an I/O error on the socket.
 pub fn run_server(socket: UdpSocket, mut setup: ServerSetup) -> anyhow::Result<()> {
-    let mut wire = Wire::new(socket)?;
+    let mut wire = Wire::new(socket, setup.aqt_from_ip_option)?;
     let local = wire.local;
     let mut conns: HashMap<Vec<u8>, ServerConn> = HashMap::new();
     let mut aliases: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
@@ -185,14 +319,17 @@ pub fn run_server(socket: UdpSocket, mut setup: ServerSetup) -> anyhow::Result<(
             .values()
             .filter_map(|c| c.endpoint.next_wakeup())
             .min();
-        wire.read_batch(&mut buf, deadline, &mut |data, from, socket| {
+        wire.read_batch(&mut buf, deadline, &mut |data, from, aqt, socket| {
             server_datagram(
                 &mut setup,
                 &mut conns,
                 &mut aliases,
-                data,
-                from,
-                local,
+                Datagram {
+                    data,
+                    from,
+                    local,
+                    aqt,
+                },
                 socket,
             )
         })?;
@@ -219,17 +356,30 @@ fn send(socket: &UdpSocket, data: &[u8], to: SocketAddr) -> io::Result<()> {
     socket.send_to(data, to).map(|_| ())
 }
 
+/// A received datagram and where it came from and went to.
+struct Datagram<'a> {
+    data: &'a mut [u8],
+    from: SocketAddr,
+    local: SocketAddr,
+    /// The queueing time an AQT IPv4 option reported, if read and present.
+    aqt: Option<Duration>,
+}
+
 /// Routes one datagram to its connection, making a connection for a new
 /// client's Initial packet.
 fn server_datagram(
     setup: &mut ServerSetup,
     conns: &mut HashMap<Vec<u8>, ServerConn>,
     aliases: &mut HashMap<Vec<u8>, Vec<u8>>,
-    data: &mut [u8],
-    from: SocketAddr,
-    local: SocketAddr,
+    datagram: Datagram<'_>,
     socket: &UdpSocket,
 ) {
+    let Datagram {
+        data,
+        from,
+        local,
+        aqt,
+    } = datagram;
     let len = data.len();
     let hdr = match quiche::Header::from_slice(data, SERVER_CID_LEN) {
         Ok(h) => h,
@@ -300,7 +450,8 @@ fn server_datagram(
         key
     };
     if let Some(c) = conns.get_mut(&key) {
-        c.endpoint.on_datagram(data, from, local);
+        c.endpoint
+            .on_datagram_with_queueing_time(data, from, local, aqt);
     }
 }
 
@@ -353,6 +504,8 @@ pub struct ClientSetup {
     pub idle_timeout_ms: u64,
     /// How often `on_tick` is called, if at all.
     pub tick: Option<Duration>,
+    /// Read the AQT from each datagram's IPv4 options (IPv4 peers only).
+    pub aqt_from_ip_option: bool,
 }
 
 /// What a finished client connection measured.
@@ -382,7 +535,7 @@ pub fn run_client(
         (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
     };
     let socket = bind_udp(bind_addr).context("cannot open a local UDP socket")?;
-    let mut wire = Wire::new(socket)?;
+    let mut wire = Wire::new(socket, setup.aqt_from_ip_option)?;
     let local = wire.local;
     let scid = random_bytes::<{ quiche::MAX_CONN_ID_LEN }>()?;
     let scid = quiche::ConnectionId::from_ref(&scid);
@@ -420,8 +573,8 @@ pub fn run_client(
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        wire.read_batch(&mut buf, deadline, &mut |data, from, _| {
-            endpoint.on_datagram(data, from, local)
+        wire.read_batch(&mut buf, deadline, &mut |data, from, aqt, _| {
+            endpoint.on_datagram_with_queueing_time(data, from, local, aqt)
         })?;
         let now = Instant::now();
         endpoint.on_timer(now);
@@ -602,6 +755,88 @@ mod tests {
         let addr = first.local_addr().unwrap();
         let e = bind_udp(addr).unwrap_err().to_string();
         assert_eq!(e, format!("cannot listen on {addr}: address in use"));
+    }
+
+    /// Sets `option` as the IPv4 options of everything `socket` sends; for
+    /// an experimental option this needs CAP_NET_RAW.
+    fn send_with_ip_option(socket: &UdpSocket, option: &[u8]) -> io::Result<()> {
+        // SAFETY: `option` outlives the call and its length is passed.
+        let rc = unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::IPPROTO_IP,
+                libc::IP_OPTIONS,
+                option.as_ptr().cast(),
+                option.len() as libc::socklen_t,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    #[test]
+    fn aqt_from_ip_option_reaches_the_loop() {
+        use quic_ext::aqt_ip_option::encode_option;
+        let receiver = bind_udp("127.0.0.1:0".parse().unwrap()).unwrap();
+        let to = receiver.local_addr().unwrap();
+        let mut wire = match Wire::new(receiver, true) {
+            Ok(w) => w,
+            Err(e) => {
+                eprintln!("skipped: {e:#}");
+                return;
+            }
+        };
+        let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let sender_addr = sender.local_addr().unwrap();
+        // Without the option first: no queueing time.
+        sender.send_to(b"plain", to).unwrap();
+        if let Err(e) = send_with_ip_option(&sender, &encode_option(12_345_678)) {
+            eprintln!("skipped: cannot send with an IP option (needs CAP_NET_RAW): {e}");
+            return;
+        }
+        sender.send_to(b"marked", to).unwrap();
+        let mut buf = [0; 64];
+        let deadline = Some(Instant::now() + Duration::from_secs(2));
+        let got = wire.recv_until(&mut buf, deadline).unwrap();
+        assert_eq!(got, Some((5, sender_addr, None)));
+        let got = wire.recv_until(&mut buf, deadline).unwrap();
+        assert_eq!(
+            got,
+            Some((6, sender_addr, Some(Duration::from_micros(12_345))))
+        );
+        assert_eq!(&buf[..6], b"marked");
+        // Nothing else waiting.
+        assert_eq!(wire.try_recv(&mut buf).unwrap(), None);
+    }
+
+    #[test]
+    fn without_the_flag_options_are_not_read() {
+        use quic_ext::aqt_ip_option::encode_option;
+        let receiver = bind_udp("127.0.0.1:0".parse().unwrap()).unwrap();
+        let to = receiver.local_addr().unwrap();
+        let mut wire = Wire::new(receiver, false).unwrap();
+        let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+        if send_with_ip_option(&sender, &encode_option(5_000_000)).is_err() {
+            eprintln!("skipped: cannot send with an IP option (needs CAP_NET_RAW)");
+            return;
+        }
+        sender.send_to(b"marked", to).unwrap();
+        let mut buf = [0; 64];
+        let deadline = Some(Instant::now() + Duration::from_secs(2));
+        let got = wire.recv_until(&mut buf, deadline).unwrap();
+        assert_eq!(got, Some((6, sender.local_addr().unwrap(), None)));
+    }
+
+    #[test]
+    fn aqt_from_ip_option_wants_ipv4() {
+        let Ok(socket) = bind_udp("[::1]:0".parse().unwrap()) else {
+            return; // no IPv6 here
+        };
+        let e = Wire::new(socket, true).err().unwrap().to_string();
+        assert!(e.contains("needs an IPv4 socket"), "{e}");
     }
 
     #[test]

@@ -140,6 +140,12 @@ pub struct TransportFlags {
 
     #[command(flatten)]
     pub extensions: ExtensionFlags,
+
+    /// Read the accumulated queueing time AQT-enabled routers (vegas-emu)
+    /// report in an IPv4 option (IP_RECVOPTS) of each received datagram and
+    /// hand it to the connection. IPv4 only; off by default.
+    #[arg(long)]
+    pub aqt_from_ip_option: bool,
 }
 
 impl TransportFlags {

@@ -13,12 +13,15 @@
 //!   is the controller's: `vegas_cc::shared::queueing_estimate`);
 //! - their transport parameters ([`params`]) and codepoints, all in
 //!   [`codepoints`];
-//! - the per-connection state tying them together ([`connection`]).
+//! - the per-connection state tying them together ([`connection`]);
+//! - the IPv4 option in which AQT-enabled routers (the emulator) report a
+//!   datagram's accumulated queueing time ([`aqt_ip_option`]).
 //!
 //! The design is documented in docs/extensions.md.
 
 pub mod ack_receive_timestamps;
 pub mod ack_report;
+pub mod aqt_ip_option;
 pub mod codepoints;
 pub mod connection;
 pub mod error;

@@ -157,6 +157,7 @@ fn run(args: Args) -> anyhow::Result<bool> {
         cc_description: cc.to_string(),
         idle_timeout_ms: settings.idle_timeout_ms,
         tick: show_progress.then_some(Duration::from_millis(200)),
+        aqt_from_ip_option: args.transport.aqt_from_ip_option,
     };
     let result = run_client(&mut config, session, &setup, &mut progress_bar);
     if show_progress {

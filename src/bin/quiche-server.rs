@@ -108,6 +108,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             qlog_dir,
             cc_description: cc.to_string(),
             report_connections: !args.quiet,
+            aqt_from_ip_option: args.transport.aqt_from_ip_option,
         },
     )
 }
