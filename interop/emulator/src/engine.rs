@@ -383,35 +383,13 @@ impl Engine {
                     self.schedule(next, Event::CrossTraffic { source });
                 }
                 if step.send {
-                    let c = &self.cross[source];
-                    let datagram = Datagram {
-                        payload: Vec::new(),
-                        wire_bytes: c.wire_bytes,
-                        owner: Owner::Cross { source },
-                        route: c.route,
-                        hop: 0,
-                        enqueued_at: now,
-                        queueing: 0,
-                        aqt: None,
-                    };
+                    let datagram = self.cross[source].datagram(source, now);
                     self.forward(datagram);
                 }
             }
             Event::LinkChange { index } => {
                 let change = &self.changes[index];
-                let link = &mut self.links[change.link];
-                if let Some(rate) = change.rate_bps {
-                    link.set_rate(rate);
-                }
-                if let Some(delay) = change.delay {
-                    link.set_delay(delay);
-                }
-                if let Some(loss) = change.loss {
-                    link.set_loss(loss);
-                }
-                if let Some(length) = change.blackout {
-                    link.start_blackout(now, length);
-                }
+                self.links[change.link].apply_change(change, now);
             }
         }
     }

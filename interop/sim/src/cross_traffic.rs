@@ -8,6 +8,7 @@
 //! than half a spacing gives an empty burst). The long-run average rate is
 //! then `rate × mean_on / (mean_on + mean_off)`.
 
+use crate::network::{Datagram, Owner};
 use crate::random::RandomStream;
 use crate::scenario::{CrossTrafficConfig, CrossTrafficKind};
 use crate::time::{serialisation_time, Nanos};
@@ -44,6 +45,20 @@ pub struct SourceStep {
 }
 
 impl CrossSource {
+    /// The datagram this source (number `source` of the scenario) sends now.
+    pub fn datagram(&self, source: usize, now: Nanos) -> Datagram {
+        Datagram {
+            payload: Vec::new(),
+            wire_bytes: self.wire_bytes,
+            owner: Owner::Cross { source },
+            route: self.route,
+            hop: 0,
+            enqueued_at: now,
+            queueing: 0,
+            aqt: None,
+        }
+    }
+
     pub fn new(
         config: CrossTrafficConfig,
         route: usize,

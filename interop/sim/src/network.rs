@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use crate::random::RandomStream;
-use crate::scenario::{GilbertElliottSpec, LinkConfig, LossModel, QueueLimit};
+use crate::scenario::{GilbertElliottSpec, LinkChange, LinkConfig, LossModel, QueueLimit};
 use crate::time::{serialisation_time, Nanos};
 
 /// Who a datagram belongs to, for delivery and accounting.
@@ -143,6 +143,22 @@ impl Link {
         self.interval_max_packets = self.queue_packets();
         self.interval_max_bytes = self.queued_bytes;
         max
+    }
+
+    /// Applies a scheduled change (rate step, route change, loss, blackout).
+    pub fn apply_change(&mut self, change: &LinkChange, now: Nanos) {
+        if let Some(rate) = change.rate_bps {
+            self.set_rate(rate);
+        }
+        if let Some(delay) = change.delay {
+            self.set_delay(delay);
+        }
+        if let Some(loss) = change.loss {
+            self.set_loss(loss);
+        }
+        if let Some(length) = change.blackout {
+            self.start_blackout(now, length);
+        }
     }
 
     pub fn set_rate(&mut self, rate_bps: u64) {
