@@ -23,15 +23,6 @@ const SS_EXIT_FACTOR: f64 = 7.0 / 8.0;
 const LOSS_FACTOR: f64 = 3.0 / 4.0;
 const TIMEOUT_SSTHRESH_FACTOR: f64 = 1.0 / 2.0;
 
-/// Section 3.5.2: Expected = WindowSize / BaseRTT, Actual = WindowSize / RTT,
-/// Diff = (Expected - Actual) x BaseRTT, in packets.
-fn paper_diff(window_packets: f64, base_rtt_ms: f64, rtt_ms: f64) -> f64 {
-    let base = base_rtt_ms / 1e3;
-    let expected = window_packets / base;
-    let actual = window_packets / (rtt_ms / 1e3);
-    (expected - actual) * base
-}
-
 /// Section 3.5.2's congestion-avoidance step for one RTT, in bytes.
 fn paper_ca_step(cwnd: usize, diff: f64) -> usize {
     if diff < ALPHA {
@@ -62,7 +53,7 @@ fn paper_slow_start_reference(rtts_ms: &[f64]) -> (Vec<usize>, Option<usize>) {
     for (k, rtt) in rtts_ms.iter().enumerate() {
         let base = rtts_ms[..=k].iter().copied().fold(f64::INFINITY, f64::min);
         if k % 2 == 1 {
-            let diff = paper_diff(cwnd as f64 / MDS as f64, base, *rtt);
+            let diff = common::reference_diff_packets(cwnd as f64 / MDS as f64, base, *rtt);
             if diff > GAMMA {
                 after.push(cut(cwnd, SS_EXIT_FACTOR));
                 return (after, Some(k));
@@ -135,7 +126,7 @@ fn slow_start_continues_while_diff_is_at_most_gamma() {
     let path = [100.0, 102.0, 102.0, 102.0, 102.0, 102.0];
     let (expected, exit) = paper_slow_start_reference(&path);
     assert_eq!(exit, None);
-    let diff_at_last_check = paper_diff(40.0, 100.0, 102.0);
+    let diff_at_last_check = common::reference_diff_packets(40.0, 100.0, 102.0);
     assert!(diff_at_last_check <= GAMMA && diff_at_last_check > 0.5);
     let mut flow = Flow::new(build("vegas", &[]));
     assert_eq!(
@@ -175,7 +166,8 @@ fn check_ca_rounds(flow: &mut Flow, rtt_ms: u64, rounds: usize) -> Vec<f64> {
     let mut cwnd = flow.cwnd();
     let mut diffs = Vec::new();
     for k in 0..rounds {
-        let diff = paper_diff(cwnd as f64 / MDS as f64, BASE_RTT_MS, rtt_ms as f64);
+        let diff =
+            common::reference_diff_packets(cwnd as f64 / MDS as f64, BASE_RTT_MS, rtt_ms as f64);
         flow.round(ms(rtt_ms));
         cwnd = paper_ca_step(cwnd, diff);
         assert_eq!(flow.cwnd(), cwnd, "round {k} at {rtt_ms} ms, Diff {diff}");
@@ -365,7 +357,7 @@ fn internals_report_the_round() {
     let internals = flow.internals();
     assert!((float(&internals, "base_rtt_ms") - 100.0).abs() < 1e-9);
     assert!((float(&internals, "min_rtt_ms") - 110.0).abs() < 1e-9);
-    let want = paper_diff(17.5, BASE_RTT_MS, 110.0);
+    let want = common::reference_diff_packets(17.5, BASE_RTT_MS, 110.0);
     assert!((float(&internals, "diff_packets") - want).abs() < 1e-9);
     assert_eq!(float(&internals, "cwnd_packets"), 17.5);
     assert_eq!(float(&internals, "alpha"), ALPHA);

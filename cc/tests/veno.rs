@@ -21,15 +21,6 @@ const INCREASE_AT_BETA: f64 = 1.0 / 2.0;
 /// The choice for persistent congestion (Reno's timeout).
 const TIMEOUT_SSTHRESH_FACTOR: f64 = 1.0 / 2.0;
 
-/// N = (Expected − Actual) × BaseRTT with Expected = W / BaseRTT and
-/// Actual = W / RTT, in packets.
-fn paper_n(window_packets: f64, base_rtt_ms: f64, rtt_ms: f64) -> f64 {
-    let base = base_rtt_ms / 1e3;
-    let expected = window_packets / base;
-    let actual = window_packets / (rtt_ms / 1e3);
-    (expected - actual) * base
-}
-
 /// `cwnd × factor` in whole bytes, never below the minimum window.
 fn cut(cwnd: usize, factor: f64) -> usize {
     ((cwnd as f64 * factor).floor() as usize).max(MINIMUM_WINDOW_PACKETS * MDS)
@@ -55,7 +46,7 @@ fn ca_reference(
     let mut after = Vec::new();
     let mut ns = Vec::new();
     for rtt in rtts_ms {
-        let n = paper_n(cwnd as f64 / MDS as f64, base_ms, *rtt);
+        let n = common::reference_diff_packets(cwnd as f64 / MDS as f64, base_ms, *rtt);
         let increase = if n < BETA {
             INCREASE_BELOW_BETA
         } else {
@@ -103,7 +94,7 @@ fn slow_start_is_renos_and_computes_n() {
     let mut cwnd = INITIAL_WINDOW_PACKETS * MDS;
     // BaseRTT 100 ms, then 125 ms of RTT: N grows but slow start goes on.
     for (k, rtt) in [100.0, 125.0, 125.0, 125.0].iter().enumerate() {
-        let n = paper_n(cwnd as f64 / MDS as f64, 100.0, *rtt);
+        let n = common::reference_diff_packets(cwnd as f64 / MDS as f64, 100.0, *rtt);
         flow.round(ms(*rtt as u64));
         cwnd *= 2;
         assert_eq!(flow.cwnd(), cwnd, "window {k}");
@@ -171,7 +162,7 @@ fn increases_accumulate_across_changes_of_n() {
 fn loss_below_beta_is_random_and_cuts_by_a_fifth() {
     let mut flow = veno_in_congestion_avoidance();
     flow.round(ms(101));
-    let n = paper_n(65.0, 100.0, 101.0);
+    let n = common::reference_diff_packets(65.0, 100.0, 101.0);
     assert!(n < BETA);
     let cwnd = flow.cwnd();
     let window = flow.send_window();
@@ -189,7 +180,7 @@ fn loss_below_beta_is_random_and_cuts_by_a_fifth() {
 fn loss_from_beta_on_is_congestion_and_halves() {
     let mut flow = veno_in_congestion_avoidance();
     flow.round(ms(130));
-    let n = paper_n(65.0, 100.0, 130.0);
+    let n = common::reference_diff_packets(65.0, 100.0, 130.0);
     assert!(n >= BETA);
     let cwnd = flow.cwnd();
     let window = flow.send_window();
@@ -214,7 +205,7 @@ fn n_equal_to_beta_is_congestive() {
     flow.round(ms(125));
     assert_eq!(flow.cwnd(), 6 * MDS);
     flow.round(ms(250));
-    let n = paper_n(6.0, 125.0, 250.0);
+    let n = common::reference_diff_packets(6.0, 125.0, 250.0);
     assert_eq!(n, BETA, "the reference itself is exact");
     assert_eq!(flow.internal("n_packets"), Some(BETA));
     assert_eq!(flow.internal("increase_per_rtt"), Some(INCREASE_AT_BETA));
@@ -327,7 +318,7 @@ fn internals_report_n_and_the_loss_class() {
     };
     assert_eq!(float("base_rtt_ms"), 100.0);
     assert_eq!(float("round_rtt_ms"), 120.0);
-    assert!((float("n_packets") - paper_n(65.0, 100.0, 120.0)).abs() < 1e-9);
+    assert!((float("n_packets") - common::reference_diff_packets(65.0, 100.0, 120.0)).abs() < 1e-9);
     assert_eq!(float("cwnd_packets"), flow.cwnd() as f64 / MDS as f64);
     assert_eq!(float("ssthresh_packets"), 64.0);
     assert_eq!(float("beta"), BETA);

@@ -284,3 +284,14 @@ impl Flow {
         }
     }
 }
+
+/// 004_039b3aff67042154.txt, section 3.5.2, written out independently of the
+/// crate: Expected = WindowSize / BaseRTT, Actual = WindowSize / RTT,
+/// Diff = (Expected - Actual) x BaseRTT, in packets. Veno's N
+/// (001_8629d53d83e82638.txt, section 2.1) is the same quantity.
+pub fn reference_diff_packets(window_packets: f64, base_rtt_ms: f64, rtt_ms: f64) -> f64 {
+    let base = base_rtt_ms / 1e3;
+    let expected = window_packets / base;
+    let actual = window_packets / (rtt_ms / 1e3);
+    (expected - actual) * base
+}
