@@ -114,7 +114,6 @@ fn on_packets_acked(
     r: &mut Congestion, bytes_in_flight: usize, packets: &mut Vec<Acked>,
     now: Instant, rtt_stats: &RttStats,
 ) {
-    let app_limited = r.app_limited;
     let Some(p) = r.plugin.as_mut() else { return };
     let Plugin {
         acked, ack_report, ..
@@ -145,7 +144,9 @@ fn on_packets_acked(
             rttvar: rtt_stats.rttvar,
         },
         bytes_in_flight,
-        app_limited,
+        // The host decides per packet at send time (RFC 9002 section 7.8);
+        // quiche's own flag, taken at ACK time, misreads pacing.
+        app_limited: false,
         backward_queueing,
     };
     p.host.on_ack(&event);
@@ -267,7 +268,7 @@ pub(crate) fn qlog_metrics(
         EventData::QuicMetricsUpdated(RecoveryMetricsUpdated::default())
     });
     if let EventData::QuicMetricsUpdated(m) = &mut event {
-        for (name, value) in changed {
+        for &(name, value) in changed {
             let json = match value {
                 InternalValue::Float(v) => serde_json::Number::from_f64(v)
                     .map_or(serde_json::Value::Null, serde_json::Value::Number),

@@ -1,11 +1,13 @@
 //! What a QUIC stack holds for one path: the controller plus the pieces every
-//! algorithm shares and none should re-implement — pacing, the window saved for
-//! spurious-loss rollback, persistent-congestion detection, and the qlog diff
-//! of the controller's internals.
+//! algorithm shares and none should re-implement — pacing, whether each packet
+//! was sent application-limited (RFC 9002 section 7.8), the window saved for
+//! spurious-loss rollback, persistent-congestion detection (section 7.6), and
+//! the qlog diff of the controller's internals.
 //!
 //! The quiche adapter (`quiche-seam/plugin.rs`) only translates quiche's types
 //! into these calls, so everything here is tested without quiche.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
@@ -69,6 +71,105 @@ impl Pacer {
     pub fn release_time(&self, now: Instant) -> Instant {
         self.last_release.map_or(now, |t| t.max(now))
     }
+
+    /// Whether a packet the stack hands over at `now` was held back by this
+    /// pacer: the pacer had spaced the previous packet's successor out (its
+    /// next release is later than the previous release), and the stack sent
+    /// as soon as it was allowed, within `max(2 ms, one interval)` of that
+    /// time (timers wake a little late). A packet sent long after its release
+    /// time waited for the application, not for the pacer.
+    pub fn held_back(&self, now: Instant) -> bool {
+        let (Some(next), Some(last)) = (self.next_release, self.last_release) else {
+            return false;
+        };
+        let Some(interval) = next.checked_duration_since(last).filter(|i| !i.is_zero()) else {
+            return false;
+        };
+        now <= next + interval.max(TIMER_GRANULARITY * 2)
+    }
+}
+
+/// What the host remembers of one in-flight packet until it is acknowledged
+/// or declared lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SentRecord {
+    pkt_num: u64,
+    time_sent: Instant,
+    /// RFC 9002 section 7.8: sent while neither cwnd nor the pacer limited
+    /// the sender.
+    app_limited: bool,
+    acked: bool,
+}
+
+/// The in-flight packets in packet-number order (one packet-number space:
+/// when numbers start again, as they do when the handshake moves from one
+/// space to the next, the record starts again too). Lookups are binary
+/// searches; acknowledged packets leave from the front.
+#[derive(Clone, Debug, Default)]
+struct SentPackets {
+    packets: VecDeque<SentRecord>,
+}
+
+impl SentPackets {
+    fn on_sent(&mut self, record: SentRecord) {
+        if self
+            .packets
+            .back()
+            .is_some_and(|last| last.pkt_num >= record.pkt_num)
+        {
+            self.packets.clear();
+        }
+        self.packets.push_back(record);
+    }
+
+    fn find(&self, pkt_num: u64) -> Option<usize> {
+        self.packets
+            .binary_search_by_key(&pkt_num, |r| r.pkt_num)
+            .ok()
+    }
+
+    /// Marks `pkt_num` acknowledged; returns whether it was sent
+    /// application-limited, `None` if the record does not hold it.
+    fn on_acked(&mut self, pkt_num: u64) -> Option<bool> {
+        let i = self.find(pkt_num)?;
+        let record = self.packets.get_mut(i)?;
+        record.acked = true;
+        Some(record.app_limited)
+    }
+
+    fn drop_acked_front(&mut self) {
+        while self.packets.front().is_some_and(|r| r.acked) {
+            self.packets.pop_front();
+        }
+    }
+
+    /// The earliest unacknowledged packet sent after `after` and numbered
+    /// below `largest_lost`.
+    fn earliest_unacked_before(
+        &self,
+        largest_lost: u64,
+        after: Option<Instant>,
+    ) -> Option<Instant> {
+        self.packets
+            .iter()
+            .take_while(|r| r.pkt_num < largest_lost)
+            .find(|r| !r.acked && after.is_none_or(|a| r.time_sent > a))
+            .map(|r| r.time_sent)
+    }
+
+    /// Forgets every packet numbered up to `largest_lost`: acknowledged, or
+    /// lost with it (packets just below it that are not lost yet are
+    /// forgotten too, which only makes them count as cwnd-limited if they are
+    /// acknowledged later).
+    fn forget_through(&mut self, largest_lost: u64) {
+        while self
+            .packets
+            .front()
+            .is_some_and(|r| r.pkt_num <= largest_lost)
+        {
+            self.packets.pop_front();
+        }
+    }
 }
 
 /// A field of the controller's internals that changed since the last qlog
@@ -79,31 +180,45 @@ pub type ChangedInternal = (&'static str, InternalValue);
 pub struct ControllerHost {
     controller: Box<dyn CongestionController>,
     pacer: Pacer,
+    max_datagram_size: usize,
+    sent: SentPackets,
     /// cwnd and ssthresh before the most recent loss reaction.
     checkpoint: Option<(usize, usize)>,
     last_rtt: Option<RttSnapshot>,
     max_ack_delay: Duration,
     /// Send time of the most recently sent packet acknowledged so far.
     latest_acked_time_sent: Option<Instant>,
+    /// Send time of the earliest packet declared lost since the last
+    /// acknowledgement of a packet sent after it (RFC 9002 section 7.6.2's
+    /// start of a run of losses).
+    earliest_lost_time_sent: Option<Instant>,
     qlog_reported: Internals,
     scratch: Internals,
+    changed: Vec<ChangedInternal>,
 }
 
 impl ControllerHost {
     pub fn new(spec: &ControllerSpec, window: WindowConfig) -> Self {
-        Self::with_controller(spec.build(window))
+        Self::with_controller(spec.build(window), window.max_datagram_size)
     }
 
-    pub fn with_controller(controller: Box<dyn CongestionController>) -> Self {
+    pub fn with_controller(
+        controller: Box<dyn CongestionController>,
+        max_datagram_size: usize,
+    ) -> Self {
         ControllerHost {
             controller,
             pacer: Pacer::default(),
+            max_datagram_size,
+            sent: SentPackets::default(),
             checkpoint: None,
             last_rtt: None,
             max_ack_delay: Duration::ZERO,
             latest_acked_time_sent: None,
+            earliest_lost_time_sent: None,
             qlog_reported: Internals::default(),
             scratch: Internals::default(),
+            changed: Vec::new(),
         }
     }
 
@@ -128,6 +243,21 @@ impl ControllerHost {
     }
 
     pub fn on_packet_sent(&mut self, sent: &PacketSent) {
+        // RFC 9002 section 7.8: the window is underused when bytes in flight
+        // stay below it and sending is not pacing-limited. After this packet
+        // the window has no room for another full one: cwnd-limited.
+        let cwnd_limited = sent
+            .bytes_in_flight
+            .saturating_add(sent.size)
+            .saturating_add(self.max_datagram_size)
+            > self.controller.cwnd();
+        let app_limited = !cwnd_limited && !self.pacer.held_back(sent.time_sent);
+        self.sent.on_sent(SentRecord {
+            pkt_num: sent.pkt_num,
+            time_sent: sent.time_sent,
+            app_limited,
+            acked: false,
+        });
         self.controller.on_packet_sent(sent);
         self.pacer
             .on_packet(sent.time_sent, sent.size, self.controller.pacing());
@@ -149,6 +279,13 @@ impl ControllerHost {
             .map(|p| p.rate_bytes_per_sec as u64)
     }
 
+    /// An ACK frame arrived. The stack's `app_limited` is replaced by the
+    /// host's own: the ACK is application-limited when every packet it newly
+    /// acknowledges was sent application-limited (RFC 9002 section 7.8, per
+    /// packet at send time; quiche's flag, taken at ACK time, calls a paced
+    /// sender application-limited whenever the pacer keeps bytes in flight
+    /// below cwnd). Packets the host has no record of count as
+    /// cwnd-limited.
     pub fn on_ack(&mut self, ack: &AckEvent<'_>) {
         self.last_rtt = Some(ack.rtt);
         if let Some(latest) = ack.acked.iter().map(|p| p.time_sent).max() {
@@ -156,8 +293,21 @@ impl ControllerHost {
                 self.latest_acked_time_sent
                     .map_or(latest, |t| t.max(latest)),
             );
+            if self
+                .earliest_lost_time_sent
+                .is_some_and(|lost| latest > lost)
+            {
+                self.earliest_lost_time_sent = None;
+            }
         }
-        self.controller.on_ack(ack);
+        let mut app_limited = !ack.acked.is_empty();
+        for packet in ack.acked {
+            app_limited &= self.sent.on_acked(packet.pkt_num).unwrap_or(false);
+        }
+        self.sent.drop_acked_front();
+        let mut event = *ack;
+        event.app_limited = app_limited;
+        self.controller.on_ack(&event);
     }
 
     /// Saves the window before a loss reaction, so that a spurious loss can be
@@ -186,7 +336,9 @@ impl ControllerHost {
         largest_lost_time_sent: Instant,
         bytes_in_flight: usize,
     ) {
-        let persistent_congestion = self.is_persistent_congestion(largest_lost_time_sent);
+        let persistent_congestion =
+            self.is_persistent_congestion(largest_lost_pkt_num, largest_lost_time_sent);
+        self.sent.forget_through(largest_lost_pkt_num);
         self.controller.on_congestion_event(&CongestionEvent {
             now,
             lost_bytes,
@@ -197,40 +349,76 @@ impl ControllerHost {
         });
     }
 
-    /// RFC 9002 section 7.6 approximated from what a congestion event carries:
-    /// nothing sent in the persistent-congestion duration before the largest
-    /// lost packet has been acknowledged. Packets in that span that are not
-    /// acknowledged precede a lost packet by more than the time threshold, so
-    /// loss detection declares them lost too. Needs an RTT sample (7.6.2).
-    fn is_persistent_congestion(&self, largest_lost_time_sent: Instant) -> bool {
-        let (Some(rtt), Some(acked_sent)) = (self.last_rtt, self.latest_acked_time_sent) else {
+    /// RFC 9002 section 7.6: two lost packets, sent after the first RTT
+    /// sample (7.6.2), more than the persistent-congestion duration apart,
+    /// with no packet sent between them acknowledged. The later one is the
+    /// event's largest lost packet. The earlier one is the earliest packet
+    /// lost since the last acknowledgement (from an earlier congestion
+    /// event), or else the earliest unacknowledged packet sent after the
+    /// latest acknowledged one: it precedes a lost packet by more than the
+    /// duration, far beyond the time threshold, so loss detection has
+    /// declared it lost in this same event.
+    fn is_persistent_congestion(
+        &mut self,
+        largest_lost: u64,
+        largest_lost_time_sent: Instant,
+    ) -> bool {
+        let Some(rtt) = self.last_rtt else {
             return false;
         };
+        let in_this_event = self
+            .sent
+            .earliest_unacked_before(largest_lost, self.latest_acked_time_sent);
+        let earliest = match (self.earliest_lost_time_sent, in_this_event) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // The run of losses goes on until an acknowledgement interrupts it.
+        self.earliest_lost_time_sent =
+            Some(earliest.map_or(largest_lost_time_sent, |e| e.min(largest_lost_time_sent)));
+        let Some(earliest) = earliest.filter(|e| *e < largest_lost_time_sent) else {
+            return false;
+        };
+        // Both packets were sent after the latest acknowledged one, hence
+        // after the first RTT sample (7.6.2); without any, nothing counts.
+        if self.latest_acked_time_sent.is_none() {
+            return false;
+        }
         let pto = rtt.smoothed_rtt + (rtt.rttvar * 4).max(TIMER_GRANULARITY) + self.max_ack_delay;
         let duration = pto * PERSISTENT_CONGESTION_THRESHOLD;
-        largest_lost_time_sent.saturating_duration_since(acked_sent) > duration
+        largest_lost_time_sent.saturating_duration_since(earliest) > duration
     }
 
     pub fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
+        self.max_datagram_size = max_datagram_size;
         self.controller.on_max_datagram_size(max_datagram_size);
     }
 
     /// The internals that changed since the last call, for a qlog
-    /// `recovery_metrics_updated` event; empty when nothing changed.
-    pub fn changed_internals(&mut self) -> Vec<ChangedInternal> {
+    /// `recovery_metrics_updated` event; empty when nothing changed. Called
+    /// on every ACK when qlog is on, so it reuses its buffers instead of
+    /// allocating.
+    pub fn changed_internals(&mut self) -> &[ChangedInternal] {
         self.scratch.clear();
         self.controller.internals(&mut self.scratch);
-        let changed: Vec<ChangedInternal> = self
-            .scratch
-            .fields()
-            .iter()
-            .filter(|(name, value)| self.qlog_reported.get(name) != Some(*value))
-            .copied()
-            .collect();
-        if !changed.is_empty() {
+        self.changed.clear();
+        // Controllers report their fields in a fixed order, so the previous
+        // report is compared position by position, by name when the layout
+        // changed.
+        let previous = self.qlog_reported.fields();
+        for (i, &(name, value)) in self.scratch.fields().iter().enumerate() {
+            let before = match previous.get(i) {
+                Some(&(n, v)) if n == name => Some(v),
+                _ => self.qlog_reported.get(name),
+            };
+            if before != Some(value) {
+                self.changed.push((name, value));
+            }
+        }
+        if !self.changed.is_empty() {
             std::mem::swap(&mut self.qlog_reported, &mut self.scratch);
         }
-        changed
+        &self.changed
     }
 }
 

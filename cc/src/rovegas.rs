@@ -63,8 +63,8 @@
 //! `delay_source` (the source used for the last ACK), `qt_forward_ms` and
 //! `qt_backward_ms` (the QTf and QTb it applied; zero with `none`), besides
 //! Vegas's `base_rtt_ms`, `diff_packets` (RoVegas's diff), `alpha`, `beta`,
-//! `gamma`, `expected_bps` and `actual_bps` (actual'). Vegas's `min_rtt_ms`
-//! is reported as `rtt_minus_qtb_ms`: the round's smallest RTT − QTb, the
+//! `gamma`, `expected_bps` and `actual_bps` (actual'). Vegas's `round_rtt_ms`
+//! is reported as `rtt_minus_qtb_ms`: the round's RTT − QTb, the
 //! denominator of actual'.
 //!
 //! # Where the paper is ambiguous
@@ -78,9 +78,9 @@
 //!   ACK's BaseRTT sample is the smallest RTT − QTb − QTf over its packets;
 //!   the RTT Vegas sees for each packet is its RTT − QTb. `qt_forward_ms`
 //!   reports the QTf of the packet that gave the BaseRTT sample.
-//! - **"Newly measured RTT".** As in `vegas`, the round's smallest RTT sample
-//!   (now RTT − QTb): the distinguished packet's, unless an ACK of the round
-//!   measured less.
+//! - **"Newly measured RTT".** The round's RTT (now RTT − QTb) is the mean of
+//!   its samples by default (`round_rtt`): section 4 simulates with ns-2,
+//!   whose Vegas averages the round's RTTs.
 //! - **A probing ACK with only one of the two values** (one direction without
 //!   AQT-enabled routers, or an ACK that echoes no packet's AQT): the missing
 //!   one counts as zero queueing. RTT − (known queueing) is still at least the
@@ -121,13 +121,15 @@ use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::queueing_estimate::{
     EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM, DEFAULT_RESYNC_AFTER,
 };
-use crate::vegas::{Vegas, VegasFlavour, PAPER_PARAMS, VEGAS};
+use crate::vegas::{Vegas, VegasFlavour, PAPER_COMMON_PARAMS, ROUND_RTT_MEAN, VEGAS};
 
 /// Values of the `delay_source` parameter, in the order of its indices.
 const SOURCE_WORDS: &[&str] = &["auto", "aqt", "receive_timestamps", "none"];
 
 /// RoVegas's own parameters, after Vegas's.
 const OWN_PARAMS: &[ParamInfo] = &[
+    // 002 simulated with ns-2, whose Vegas takes the mean RTT of the round.
+    ROUND_RTT_MEAN,
     ParamInfo {
         name: "delay_source",
         default: 0.0,
@@ -154,11 +156,11 @@ const OWN_PARAMS: &[ParamInfo] = &[
     },
 ];
 
-const PARAM_COUNT: usize = PAPER_PARAMS.len() + OWN_PARAMS.len();
+const PARAM_COUNT: usize = PAPER_COMMON_PARAMS.len() + OWN_PARAMS.len();
 
 /// Vegas's paper parameters followed by [`OWN_PARAMS`], so that every
 /// parameter the embedded [`Vegas`] reads is present with Vegas's default.
-const PARAM_TABLE: [ParamInfo; PARAM_COUNT] = concat_params(PAPER_PARAMS, OWN_PARAMS);
+const PARAM_TABLE: [ParamInfo; PARAM_COUNT] = concat_params(PAPER_COMMON_PARAMS, OWN_PARAMS);
 
 /// Parameters of `rovegas`: `vegas`'s, then `delay_source`, `clock_drift_ppm`
 /// and `resync_after`.
@@ -466,7 +468,7 @@ impl CongestionController for RoVegas {
         for (name, value) in vegas.fields() {
             let name = match *name {
                 "flavour" => continue,
-                "min_rtt_ms" => "rtt_minus_qtb_ms",
+                "round_rtt_ms" => "rtt_minus_qtb_ms",
                 other => other,
             };
             match *value {
@@ -497,7 +499,7 @@ mod tests {
 
     #[test]
     fn table_holds_every_vegas_parameter_with_its_default() {
-        for vegas in PAPER_PARAMS {
+        for vegas in PAPER_COMMON_PARAMS {
             let ours = PARAMS
                 .iter()
                 .find(|p| p.name == vegas.name)

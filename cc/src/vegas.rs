@@ -148,12 +148,15 @@ use std::time::{Duration, Instant};
 
 use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
 use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
-use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
+use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
 use crate::shared::vegas_diff::{linux_diff_packets, linux_target_window_packets, VegasDiff};
+use crate::shared::vegas_pacing::{
+    VegasPacing, SLOW_START_PACING, SLOW_START_PACING_GAIN, SPIKE_BURST_PACKETS, SPIKE_SUPPRESSION,
+};
 use crate::shared::window::Window;
 
 /// Which Vegas: the paper's or Linux's.
@@ -183,28 +186,41 @@ const SAMPLES_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 1000 };
 const BURST_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 64 };
 const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
 
-/// Slow-start pacing, an extension of both flavours (see the module docs).
-const SLOW_START_PACING: ParamInfo = ParamInfo {
-    name: "slow_start_pacing",
-    default: 1.0,
-    kind: ON_OFF,
-    description: "also pace in slow start, at slow_start_pacing_gain x cwnd/RTT (RFC 9002 \
-                  section 7.7; not in the paper, whose slow start sends ACK-clocked bursts)",
-};
+/// The `round_rtt` parameter: which RTT of a round Diff is computed from.
+pub const fn round_rtt_param(default: RoundRtt, description: &'static str) -> ParamInfo {
+    ParamInfo {
+        name: "round_rtt",
+        default: default.index() as f64,
+        kind: ParamKind::Choice(RoundRtt::WORDS),
+        description,
+    }
+}
 
-const SLOW_START_PACING_GAIN: ParamInfo = ParamInfo {
-    name: "slow_start_pacing_gain",
-    default: 2.0,
-    kind: ParamKind::Number {
-        min: 1.0,
-        max: 10.0,
-    },
-    description: "pacing rate in slow start as a multiple of cwnd/RTT (2: the window can \
-                  double in one RTT, as Linux's slow-start pacing ratio allows)",
-};
+/// 004's own choice.
+pub const ROUND_RTT_DISTINGUISHED: ParamInfo = round_rtt_param(
+    RoundRtt::Distinguished,
+    "the round's RTT for Diff: minimum, mean or distinguished (section 3.5.2 times one \
+     distinguished segment per RTT)",
+);
 
-/// Parameters of `vegas`, with the paper's defaults.
-pub const PAPER_PARAMS: &[ParamInfo] = &[
+/// ns-2's Vegas, with which 000, 002 and 003 were simulated.
+pub const ROUND_RTT_MEAN: ParamInfo = round_rtt_param(
+    RoundRtt::Mean,
+    "the round's RTT for Diff: minimum, mean or distinguished (mean: ns-2's Vegas, \
+     which the paper's simulations ran)",
+);
+
+/// Linux's `tcp_vegas.c` (and Veno's Linux implementation).
+pub const ROUND_RTT_MINIMUM: ParamInfo = round_rtt_param(
+    RoundRtt::Minimum,
+    "the round's RTT for Diff: minimum, mean or distinguished (minimum: Linux's \
+     tcp_vegas.c, which filters delayed ACKs)",
+);
+
+/// Parameters of the paper's Vegas that every member built on it shares,
+/// with the paper's defaults; `round_rtt` is not among them because members
+/// take it from their own papers' simulators.
+pub const PAPER_COMMON_PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "alpha",
         default: 1.0,
@@ -252,21 +268,17 @@ pub const PAPER_PARAMS: &[ParamInfo] = &[
         kind: SAMPLES_RANGE,
         description: "RTT samples a round needs before Diff is computed from it",
     },
-    ParamInfo {
-        name: "spike_suppression",
-        default: 0.0,
-        kind: ON_OFF,
-        description: "pace to cwnd/RTT outside slow start (section 3.4)",
-    },
-    ParamInfo {
-        name: "spike_burst_packets",
-        default: 2.0,
-        kind: BURST_RANGE,
-        description: "packets allowed per SegSpacing interval (section 3.4: twice MaxSegment)",
-    },
+    SPIKE_SUPPRESSION,
+    SPIKE_BURST_PACKETS,
     SLOW_START_PACING,
     SLOW_START_PACING_GAIN,
 ];
+
+/// Parameters of `vegas`, with the paper's defaults.
+pub const PAPER_PARAMS: &[ParamInfo] = &concat_params::<{ PAPER_COMMON_PARAMS.len() + 1 }>(
+    PAPER_COMMON_PARAMS,
+    &[ROUND_RTT_DISTINGUISHED],
+);
 
 /// Parameters of `vegas-linux`, with `tcp_vegas.c`'s defaults.
 pub const LINUX_PARAMS: &[ParamInfo] = &[
@@ -321,6 +333,7 @@ pub const LINUX_PARAMS: &[ParamInfo] = &[
     },
     SLOW_START_PACING,
     SLOW_START_PACING_GAIN,
+    ROUND_RTT_MINIMUM,
 ];
 
 /// alpha and beta bound the queue from below and above.
@@ -375,10 +388,8 @@ struct Config {
     loss_factor: f64,
     timeout_ssthresh_factor: f64,
     min_rtt_samples: u64,
-    spike_suppression: bool,
-    spike_burst_packets: usize,
-    /// `None`: slow start is not paced.
-    slow_start_pacing_gain: Option<f64>,
+    pacing: VegasPacing,
+    round_rtt: RoundRtt,
 }
 
 impl Config {
@@ -394,10 +405,9 @@ impl Config {
             loss_factor: params.get("loss_factor"),
             timeout_ssthresh_factor: params.get("timeout_ssthresh_factor"),
             min_rtt_samples: params.get("min_rtt_samples") as u64,
-            spike_suppression: params.word("spike_suppression") == "on",
-            spike_burst_packets: params.get("spike_burst_packets") as usize,
-            slow_start_pacing_gain: (params.word("slow_start_pacing") == "on")
-                .then(|| params.get("slow_start_pacing_gain")),
+            pacing: VegasPacing::read(params),
+            round_rtt: RoundRtt::from_index(params.get("round_rtt") as usize)
+                .unwrap_or(RoundRtt::Distinguished),
         }
     }
 }
@@ -473,7 +483,7 @@ impl Vegas {
             config: Config::read(flavour, params),
             window: Window::new(window),
             base_rtt: BaseRttTracker::new(),
-            rounds: RoundClock::new(),
+            rounds: RoundClock::for_datagram_size(window.max_datagram_size),
             ss_growth_round: true,
             // A packet sent at the instant of a decrease counts as after it.
             epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
@@ -527,7 +537,7 @@ impl Vegas {
             return None;
         }
         let base_rtt = self.base_rtt.base_rtt()?;
-        let round_rtt = round.min_rtt?;
+        let round_rtt = round.rtt(self.config.round_rtt)?;
         let diff = match self.flavour {
             VegasFlavour::Paper => {
                 VegasDiff::compute(self.window.cwnd_packets(), base_rtt, round_rtt)?
@@ -612,7 +622,9 @@ impl Vegas {
             if diff > self.config.gamma {
                 // Going too fast: set cwnd to the actual rate times BaseRTT,
                 // plus one for the truncation, and leave slow start.
-                if let (Some(base), Some(rtt)) = (self.base_rtt.base_rtt(), round.min_rtt) {
+                if let (Some(base), Some(rtt)) =
+                    (self.base_rtt.base_rtt(), round.rtt(self.config.round_rtt))
+                {
                     let window = self.window.cwnd_whole_packets() as u64;
                     let target = linux_target_window_packets(window, base, rtt).saturating_add(1);
                     let target_bytes = usize::try_from(target)
@@ -687,7 +699,7 @@ impl CongestionController for Vegas {
             self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
         }
         // 3.5.2: BaseRTT is the minimum of all measured round trip times.
-        if let Some(rtt) = smallest_rtt_sample(ack.acked) {
+        if let Some(rtt) = smallest_rtt_sample(ack.acked, self.rounds.min_sample_size()) {
             self.base_rtt.on_rtt_sample(rtt);
         }
         let acked_bytes = ack
@@ -767,19 +779,10 @@ impl CongestionController for Vegas {
     /// With `slow_start_pacing` on (an extension, see the module docs), slow
     /// start is paced too, at `slow_start_pacing_gain` × cwnd / RTT.
     fn pacing(&self) -> Option<Pacing> {
-        let gain = if self.window.in_slow_start() {
-            self.config.slow_start_pacing_gain?
-        } else if self.config.spike_suppression {
-            1.0
-        } else {
-            return None;
-        };
-        let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt())?;
-        let rate = gain * self.window.cwnd() as f64 / rtt.as_secs_f64();
-        (rate.is_finite() && rate > 0.0).then_some(Pacing {
-            rate_bytes_per_sec: rate,
-            burst_packets: self.config.spike_burst_packets,
-        })
+        let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt());
+        self.config
+            .pacing
+            .pacing(self.window.in_slow_start(), self.window.cwnd(), rtt)
     }
 
     fn internals(&self, out: &mut Internals) {
@@ -802,8 +805,12 @@ impl CongestionController for Vegas {
         if let Some(base) = self.base_rtt.base_rtt() {
             out.millis("base_rtt_ms", base);
         }
-        if let Some(min_rtt) = self.rounds.last_completed().and_then(|r| r.min_rtt) {
-            out.millis("min_rtt_ms", min_rtt);
+        if let Some(round_rtt) = self
+            .rounds
+            .last_completed()
+            .and_then(|r| r.rtt(self.config.round_rtt))
+        {
+            out.millis("round_rtt_ms", round_rtt);
         }
         if let Some(d) = self.last_decision {
             out.float("diff_packets", d.diff_packets);
@@ -823,6 +830,7 @@ impl CongestionController for Vegas {
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         // Vegas counts in packets: keep the window's packet count.
         self.window.rescale_to(max_datagram_size);
+        self.rounds.set_max_datagram_size(max_datagram_size);
         self.reno_acked_bytes = 0;
     }
 }

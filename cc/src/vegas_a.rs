@@ -89,7 +89,7 @@ use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::round_clock::CompletedRound;
 use crate::vegas::{
     validate_thresholds, CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas,
-    PAPER_PARAMS as VEGAS_PARAMS,
+    PAPER_PARAMS as VEGAS_PARAMS, ROUND_RTT_MEAN,
 };
 
 pub const NAME: &str = "vegas-a";
@@ -141,6 +141,8 @@ pub const PARAMS: &[ParamInfo] = &[
     param_named(VEGAS_PARAMS, "spike_burst_packets"),
     param_named(VEGAS_PARAMS, "slow_start_pacing"),
     param_named(VEGAS_PARAMS, "slow_start_pacing_gain"),
+    // 000 simulated with ns-2, whose Vegas takes the mean RTT of the round.
+    ROUND_RTT_MEAN,
 ];
 
 pub static INFO: AlgorithmInfo = AlgorithmInfo {
@@ -518,7 +520,7 @@ mod tests {
 
     #[test]
     fn tables_share_vegas_entries() {
-        assert_eq!(PARAMS.len(), 14);
+        assert_eq!(PARAMS.len(), 15);
         for name in [
             "gamma",
             "ss_exit_factor",

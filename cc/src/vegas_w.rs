@@ -182,17 +182,18 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::controller::{CcState, CongestionController, Internals};
+use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
 use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
-use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
+use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
 use crate::shared::vegas_diff::VegasDiff;
+use crate::shared::vegas_pacing::{self, VegasPacing};
 use crate::shared::window::Window;
-use crate::vegas::validate_thresholds;
+use crate::vegas::{validate_thresholds, ROUND_RTT_MEAN};
 
 pub const NAME: &str = "vegas-w";
 
@@ -293,6 +294,13 @@ pub const PARAMS: &[ParamInfo] = &[
         },
         description: "most packets whose send and ACK times are kept for loss classification",
     },
+    // Vegas's pacing, which Vegas-W keeps (it changes only IV.A-C).
+    vegas_pacing::PARAMS[0],
+    vegas_pacing::PARAMS[1],
+    vegas_pacing::PARAMS[2],
+    vegas_pacing::PARAMS[3],
+    // 003 simulated with ns-2, whose Vegas takes the mean RTT of the round.
+    ROUND_RTT_MEAN,
 ];
 
 pub static INFO: AlgorithmInfo = AlgorithmInfo {
@@ -611,6 +619,8 @@ struct Config {
     spacing_margin: f64,
     unclassified_loss: LossClass,
     bwe_in_congestion_avoidance: bool,
+    pacing: VegasPacing,
+    round_rtt: RoundRtt,
 }
 
 /// What the last loss was, for qlog.
@@ -628,6 +638,8 @@ enum LastLoss {
 pub struct VegasW {
     config: Config,
     window: Window,
+    /// The stack's smoothed RTT, for pacing.
+    smoothed_rtt: Option<Duration>,
 
     base_rtt: BaseRttTracker,
     rounds: RoundClock,
@@ -668,10 +680,14 @@ impl VegasW {
                 spacing_margin: params.get("spacing_margin"),
                 unclassified_loss,
                 bwe_in_congestion_avoidance: params.word("bwe_in_congestion_avoidance") == "on",
+                pacing: VegasPacing::read(params),
+                round_rtt: RoundRtt::from_index(params.get("round_rtt") as usize)
+                    .unwrap_or(RoundRtt::Mean),
             },
+            smoothed_rtt: None,
             window: Window::new(window),
             base_rtt: BaseRttTracker::new(),
-            rounds: RoundClock::new(),
+            rounds: RoundClock::for_datagram_size(window.max_datagram_size),
             ss_growth_round: true,
             last_diff: None,
             ss_extensions: 0,
@@ -754,7 +770,7 @@ impl VegasW {
 
     /// One round's decision (Vegas 3.5.2/3.5.3 with IV.A's slow start).
     fn round_end(&mut self, round: &CompletedRound, now: Instant) {
-        let diff = match (self.base_rtt.base_rtt(), round.min_rtt) {
+        let diff = match (self.base_rtt.base_rtt(), round.rtt(self.config.round_rtt)) {
             (Some(base), Some(rtt)) => VegasDiff::compute(self.window.cwnd_packets(), base, rtt),
             _ => None,
         }
@@ -825,12 +841,15 @@ impl CongestionController for VegasW {
             return;
         }
         self.packets.on_acked(ack.now, ack.acked);
+        if !ack.rtt.smoothed_rtt.is_zero() {
+            self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
+        }
         let acked_bytes = ack
             .acked
             .iter()
             .fold(0usize, |sum, p| sum.saturating_add(p.size));
         self.sample_bandwidth(ack.now, acked_bytes);
-        if let Some(rtt_now) = smallest_rtt_sample(ack.acked) {
+        if let Some(rtt_now) = smallest_rtt_sample(ack.acked, self.rounds.min_sample_size()) {
             self.observe_rtt(rtt_now, ack.now);
         }
 
@@ -909,6 +928,15 @@ impl CongestionController for VegasW {
         self.window.state(self.epoch.in_recovery())
     }
 
+    /// Vegas's spike suppression (section 3.4 of 004) and, when on, slow-start
+    /// pacing.
+    fn pacing(&self) -> Option<Pacing> {
+        let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt());
+        self.config
+            .pacing
+            .pacing(self.window.in_slow_start(), self.window.cwnd(), rtt)
+    }
+
     fn internals(&self, out: &mut Internals) {
         let mss = self.window.max_datagram_size() as f64;
         out.float("cwnd_packets", self.window.cwnd_packets());
@@ -955,6 +983,7 @@ impl CongestionController for VegasW {
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         // Vegas counts in packets: keep the window's packet count.
         self.window.rescale_to(max_datagram_size);
+        self.rounds.set_max_datagram_size(max_datagram_size);
     }
 }
 

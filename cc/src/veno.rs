@@ -381,7 +381,7 @@ impl<R: VenoRules> Veno<R> {
             },
             window: Window::new(window),
             base_rtt: BaseRttTracker::new(),
-            rounds: RoundClock::new(),
+            rounds: RoundClock::for_datagram_size(window.max_datagram_size),
             backlog: None,
             backlog_rtt: None,
             increase_per_rtt,
@@ -489,7 +489,7 @@ impl<R: VenoRules> CongestionController for Veno<R> {
             return;
         }
         self.rules.observe_ack(ack);
-        if let Some(rtt) = smallest_rtt_sample(ack.acked) {
+        if let Some(rtt) = smallest_rtt_sample(ack.acked, self.rounds.min_sample_size()) {
             self.base_rtt.on_rtt_sample(rtt);
         }
 
@@ -596,6 +596,7 @@ impl<R: VenoRules> CongestionController for Veno<R> {
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         // N counts packets: keep the window's packet count.
         self.window.rescale_to(max_datagram_size);
+        self.rounds.set_max_datagram_size(max_datagram_size);
         self.ai_credit = 0.0;
     }
 }

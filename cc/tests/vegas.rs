@@ -313,13 +313,15 @@ fn spurious_loss_restores_window_and_forgets_the_decrease() {
 // ---- Spike suppression (section 3.4) ----
 
 #[test]
-fn spike_suppression_paces_at_cwnd_over_rtt_in_bursts_of_two() {
+fn spike_suppression_allows_two_segments_per_seg_spacing() {
     let flow = vegas_in_congestion_avoidance();
     let pacing = flow.cc.pacing().expect("paced outside slow start");
     assert_eq!(pacing.burst_packets, 2);
-    // SegSpacing = RTT x MaxSegment / WindowSize, i.e. cwnd / RTT.
+    // 004 section 3.4: SegSpacing = RTT x MaxSegment / WindowSize, and "twice
+    // MaxSegment bytes on each SegSpacing interval": 2 x cwnd / RTT.
     let srtt = flow.rtt().unwrap().smoothed_rtt.as_secs_f64();
-    let want = 21_000.0 / srtt;
+    let seg_spacing = srtt * MDS as f64 / 21_000.0;
+    let want = 2.0 * MDS as f64 / seg_spacing;
     assert!((pacing.rate_bytes_per_sec - want).abs() < 1e-6 * want);
 
     let off = Flow::new(build("vegas", &["spike_suppression=off"]));
@@ -356,7 +358,7 @@ fn internals_report_the_round() {
     flow.round(ms(110));
     let internals = flow.internals();
     assert!((float(&internals, "base_rtt_ms") - 100.0).abs() < 1e-9);
-    assert!((float(&internals, "min_rtt_ms") - 110.0).abs() < 1e-9);
+    assert!((float(&internals, "round_rtt_ms") - 110.0).abs() < 1e-9);
     let want = common::reference_diff_packets(17.5, BASE_RTT_MS, 110.0);
     assert!((float(&internals, "diff_packets") - want).abs() < 1e-9);
     assert_eq!(float(&internals, "cwnd_packets"), 17.5);

@@ -308,7 +308,7 @@ fn internals_for_qlog() {
     let (mut flow, mut model) = vegas_a(1.0, 3.0);
     let out = common::vegas_a_model::check_rounds(&mut flow, &mut model, &[(50, 110), (0, 120)]);
     assert_eq!(flow.internal("base_rtt_ms"), Some(100.0));
-    assert_eq!(flow.internal("min_rtt_ms"), Some(120.0));
+    assert_eq!(flow.internal("round_rtt_ms"), Some(120.0));
     assert_eq!(flow.internal("diff_packets"), Some(out[1].diff));
     assert_eq!(flow.internal("cwnd_packets"), Some(18.5));
     assert_eq!(flow.internal("alpha"), Some(2.0));

@@ -305,7 +305,7 @@ fn internals_for_qlog() {
     let out = check_rounds(&mut flow, &mut model, &[(200, 110), (100, 110), (0, 120)]);
     for name in [
         "base_rtt_ms",
-        "min_rtt_ms",
+        "round_rtt_ms",
         "diff_packets",
         "alpha",
         "beta",

@@ -1121,7 +1121,10 @@ proptest! {
                 }
             }
             check_invariants(flow.cc.as_ref(), max_datagram_size);
-            assert_eq!(flow.cc.pacing(), None);
+            if let Some(p) = flow.cc.pacing() {
+                assert!(p.rate_bytes_per_sec.is_finite() && p.rate_bytes_per_sec > 0.0);
+                assert_eq!(p.burst_packets, 2);
+            }
         }
     }
 }

@@ -7,4 +7,5 @@ pub mod recovery_epoch;
 pub mod relative_delay;
 pub mod round_clock;
 pub mod vegas_diff;
+pub mod vegas_pacing;
 pub mod window;

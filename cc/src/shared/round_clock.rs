@@ -25,15 +25,36 @@
 //! including the ACK that ends it (its packet is the distinguished one, whose
 //! RTT the paper uses). Per round, the clock records:
 //!
-//! - the smallest RTT sample (one sample per ACK: the smallest RTT among the
-//!   packets it newly acknowledges, which is normally the largest acknowledged
-//!   packet's; zero samples are ignored as below clock granularity),
+//! - the RTT samples of the round (one per ACK: the smallest RTT among the
+//!   full-size packets it newly acknowledges, see below), as their minimum,
+//!   their mean and the distinguished packet's own sample,
 //! - how many RTT samples there were,
 //! - the bytes newly acknowledged,
-//! - whether any ACK of the round was application-limited,
+//! - whether every ACK of the round was application-limited (one that was
+//!   not means the sender was limited by cwnd or its pacer at some point of
+//!   the round, as Linux's per-round `is_cwnd_limited`),
 //! - when it began and (once complete) when it ended, hence its duration.
 //!
 //! Throughput per round is bytes acknowledged over duration.
+//!
+//! # Which RTT is "the round's RTT"
+//!
+//! The papers disagree, so [`RoundRtt`] names the choice and each algorithm
+//! takes its paper's: 004 (section 3.5.2) divides by the RTT of the
+//! distinguished segment; ns-2's Vegas, which 000, 002 and 003 simulated
+//! with, uses the mean of the round's samples (it sees slow-start burst
+//! queueing); Linux's `tcp_vegas.c` and Veno use the round's minimum, which
+//! filters out delayed ACKs.
+//!
+//! # Full-size packets only
+//!
+//! A path's RTT depends on packet size (serialisation at the bottleneck): a
+//! 50-byte HTTP/3 control packet crosses a 1.5 Mbit/s link about 7 ms faster
+//! than a full one, so a minimum over all packets reads BaseRTT low and Diff
+//! one to two packets high. Samples therefore come from packets of at least
+//! half the maximum datagram size ([`full_size_floor`]); an ACK of only
+//! smaller packets carries no sample. The clock is told the datagram size with
+//! [`RoundClock::set_max_datagram_size`]; until then every packet counts.
 //!
 //! QUIC numbers packets separately per packet-number space, so during the
 //! handshake a round may last longer than one RTT: the clock uses the largest
@@ -44,15 +65,62 @@ use std::time::{Duration, Instant};
 
 use crate::events::{AckEvent, AckedPacket};
 
+/// Smallest size of a packet whose RTT is a sample of the path, for a
+/// maximum datagram size: half of it (see the module documentation).
+pub fn full_size_floor(max_datagram_size: usize) -> usize {
+    max_datagram_size / 2
+}
+
 /// The RTT sample an ACK carries: the smallest non-zero RTT among the packets
-/// it newly acknowledges (the largest acknowledged packet's, unless packets
-/// were sent out of order). `None` if there is none.
-pub fn smallest_rtt_sample(acked: &[AckedPacket]) -> Option<Duration> {
+/// of at least `min_size` bytes it newly acknowledges (the largest
+/// acknowledged packet's, unless packets were sent out of order). `None` if
+/// there is none.
+pub fn smallest_rtt_sample(acked: &[AckedPacket], min_size: usize) -> Option<Duration> {
     acked
         .iter()
+        .filter(|p| p.size >= min_size)
         .map(|p| p.rtt)
         .filter(|rtt| !rtt.is_zero())
         .min()
+}
+
+/// Which of a round's RTT samples stands for the round (see the module
+/// documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundRtt {
+    /// The smallest sample (Linux's `tcp_vegas.c`, Veno).
+    Minimum,
+    /// The mean of the samples (ns-2's Vegas: 000, 002, 003).
+    Mean,
+    /// The distinguished packet's own sample (004, section 3.5.2).
+    Distinguished,
+}
+
+impl RoundRtt {
+    /// The words of the `round_rtt` parameter, in [`RoundRtt::from_index`]
+    /// order.
+    pub const WORDS: &'static [&'static str] = &["minimum", "mean", "distinguished"];
+
+    pub fn from_index(index: usize) -> Option<Self> {
+        match index {
+            0 => Some(RoundRtt::Minimum),
+            1 => Some(RoundRtt::Mean),
+            2 => Some(RoundRtt::Distinguished),
+            _ => None,
+        }
+    }
+
+    pub const fn index(self) -> usize {
+        match self {
+            RoundRtt::Minimum => 0,
+            RoundRtt::Mean => 1,
+            RoundRtt::Distinguished => 2,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Self::WORDS[self.index()]
+    }
 }
 
 /// The round in progress.
@@ -66,9 +134,11 @@ pub struct RoundStats {
     pub end_pkt_num: u64,
     /// Smallest RTT sample of the round.
     pub min_rtt: Option<Duration>,
+    /// Sum of the round's RTT samples, for their mean.
+    pub rtt_sum: Duration,
     pub rtt_samples: u64,
     pub bytes_acked: u64,
-    /// Whether any ACK of the round was application-limited.
+    /// Whether every ACK of the round so far was application-limited.
     pub app_limited: bool,
 }
 
@@ -79,15 +149,17 @@ impl RoundStats {
             start,
             end_pkt_num,
             min_rtt: None,
+            rtt_sum: Duration::ZERO,
             rtt_samples: 0,
             bytes_acked: 0,
-            app_limited: false,
+            app_limited: true,
         }
     }
 
-    fn record(&mut self, ack: &AckEvent<'_>) {
-        if let Some(rtt) = smallest_rtt_sample(ack.acked) {
+    fn record(&mut self, ack: &AckEvent<'_>, min_size: usize) {
+        if let Some(rtt) = smallest_rtt_sample(ack.acked, min_size) {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            self.rtt_sum = self.rtt_sum.saturating_add(rtt);
             self.rtt_samples = self.rtt_samples.saturating_add(1);
         }
         let bytes = ack
@@ -95,7 +167,7 @@ impl RoundStats {
             .iter()
             .fold(0u64, |sum, p| sum.saturating_add(p.size as u64));
         self.bytes_acked = self.bytes_acked.saturating_add(bytes);
-        self.app_limited |= ack.app_limited;
+        self.app_limited &= ack.app_limited;
     }
 }
 
@@ -107,12 +179,27 @@ pub struct CompletedRound {
     /// When the ACK that ended the round arrived.
     pub end: Instant,
     pub min_rtt: Option<Duration>,
+    /// Mean of the round's RTT samples.
+    pub mean_rtt: Option<Duration>,
+    /// The distinguished packet's RTT: the sample of the first full-size
+    /// packet numbered at least the round's end in the ACK that ended it.
+    pub distinguished_rtt: Option<Duration>,
     pub rtt_samples: u64,
     pub bytes_acked: u64,
+    /// Every ACK of the round was application-limited.
     pub app_limited: bool,
 }
 
 impl CompletedRound {
+    /// The round's RTT as `which` defines it.
+    pub fn rtt(&self, which: RoundRtt) -> Option<Duration> {
+        match which {
+            RoundRtt::Minimum => self.min_rtt,
+            RoundRtt::Mean => self.mean_rtt,
+            RoundRtt::Distinguished => self.distinguished_rtt,
+        }
+    }
+
     pub fn duration(&self) -> Duration {
         self.end.saturating_duration_since(self.start)
     }
@@ -133,11 +220,32 @@ pub struct RoundClock {
     current: Option<RoundStats>,
     last_completed: Option<CompletedRound>,
     completed: u64,
+    /// Packets smaller than this give no RTT sample.
+    min_sample_size: usize,
 }
 
 impl RoundClock {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A clock whose RTT samples come from packets of at least
+    /// [`full_size_floor`] of `max_datagram_size`.
+    pub fn for_datagram_size(max_datagram_size: usize) -> Self {
+        let mut clock = Self::new();
+        clock.set_max_datagram_size(max_datagram_size);
+        clock
+    }
+
+    /// Only packets of at least [`full_size_floor`] of this size give RTT
+    /// samples from now on.
+    pub fn set_max_datagram_size(&mut self, max_datagram_size: usize) {
+        self.min_sample_size = full_size_floor(max_datagram_size);
+    }
+
+    /// Packets smaller than this give no RTT sample.
+    pub fn min_sample_size(&self) -> usize {
+        self.min_sample_size
     }
 
     /// A packet was sent. The first one begins round 0 and is its
@@ -159,15 +267,29 @@ impl RoundClock {
         let round = self
             .current
             .get_or_insert_with(|| RoundStats::begin(0, ack.now, largest_acked));
-        round.record(ack);
+        round.record(ack, self.min_sample_size);
         if largest_acked < round.end_pkt_num {
             return None;
         }
+        let distinguished_rtt = ack
+            .acked
+            .iter()
+            .filter(|p| {
+                p.pkt_num >= round.end_pkt_num && p.size >= self.min_sample_size && !p.rtt.is_zero()
+            })
+            .min_by_key(|p| p.pkt_num)
+            .map(|p| p.rtt);
+        let mean_rtt = u32::try_from(round.rtt_samples)
+            .ok()
+            .filter(|n| *n > 0)
+            .map(|n| round.rtt_sum / n);
         let done = CompletedRound {
             index: round.index,
             start: round.start,
             end: ack.now,
             min_rtt: round.min_rtt,
+            mean_rtt,
+            distinguished_rtt,
             rtt_samples: round.rtt_samples,
             bytes_acked: round.bytes_acked,
             app_limited: round.app_limited,
@@ -283,11 +405,104 @@ pub(crate) mod tests {
         assert_eq!(done.rtt_samples, 4);
         assert_eq!(done.min_rtt, Some(ms(90)), "the distinguished packet's RTT");
         assert_eq!(done.bytes_acked, 4000);
-        assert!(done.app_limited);
+        assert!(
+            !done.app_limited,
+            "one application-limited ACK of four does not make the round application-limited"
+        );
         assert_eq!(done.duration(), ms(90));
         assert_eq!(clock.current().unwrap().end_pkt_num, 6);
         assert_eq!(clock.rounds_completed(), 2);
         assert_eq!(clock.last_completed(), Some(&done));
+    }
+
+    #[test]
+    fn round_is_application_limited_only_when_every_ack_was() {
+        let t0 = Instant::now();
+        let mut clock = RoundClock::new();
+        for n in 0..3 {
+            clock.on_packet_sent(n, t0);
+        }
+        let t1 = t0 + ms(100);
+        assert!(
+            clock
+                .on_ack(&ack(t1, &[acked(0, t0, t1)], true))
+                .unwrap()
+                .app_limited
+        );
+        // Round 1 ends with packet 3.
+        clock.on_packet_sent(3, t1);
+        assert_eq!(clock.on_ack(&ack(t1, &[acked(1, t0, t1)], true)), None);
+        assert_eq!(clock.on_ack(&ack(t1, &[acked(2, t0, t1)], true)), None);
+        let t2 = t1 + ms(100);
+        let done = clock.on_ack(&ack(t2, &[acked(3, t1, t2)], true)).unwrap();
+        assert!(done.app_limited);
+    }
+
+    #[test]
+    fn round_rtt_is_minimum_mean_or_distinguished() {
+        // Samples 130, 100, 160 ms; the ACK ending the round acknowledges the
+        // distinguished packet 3 (RTT 160) and packet 4 (RTT 150): the ACK's
+        // sample is its smallest, 150, the distinguished packet's own is 160.
+        let t0 = Instant::now();
+        let mut clock = RoundClock::new();
+        let t1 = t0 + ms(100);
+        for n in 0..3 {
+            clock.on_packet_sent(n, if n == 0 { t0 } else { t1 + ms(n) });
+        }
+        clock.on_ack(&ack(t1, &[acked(0, t0, t1)], false)).unwrap();
+        // Round 1's distinguished packet is 3, the first sent after it began.
+        for n in 3..5 {
+            clock.on_packet_sent(n, t1 + ms(n));
+        }
+        let sample = |n: u64, rtt: u64| acked(n, t1 + ms(n), t1 + ms(n + rtt));
+        assert_eq!(
+            clock.on_ack(&ack(t1 + ms(131), &[sample(1, 130)], false)),
+            None
+        );
+        assert_eq!(
+            clock.on_ack(&ack(t1 + ms(102), &[sample(2, 100)], false)),
+            None
+        );
+        let end = t1 + ms(164);
+        let done = clock
+            .on_ack(&ack(end, &[sample(3, 160), sample(4, 150)], false))
+            .unwrap();
+        assert_eq!(done.rtt_samples, 3);
+        assert_eq!(done.rtt(RoundRtt::Minimum), Some(ms(100)));
+        // (130 + 100 + 150) / 3
+        assert_eq!(
+            done.rtt(RoundRtt::Mean),
+            Some(Duration::from_nanos(126_666_666))
+        );
+        assert_eq!(done.rtt(RoundRtt::Distinguished), Some(ms(160)));
+        for (i, word) in RoundRtt::WORDS.iter().enumerate() {
+            assert_eq!(RoundRtt::from_index(i).map(RoundRtt::as_str), Some(*word));
+        }
+        assert_eq!(RoundRtt::from_index(3), None);
+    }
+
+    #[test]
+    fn small_packets_give_no_rtt_sample() {
+        // A 50-byte control packet crosses the bottleneck faster than a
+        // full one: with a 1200-byte datagram size only packets of 600 bytes
+        // or more are samples.
+        assert_eq!(full_size_floor(1200), 600);
+        let t0 = Instant::now();
+        let small = AckedPacket::new(0, 50, t0, t0 + ms(93));
+        let full = AckedPacket::new(1, 1200, t0, t0 + ms(100));
+        let half = AckedPacket::new(2, 600, t0, t0 + ms(99));
+        assert_eq!(smallest_rtt_sample(&[small, full], 600), Some(ms(100)));
+        assert_eq!(smallest_rtt_sample(&[small, full, half], 600), Some(ms(99)));
+        assert_eq!(smallest_rtt_sample(&[small], 600), None);
+        assert_eq!(smallest_rtt_sample(&[small, full], 0), Some(ms(93)));
+
+        let mut clock = RoundClock::for_datagram_size(1200);
+        clock.on_packet_sent(0, t0);
+        // Round 0 ends at its first ACK, which acknowledges only the small
+        // packet: no sample.
+        let done = clock.on_ack(&ack(t0 + ms(93), &[small], false)).unwrap();
+        assert_eq!((done.min_rtt, done.rtt_samples), (None, 0));
+        assert_eq!(done.distinguished_rtt, None);
     }
 
     #[test]
