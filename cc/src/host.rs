@@ -18,6 +18,9 @@ use crate::registry::{ControllerSpec, WindowConfig};
 const PERSISTENT_CONGESTION_THRESHOLD: u32 = 3;
 /// RFC 9002 kGranularity.
 const TIMER_GRANULARITY: Duration = Duration::from_millis(1);
+/// Packets sent less than this apart belong to one burst: the stack sent
+/// them in one go (one ACK's worth, or one pacer release).
+const BURST_GAP: Duration = TIMER_GRANULARITY;
 
 /// Spaces packets so that at most `burst_packets` leave back to back and the
 /// long-run rate is `rate_bytes_per_sec` (a generic cell-rate algorithm: each
@@ -89,6 +92,15 @@ impl Pacer {
     }
 }
 
+/// Packets the stack sent in one go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Burst {
+    start: Instant,
+    last: Instant,
+    /// Some packet of the burst was cwnd- or pacing-limited.
+    limited: bool,
+}
+
 /// What the host remembers of one in-flight packet until it is acknowledged
 /// or declared lost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +149,18 @@ impl SentPackets {
         Some(record.app_limited)
     }
 
+    /// The sender turned out to be limited (by cwnd or its pacer) in the
+    /// burst that began at `burst_start`: none of the burst's packets was
+    /// sent for want of data.
+    fn mark_burst_limited(&mut self, burst_start: Instant) {
+        for record in self.packets.iter_mut().rev() {
+            if record.time_sent < burst_start {
+                break;
+            }
+            record.app_limited = false;
+        }
+    }
+
     fn drop_acked_front(&mut self) {
         while self.packets.front().is_some_and(|r| r.acked) {
             self.packets.pop_front();
@@ -182,6 +206,8 @@ pub struct ControllerHost {
     pacer: Pacer,
     max_datagram_size: usize,
     sent: SentPackets,
+    /// The burst the last packet belonged to.
+    burst: Option<Burst>,
     /// cwnd and ssthresh before the most recent loss reaction.
     checkpoint: Option<(usize, usize)>,
     last_rtt: Option<RttSnapshot>,
@@ -211,6 +237,7 @@ impl ControllerHost {
             pacer: Pacer::default(),
             max_datagram_size,
             sent: SentPackets::default(),
+            burst: None,
             checkpoint: None,
             last_rtt: None,
             max_ack_delay: Duration::ZERO,
@@ -242,20 +269,46 @@ impl ControllerHost {
         self.max_ack_delay = max_ack_delay;
     }
 
+    /// A packet left. Whether it was sent application-limited is decided
+    /// here (RFC 9002 section 7.8: bytes in flight below cwnd and sending
+    /// not pacing-limited). The stack sends in bursts — the packets one ACK
+    /// lets out, or one pacer release — and a burst that ends because the
+    /// window is full, or that the pacer held back, was not short of data:
+    /// every packet of it counts as cwnd-limited. A burst that ends with room
+    /// in the window and was not waiting for the pacer ended because the
+    /// application had nothing more: its packets are application-limited.
     pub fn on_packet_sent(&mut self, sent: &PacketSent) {
-        // RFC 9002 section 7.8: the window is underused when bytes in flight
-        // stay below it and sending is not pacing-limited. After this packet
-        // the window has no room for another full one: cwnd-limited.
+        // After this packet the window has no room for another full one.
         let cwnd_limited = sent
             .bytes_in_flight
             .saturating_add(sent.size)
             .saturating_add(self.max_datagram_size)
             > self.controller.cwnd();
-        let app_limited = !cwnd_limited && !self.pacer.held_back(sent.time_sent);
+        let limited = cwnd_limited || self.pacer.held_back(sent.time_sent);
+        let burst = match self.burst {
+            Some(b) if sent.time_sent.saturating_duration_since(b.last) < BURST_GAP => Burst {
+                last: sent.time_sent,
+                limited: b.limited || limited,
+                ..b
+            },
+            _ => Burst {
+                start: sent.time_sent,
+                last: sent.time_sent,
+                limited,
+            },
+        };
+        if limited
+            && self
+                .burst
+                .is_some_and(|b| b.start == burst.start && !b.limited)
+        {
+            self.sent.mark_burst_limited(burst.start);
+        }
+        self.burst = Some(burst);
         self.sent.on_sent(SentRecord {
             pkt_num: sent.pkt_num,
             time_sent: sent.time_sent,
-            app_limited,
+            app_limited: !burst.limited,
             acked: false,
         });
         self.controller.on_packet_sent(sent);
@@ -462,5 +515,171 @@ mod tests {
         });
         assert_eq!(p.on_packet(t0, 1200, bad), t0);
         assert_eq!(p.release_time(t0 + ms(1)), t0 + ms(1));
+    }
+}
+
+#[cfg(test)]
+mod persistent_congestion_tests {
+    //! RFC 9002 section 7.6 through the host, with a controller that only
+    //! records what it is told.
+
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[derive(Debug, Default)]
+    struct Recorder {
+        losses: Arc<Mutex<Vec<bool>>>,
+    }
+
+    impl CongestionController for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn on_packet_sent(&mut self, _: &PacketSent) {}
+        fn on_ack(&mut self, _: &AckEvent<'_>) {}
+        fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+            if let Ok(mut l) = self.losses.lock() {
+                l.push(loss.persistent_congestion);
+            }
+        }
+        fn on_spurious_loss(&mut self, _: usize, _: usize) -> bool {
+            false
+        }
+        fn cwnd(&self) -> usize {
+            1_000_000
+        }
+        fn ssthresh(&self) -> usize {
+            usize::MAX
+        }
+        fn state(&self) -> CcState {
+            CcState::CongestionAvoidance
+        }
+        fn internals(&self, _: &mut Internals) {}
+        fn on_max_datagram_size(&mut self, _: usize) {}
+    }
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    /// A host whose path has an RTT of 100 ms (rttvar 50 ms): PTO = 100 +
+    /// 4 x 50 = 300 ms, persistent-congestion duration 900 ms. Packet 0 is
+    /// sent at t0 and acknowledged at t0 + 100 ms.
+    fn host(t0: Instant) -> (ControllerHost, Arc<Mutex<Vec<bool>>>) {
+        let recorder = Recorder::default();
+        let losses = recorder.losses.clone();
+        let mut host = ControllerHost::with_controller(Box::new(recorder), 1200);
+        send(&mut host, 0, t0);
+        let acked = [crate::events::AckedPacket::new(0, 1200, t0, t0 + ms(100))];
+        host.on_ack(&AckEvent {
+            now: t0 + ms(100),
+            acked: &acked,
+            ack_delay: Duration::ZERO,
+            rtt: RttSnapshot::uniform(ms(100)),
+            bytes_in_flight: 1200,
+            app_limited: false,
+            backward_queueing: None,
+        });
+        (host, losses)
+    }
+
+    fn send(host: &mut ControllerHost, pkt_num: u64, at: Instant) {
+        host.on_packet_sent(&PacketSent {
+            pkt_num,
+            size: 1200,
+            time_sent: at,
+            bytes_in_flight: 0,
+        });
+    }
+
+    fn last(losses: &Arc<Mutex<Vec<bool>>>) -> Option<bool> {
+        losses.lock().ok().and_then(|l| l.last().copied())
+    }
+
+    #[test]
+    fn one_loss_after_idle_is_not_persistent_congestion() {
+        // Request/response: idle for 5 s, one packet, lost.
+        let t0 = Instant::now();
+        let (mut host, losses) = host(t0);
+        let t1 = t0 + ms(5_000);
+        send(&mut host, 1, t1);
+        host.on_congestion_event(t1 + ms(400), 1200, 1, t1, 1200);
+        assert_eq!(last(&losses), Some(false));
+    }
+
+    #[test]
+    fn two_losses_spanning_the_duration_are_persistent_congestion() {
+        let t0 = Instant::now();
+        let (mut host, losses) = host(t0);
+        let t1 = t0 + ms(5_000);
+        send(&mut host, 1, t1);
+        // The probes of the PTOs: 300, 900 and 2100 ms later.
+        send(&mut host, 2, t1 + ms(300));
+        send(&mut host, 3, t1 + ms(900));
+        send(&mut host, 4, t1 + ms(2_100));
+        // Packets 1-3 lost in one event: 1 and 3 span 900 ms, not more.
+        host.on_congestion_event(t1 + ms(2_200), 3600, 3, t1 + ms(900), 1200);
+        assert_eq!(last(&losses), Some(false), "900 ms is not more than 900 ms");
+        // Packet 4 lost later: the run of losses 1..4 spans 2100 ms.
+        host.on_congestion_event(t1 + ms(3_000), 1200, 4, t1 + ms(2_100), 0);
+        assert_eq!(last(&losses), Some(true));
+    }
+
+    #[test]
+    fn an_acknowledgement_between_the_losses_breaks_the_run() {
+        let t0 = Instant::now();
+        let (mut host, losses) = host(t0);
+        let t1 = t0 + ms(1_000);
+        send(&mut host, 1, t1);
+        host.on_congestion_event(t1 + ms(500), 1200, 1, t1, 0);
+        assert_eq!(last(&losses), Some(false));
+        send(&mut host, 2, t1 + ms(600));
+        let acked = [crate::events::AckedPacket::new(
+            2,
+            1200,
+            t1 + ms(600),
+            t1 + ms(700),
+        )];
+        host.on_ack(&AckEvent {
+            now: t1 + ms(700),
+            acked: &acked,
+            ack_delay: Duration::ZERO,
+            rtt: RttSnapshot::uniform(ms(100)),
+            bytes_in_flight: 1200,
+            app_limited: false,
+            backward_queueing: None,
+        });
+        send(&mut host, 3, t1 + ms(2_000));
+        // 1 and 3 are 2 s apart, but 2, sent between them, was acknowledged.
+        host.on_congestion_event(t1 + ms(2_500), 1200, 3, t1 + ms(2_000), 0);
+        assert_eq!(last(&losses), Some(false));
+    }
+
+    #[test]
+    fn packets_sent_in_one_burst_share_the_window_limit() {
+        // Two packets let out by one ACK, the second filling the window: the
+        // first was not sent for want of data either.
+        let t0 = Instant::now();
+        let recorder = Recorder::default();
+        let mut host = ControllerHost::with_controller(Box::new(recorder), 1200);
+        // Recorder's cwnd is 1 000 000 bytes.
+        for (n, in_flight) in [(0u64, 997_600usize), (1, 998_800)] {
+            host.on_packet_sent(&PacketSent {
+                pkt_num: n,
+                size: 1200,
+                time_sent: t0,
+                bytes_in_flight: in_flight,
+            });
+        }
+        // A lone packet long after, with the window nearly empty.
+        host.on_packet_sent(&PacketSent {
+            pkt_num: 2,
+            size: 1200,
+            time_sent: t0 + ms(50),
+            bytes_in_flight: 0,
+        });
+        let flags: Vec<bool> = host.sent.packets.iter().map(|r| r.app_limited).collect();
+        assert_eq!(flags, vec![false, false, true]);
     }
 }

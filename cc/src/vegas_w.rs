@@ -957,6 +957,9 @@ impl CongestionController for VegasW {
         out.float("beta", self.config.beta);
         out.float("gamma", self.config.gamma);
         out.int("ss_extensions", self.ss_extensions);
+        if let Some(round) = self.rounds.current() {
+            out.int("round", round.index);
+        }
         out.int("route_change", self.route.changes);
         if let Some(change) = self.route.last {
             out.millis("route_change_rtt_now_ms", change.rtt_now);

@@ -558,3 +558,68 @@ proptest! {
         }
     }
 }
+
+// ---- RTT samples come from full-size packets ----
+
+/// A 60-byte HTTP/3 control packet crosses the bottleneck faster than a
+/// full one; its RTT is no sample of the path, or BaseRTT reads low and Diff
+/// one to two packets high (module docs of `shared::round_clock`).
+#[test]
+fn base_rtt_ignores_small_packets() {
+    for name in [
+        "vegas",
+        "vegas-linux",
+        "vegas-a",
+        "rovegas",
+        "vegas-w",
+        "veno",
+    ] {
+        let mut cc = build(name, &[]);
+        let t0 = std::time::Instant::now();
+        let sizes_and_rtts = [
+            (60usize, 93u64),
+            (MDS, 100),
+            (MDS / 2 - 1, 95),
+            (MDS / 2, 99),
+        ];
+        for (n, (size, _)) in sizes_and_rtts.iter().enumerate() {
+            cc.on_packet_sent(&vegas_cc::PacketSent {
+                pkt_num: n as u64,
+                size: *size,
+                time_sent: t0,
+                bytes_in_flight: 0,
+            });
+        }
+        for (n, (size, rtt)) in sizes_and_rtts.iter().enumerate() {
+            let acked = [vegas_cc::AckedPacket::new(
+                n as u64,
+                *size,
+                t0,
+                t0 + ms(*rtt),
+            )];
+            cc.on_ack(&vegas_cc::AckEvent {
+                now: t0 + ms(*rtt),
+                acked: &acked,
+                ack_delay: Duration::ZERO,
+                rtt: vegas_cc::RttSnapshot::uniform(ms(*rtt)),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            });
+            let mut internals = Internals::default();
+            cc.internals(&mut internals);
+            // Only packets of at least half the datagram size are samples:
+            // 100 ms, then 99 ms; never 93 or 95.
+            let want = match n {
+                0 => None,
+                1 | 2 => Some(100.0),
+                _ => Some(99.0),
+            };
+            let got = match internals.get("base_rtt_ms") {
+                Some(InternalValue::Float(v)) => Some(v),
+                _ => None,
+            };
+            assert_eq!(got, want, "{name} after packet {n}");
+        }
+    }
+}

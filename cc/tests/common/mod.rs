@@ -14,6 +14,8 @@
 
 /// Random event sequences and invariants for property tests.
 pub mod random_events;
+/// A sender driven through the host, paced, as the real stack drives it.
+pub mod stack;
 /// Vegas-A's Fig. 1 and Vegas-L's Fig. 2 written again for the tests.
 pub mod vegas_a_model;
 
