@@ -832,7 +832,8 @@ impl CongestionController for VegasW {
     }
 
     fn on_packet_sent(&mut self, sent: &PacketSent) {
-        self.rounds.on_packet_sent(sent.pkt_num, sent.time_sent);
+        self.rounds
+            .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
         self.packets.on_sent(sent.pkt_num, sent.time_sent);
     }
 

@@ -481,7 +481,8 @@ impl<R: VenoRules> CongestionController for Veno<R> {
     }
 
     fn on_packet_sent(&mut self, sent: &PacketSent) {
-        self.rounds.on_packet_sent(sent.pkt_num, sent.time_sent);
+        self.rounds
+            .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
     }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {

@@ -140,11 +140,14 @@ pub struct RoundStats {
     pub bytes_acked: u64,
     /// Whether every ACK of the round so far was application-limited.
     pub app_limited: bool,
+    /// Whether `end_pkt_num` is a full-size packet's.
+    pub distinguished_chosen: bool,
 }
 
 impl RoundStats {
     fn begin(index: u64, start: Instant, end_pkt_num: u64) -> Self {
         RoundStats {
+            distinguished_chosen: false,
             index,
             start,
             end_pkt_num,
@@ -251,10 +254,30 @@ impl RoundClock {
     /// A packet was sent. The first one begins round 0 and is its
     /// distinguished packet.
     pub fn on_packet_sent(&mut self, pkt_num: u64, time_sent: Instant) {
+        self.on_sized_packet_sent(pkt_num, time_sent, usize::MAX);
+    }
+
+    /// A packet of `size` bytes was sent. The round's distinguished packet is
+    /// the first full-size one sent after the round began (a small packet's
+    /// RTT is no sample, see the module documentation); until one is sent,
+    /// the first packet of any size stands in, so that a sender of small
+    /// packets only still has rounds.
+    pub fn on_sized_packet_sent(&mut self, pkt_num: u64, time_sent: Instant, size: usize) {
         let next = pkt_num.saturating_add(1);
         self.next_pkt_num = Some(self.next_pkt_num.map_or(next, |n| n.max(next)));
-        if self.current.is_none() {
-            self.current = Some(RoundStats::begin(0, time_sent, pkt_num));
+        let full_size = size >= self.min_sample_size;
+        match self.current.as_mut() {
+            None => {
+                let mut round = RoundStats::begin(0, time_sent, pkt_num);
+                round.distinguished_chosen = full_size;
+                self.current = Some(round);
+            }
+            Some(round) => {
+                if !round.distinguished_chosen && full_size && pkt_num >= round.end_pkt_num {
+                    round.end_pkt_num = pkt_num;
+                    round.distinguished_chosen = true;
+                }
+            }
         }
     }
 
@@ -503,6 +526,40 @@ pub(crate) mod tests {
         let done = clock.on_ack(&ack(t0 + ms(93), &[small], false)).unwrap();
         assert_eq!((done.min_rtt, done.rtt_samples), (None, 0));
         assert_eq!(done.distinguished_rtt, None);
+    }
+
+    #[test]
+    fn the_distinguished_packet_is_the_first_full_size_one() {
+        // Round 1 begins at t1; the next packet sent is a 500-byte one (an
+        // application writing little at a time), then a full one: the round
+        // ends with the full one, whose RTT is the distinguished sample.
+        let t0 = Instant::now();
+        let mut clock = RoundClock::for_datagram_size(1200);
+        clock.on_sized_packet_sent(0, t0, 1200);
+        let t1 = t0 + ms(100);
+        clock
+            .on_ack(&ack(t1, &[AckedPacket::new(0, 1200, t0, t1)], false))
+            .unwrap();
+        clock.on_sized_packet_sent(1, t1, 500);
+        clock.on_sized_packet_sent(2, t1, 1200);
+        clock.on_sized_packet_sent(3, t1, 1200);
+        assert_eq!(clock.current().unwrap().end_pkt_num, 2);
+        let small = AckedPacket::new(1, 500, t1, t1 + ms(95));
+        assert_eq!(clock.on_ack(&ack(t1 + ms(95), &[small], false)), None);
+        let full = AckedPacket::new(2, 1200, t1, t1 + ms(101));
+        let done = clock.on_ack(&ack(t1 + ms(101), &[full], false)).unwrap();
+        assert_eq!(done.distinguished_rtt, Some(ms(101)));
+
+        // A sender of small packets only still has rounds.
+        let mut small_only = RoundClock::for_datagram_size(1200);
+        small_only.on_sized_packet_sent(0, t0, 100);
+        small_only.on_sized_packet_sent(1, t0, 100);
+        let tiny = AckedPacket::new(0, 100, t0, t1);
+        let done = small_only.on_ack(&ack(t1, &[tiny], false)).unwrap();
+        assert_eq!(
+            (done.index, done.rtt_samples, done.distinguished_rtt),
+            (0, 0, None)
+        );
     }
 
     #[test]
