@@ -6,7 +6,9 @@
 //!   `max(RTT, min_sample_window_ms)` give one rate sample per window, which a
 //!   two-stage low-pass filter smooths (see [`crate::shared::bandwidth_filter`],
 //!   also used by Vegas-W, 003_5b3b63821b3b4570.txt, and VenoDB,
-//!   001_8629d53d83e82638.txt).
+//!   001_8629d53d83e82638.txt). Each stage keeps `filter_history_weight`
+//!   (7/8) of its old value per `filter_reference_window_ms` (50 ms) of time
+//!   the sample covers: a fixed time constant of about 374 ms.
 //! * Slow start: `cwnd += acked bytes` while `cwnd < ssthresh`.
 //! * Congestion avoidance: `cwnd += mss · acked / cwnd`, i.e. one `mss` per
 //!   window of acknowledged bytes.
@@ -25,6 +27,26 @@
 //!   reduction belongs to the epoch. The epoch lasts until a packet sent
 //!   after the reduction is acknowledged; in it the window does not grow, and
 //!   the controller reports `Recovery`.
+//! * The filter's time constant is fixed in seconds, not in samples. Linux's
+//!   Westwood+ keeps 7/8 of the old value per sample, and says that on a LAN
+//!   every sample window is the 50 ms minimum: there, 7/8 per sample is a
+//!   time constant of `50 ms / ln(8/7)` ≈ 374 ms per stage. With one sample
+//!   per RTT the same 7/8 stretches it to about eight RTTs, 4.5 s per stage at
+//!   a 600 ms RTT, longer than slow start lasts: on fau-sat (600 ms, 20
+//!   Mbit/s) the first loss came after four samples that doubled each round
+//!   (3.1, 23, 46 and 90 kB/s, the first the handshake's window), the
+//!   estimate was still 6.3 kB/s, and `BWE × RTTmin` set the window to 2.8
+//!   packets. We keep 7/8 per 50 ms and give a sample over a window of length
+//!   `Δ` the weight `(7/8)^(Δ / 50 ms)`, the exact response of the same
+//!   first-order filter to a rate held over `Δ` (which is what a window's
+//!   sample is); windows of 50 ms behave exactly as in Linux. The same four
+//!   samples then give 71 kB/s. `filter_reference_window_ms=0` restores the
+//!   weight per sample.
+//! * The first sample fills both stages, as in Linux. Over QUIC it is the
+//!   window opened by the connection's first ACK, which spans the end of the
+//!   handshake and holds only the first ACK of data (3.1 kB/s on fau-sat):
+//!   with the fixed time constant, three 600 ms windows later its share of
+//!   the estimate is under 3%, `v³·(1 + 3·(1 − v))` with `v = (7/8)^12`.
 //! * The sample window uses the latest RTT sample, as Linux's Westwood+ does;
 //!   RTTmin is the stack's `min_rtt`, so it follows the stack if the stack
 //!   resets it.
@@ -71,6 +93,15 @@ pub const PARAMS: &[ParamInfo] = &[
             max: 0.999,
         },
         description: "weight of the old value in each of the two low-pass stages (7/8)",
+    },
+    ParamInfo {
+        name: "filter_reference_window_ms",
+        default: 50.0,
+        kind: ParamKind::Integer {
+            min: 0,
+            max: 10_000,
+        },
+        description: "each filter stage keeps filter_history_weight per this much time its samples cover (a fixed time constant); 0 = per sample, whatever its window",
     },
     ParamInfo {
         name: "min_ssthresh_packets",
@@ -122,7 +153,10 @@ impl Westwood {
             min_ssthresh_packets: (params.get("min_ssthresh_packets") as usize)
                 .max(MINIMUM_WINDOW_PACKETS),
             sampler: BandwidthSampler::new(Duration::from_millis(min_window_ms)),
-            filter: TwoStageLowPass::new(params.get("filter_history_weight")),
+            filter: TwoStageLowPass::with_reference_window(
+                params.get("filter_history_weight"),
+                Duration::from_millis(params.get("filter_reference_window_ms") as u64),
+            ),
             latest_sample_bytes_per_sec: None,
             rtt_min: None,
             ca_acked_bytes: 0,
@@ -194,7 +228,7 @@ impl CongestionController for Westwood {
         {
             let rate = sample.bytes_per_sec();
             self.latest_sample_bytes_per_sec = Some(rate);
-            self.filter.update(rate);
+            self.filter.update_over(rate, sample.interval);
         }
 
         // Only packets sent after the last reduction grow the window; the

@@ -15,7 +15,10 @@
 //!   acknowledged over a window of at least `max(RTT, 50 ms)` divided by the
 //!   window's length — which removes the ACK-compression bias of per-ACK
 //!   samples, and smooths the samples with two cascaded EWMA stages of weight
-//!   7/8 on the old value: [`BandwidthSampler`] and [`TwoStageLowPass`].
+//!   7/8 on the old value: [`BandwidthSampler`] and [`TwoStageLowPass`]. The
+//!   weight 7/8 is Linux's, tuned where a window is the 50 ms minimum;
+//!   [`TwoStageLowPass::update_over`] keeps that time constant for longer
+//!   windows instead of stretching it eightfold per RTT.
 //!
 //! Bandwidths are bytes per second as `f64`. Every filter ignores samples
 //! that are negative or not finite and caps the rest at
@@ -189,8 +192,15 @@ impl Ewma {
     /// Feeds one sample and returns the new value; unusable samples leave
     /// the value as it was.
     pub fn update(&mut self, sample: f64) -> Option<f64> {
+        self.update_with_weight(sample, self.history_weight)
+    }
+
+    /// Feeds one sample with `history_weight` in place of the stage's own
+    /// weight for this one step (a weight outside `0..=1` falls back to the
+    /// stage's own).
+    pub fn update_with_weight(&mut self, sample: f64, history_weight: f64) -> Option<f64> {
         if let Some(sample) = usable(sample) {
-            let w = self.history_weight;
+            let w = weight_or(history_weight, self.history_weight);
             self.value = Some(match self.value {
                 None => sample,
                 Some(old) => w * old + (1.0 - w) * sample,
@@ -208,18 +218,72 @@ impl Ewma {
 /// The second stage is fed the first stage's new value, which makes the
 /// response to a step an S-curve rather than an exponential and so damps
 /// single outlying samples more. The first sample fills both stages.
+///
+/// Each stage is a first-order low-pass filter. Fed through
+/// [`update`](Self::update), it keeps the weight `w` of its old value per
+/// sample, whatever time the sample covers, so its time constant in seconds
+/// grows with the sample windows: with Westwood+'s one sample per RTT and
+/// `w = 7/8`, about eight RTTs per stage, 4.5 s on a 600 ms path. Fed through
+/// [`update_over`](Self::update_over) with a reference window `T` (see
+/// [`with_reference_window`](Self::with_reference_window)), a sample that
+/// covers a window of length `Δ` keeps `w^(Δ/T)` of the old value: the exact
+/// response, over `Δ`, of a continuous first-order low-pass filter with time
+/// constant `τ = T / ln(1/w)` to a rate held constant over the window, which
+/// is what a sample (bytes over `Δ` divided by `Δ`) is. For `Δ = T` the two
+/// agree; with `T` = 50 ms and `w = 7/8`, `τ` ≈ 374 ms whatever the RTT.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TwoStageLowPass {
     first: Ewma,
     second: Ewma,
+    /// `T`: the window over which a stage keeps exactly its weight; zero
+    /// means the weight applies per sample.
+    reference_window: Duration,
 }
 
 impl TwoStageLowPass {
+    /// A filter whose stages keep `history_weight` per sample.
     pub fn new(history_weight: f64) -> Self {
+        Self::with_reference_window(history_weight, Duration::ZERO)
+    }
+
+    /// A filter whose stages keep `history_weight` per `reference_window` of
+    /// time covered by the samples fed through
+    /// [`update_over`](Self::update_over); a zero `reference_window` makes
+    /// that the same as [`update`](Self::update).
+    pub fn with_reference_window(history_weight: f64, reference_window: Duration) -> Self {
         TwoStageLowPass {
             first: Ewma::new(history_weight),
             second: Ewma::new(history_weight),
+            reference_window,
         }
+    }
+
+    pub fn reference_window(&self) -> Duration {
+        self.reference_window
+    }
+
+    /// The weight each stage keeps of its old value for a sample covering
+    /// `interval`: `w^(interval / T)`, or `w` when `T` is zero.
+    pub fn history_weight_over(&self, interval: Duration) -> f64 {
+        let w = self.history_weight();
+        let reference = self.reference_window.as_secs_f64();
+        if reference <= 0.0 {
+            return w;
+        }
+        // Both finite and the base in 0..=1: the power is in 0..=1 too.
+        w.powf(interval.as_secs_f64() / reference)
+    }
+
+    /// Feeds the sample of a window of length `interval` and returns the new
+    /// estimate; each stage keeps [`history_weight_over`](Self::history_weight_over)
+    /// of its old value.
+    pub fn update_over(&mut self, sample: f64, interval: Duration) -> Option<f64> {
+        if usable(sample).is_none() {
+            return self.estimate();
+        }
+        let w = self.history_weight_over(interval);
+        let first = self.first.update_with_weight(sample, w)?;
+        self.second.update_with_weight(first, w)
     }
 
     /// Westwood+'s weights of 7/8.
@@ -455,6 +519,80 @@ mod tests {
             let expected = b + (a - b) * wk * (1.0 + f64::from(k) * (1.0 - w));
             assert!(close(got, expected), "k={k}: {got} vs {expected}");
         }
+    }
+
+    #[test]
+    fn update_over_the_reference_window_is_the_per_sample_filter() {
+        let samples = [1.0e5, 4.0e5, 0.0, 2.5e5, 9.0e5, 3.0e5];
+        let mut per_sample = TwoStageLowPass::westwood_plus();
+        let mut timed = TwoStageLowPass::with_reference_window(7.0 / 8.0, ms(50));
+        let mut untimed = TwoStageLowPass::new(7.0 / 8.0);
+        for s in samples {
+            let a = per_sample.update(s).unwrap();
+            assert!(close(a, timed.update_over(s, ms(50)).unwrap()));
+            // No reference window: the interval does not matter.
+            assert!(close(a, untimed.update_over(s, ms(600)).unwrap()));
+        }
+        assert_eq!(untimed.history_weight_over(ms(600)), 7.0 / 8.0);
+    }
+
+    #[test]
+    fn update_over_keeps_the_continuous_time_constant() {
+        // A first-order low-pass filter with time constant τ, fed a step from
+        // a to b, is at b + (a − b)·e^(−t/τ) after t. 7/8 per 50 ms is
+        // τ = 50 ms / ln(8/7). Samples of 600 ms windows: the first stage
+        // must follow that curve, and the second, fed the first's value at
+        // each sample, b + (a − b)·v^k·(1 + k·(1 − v)) with v = e^(−600/τ).
+        let tau_s = 0.050 / (8.0_f64 / 7.0).ln();
+        let (a, b) = (2_000.0, 2_500_000.0);
+        let mut f = TwoStageLowPass::with_reference_window(7.0 / 8.0, ms(50));
+        let v = (-0.6 / tau_s).exp();
+        assert!(close(f.history_weight_over(ms(600)), v));
+        f.update_over(a, ms(600));
+        for k in 1..=20 {
+            let got = f.update_over(b, ms(600)).unwrap();
+            let t = 0.6 * f64::from(k);
+            assert!(close(
+                f.first_stage().unwrap(),
+                b + (a - b) * (-t / tau_s).exp()
+            ));
+            let expected = b + (a - b) * v.powi(k) * (1.0 + f64::from(k) * (1.0 - v));
+            assert!(close(got, expected), "k={k}: {got} vs {expected}");
+        }
+        // Windows of any length keep the first stage on the same curve.
+        let mut f = TwoStageLowPass::with_reference_window(7.0 / 8.0, ms(50));
+        f.update_over(a, ms(600));
+        let mut t = 0.0;
+        for window_ms in [50u64, 600, 73, 1_000, 250] {
+            f.update_over(b, ms(window_ms));
+            t += window_ms as f64 / 1000.0;
+            assert!(close(
+                f.first_stage().unwrap(),
+                b + (a - b) * (-t / tau_s).exp()
+            ));
+        }
+    }
+
+    #[test]
+    fn update_over_extreme_windows() {
+        let mut f = TwoStageLowPass::with_reference_window(7.0 / 8.0, ms(50));
+        assert_eq!(f.update_over(f64::NAN, ms(50)), None);
+        assert_eq!(f.update_over(1_000.0, ms(50)), Some(1_000.0));
+        // A window of no time carries no weight.
+        assert_eq!(f.update_over(9_000.0, Duration::ZERO), Some(1_000.0));
+        // A window far longer than τ replaces the estimate.
+        assert_eq!(
+            f.update_over(9_000.0, Duration::from_secs(3600)),
+            Some(9_000.0)
+        );
+        assert_eq!(f.update_over(-5.0, Duration::MAX), Some(9_000.0));
+        let v = f.update_over(f64::MAX, Duration::MAX).unwrap();
+        assert_eq!(v, MAX_BANDWIDTH_BYTES_PER_SEC);
+        let mut ewma = Ewma::new(0.5);
+        ewma.update(10.0);
+        // An out-of-range one-off weight falls back to the stage's own.
+        assert_eq!(ewma.update_with_weight(20.0, f64::NAN), Some(15.0));
+        assert_eq!(ewma.update_with_weight(20.0, 0.0), Some(20.0));
     }
 
     #[test]
