@@ -220,7 +220,9 @@ def parse_spec(
     data: Mapping[str, Any], base: Path, path: Path | None = None, extra_sets: Sequence[tuple[str, Any]] = ()
 ) -> SweepSpec:
     """The spec of a parsed TOML document; relative paths are below ``base``.
-    ``extra_sets`` (the command line's ``--set``) apply to every run, after the spec's."""
+    A run's ``--set`` list is the spec's ``[set]``, then its grid point (or
+    its ``[[run]]``'s own ``set``), then ``extra_sets`` (the command line's
+    ``--set``): a later one wins."""
     unknown = set(data) - _TOP_KEYS
     if unknown:
         raise SpecError(f"unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_TOP_KEYS))})")
@@ -234,7 +236,8 @@ def parse_spec(
     fixed = data.get("set", {})
     if not isinstance(fixed, dict):
         raise SpecError("set: expected a table of KEY.PATH = value")
-    fixed_sets = list(fixed.items()) + list(extra_sets)
+    fixed_sets = tuple(fixed.items())
+    cli_sets = tuple(extra_sets)
 
     entries: list[Entry] = []
     grid = data.get("grid", {})
@@ -271,7 +274,7 @@ def parse_spec(
                                     cc,
                                     seed,
                                     param_texts,
-                                    tuple(fixed_sets) + grid_sets,
+                                    fixed_sets + grid_sets + cli_sets,
                                     _directory(scenario, cc, param_texts, grid_sets, seed),
                                     labels=grid_sets,
                                 )
@@ -281,7 +284,7 @@ def parse_spec(
         raise SpecError("run: expected an array of tables [[run]]")
     for i, item in enumerate(runs):
         e = _explicit(i, item)
-        entries.append(Entry(e.scenario, e.cc, e.seed, e.cc_params, e.sets + tuple(fixed_sets), e.directory))
+        entries.append(Entry(e.scenario, e.cc, e.seed, e.cc_params, fixed_sets + e.sets + cli_sets, e.directory))
     if not entries:
         raise SpecError("no runs: name scenarios, algorithms and seeds, or add [[run]] tables")
     seen: dict[str, Entry] = {}
