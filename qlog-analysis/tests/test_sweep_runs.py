@@ -7,6 +7,7 @@ Needs target/release/vegas-sim (built by ./scripts/setup) or $VEGAS_SIM."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -19,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from vegas_qlog.sweep import DaskExecutor, LocalExecutor, load_spec, make_plan, run_sweep
+from vegas_qlog.sweep import LocalExecutor, load_spec, make_plan, run_sweep
 from vegas_qlog.sweep.progress import Progress
 from vegas_qlog.sweep.slurm import SCRIPT, emit_slurm_array
 
@@ -56,7 +57,7 @@ def tree(directory: Path, skip: tuple[str, ...] = ("run.json",)) -> dict[str, by
 
 
 def quiet(total: int) -> Progress:
-    return Progress(total, stream=open(os.devnull, "w"), tty=False)  # noqa: SIM115 - closed with the process
+    return Progress(total, stream=io.StringIO(), tty=False)
 
 
 @pytest.fixture(scope="module")
@@ -163,15 +164,16 @@ class Cluster:
         proc.wait()
 
     def stop(self) -> None:
-        for proc in self.procs.values():
+        """Workers first, then the scheduler: SIGTERM, and SIGKILL after 10 s."""
+        for name in sorted(self.procs, key=lambda n: n == "scheduler"):
+            proc = self.procs[name]
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
 
 
 @pytest.fixture
@@ -212,7 +214,7 @@ def test_dask_cluster_matches_local_and_survives_a_dead_worker(local_reference, 
         time.sleep(0.005)
     done_before = len(list(out.glob("*/*/seed-*/run.json")))
     cluster.kill("worker0")
-    stdout, stderr = sweep.communicate(timeout=300)
+    _, stderr = sweep.communicate(timeout=300)
     assert sweep.returncode == 0, stderr
     assert done_before < 8
     assert "8/8 runs done (8 run now, 0 reused), 0 failed" in stderr
@@ -278,9 +280,9 @@ def test_failed_runs_keep_their_stderr_and_run_again(tmp_path):
     assert f"failed: {failed_dir}: exit status" in done.stderr
     assert str(out / failed_dir / "stderr.txt") in done.stderr
     # The simulator's own message, kept whole.
+    hand_argv = [str(SIM), "run", str(SCENARIOS / "interop-smoke.toml"), "--cc", "no-such-cc", "--seed", "1"]
     by_hand = subprocess.run(
-        [str(SIM), "run", str(SCENARIOS / "interop-smoke.toml"), "--cc", "no-such-cc", "--seed", "1"]
-        + ["--set", "duration_s=1.0", "--no-qlog", "--out", str(tmp_path / "x")],
+        [*hand_argv, "--set", "duration_s=1.0", "--no-qlog", "--out", str(tmp_path / "x")],
         capture_output=True,
         text=True,
         check=False,

@@ -121,7 +121,7 @@ class DaskExecutor:
                     ): t
                     for t in tasks
                 }
-                for future in dask_completed(list(futures)):
+                for future in dask_completed(list(futures), loop=client.loop):
                     task = futures.pop(future)
                     try:
                         result = future.result()

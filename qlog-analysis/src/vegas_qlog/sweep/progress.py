@@ -64,10 +64,9 @@ class Progress:
         bar = "#" * filled + "." * (self.width - filled)
         eta = self.eta()
         eta_text = "?" if eta is None else format_duration(eta)
-        return (
-            f"[{bar}] {self.done}/{self.total} runs, {self.failed} failed, "
-            f"{self.simulated_s / 3600:.2f} simulated h, ETA {eta_text}"
-        )
+        hours = self.simulated_s / 3600
+        hours_text = f"{hours:.2f}" if hours >= 0.1 or hours == 0 else f"{hours:.4f}"
+        return f"[{bar}] {self.done}/{self.total} runs, {self.failed} failed, {hours_text} simulated h, ETA {eta_text}"
 
     def show(self, note: str = "") -> None:
         if self.tty:

@@ -154,15 +154,14 @@ def new_staging(out: Path) -> Path:
 
 def finish_run(staging: Path, target: Path, record: Mapping[str, Any], exit_code: int, stderr: str) -> bool:
     """Puts a finished run in place. ``staging`` holds vegas-sim's outputs;
-    ``stderr.txt`` (when there is any), ``failure.txt`` (if the run failed)
-    and then ``run.json`` are added, and the whole directory replaces
+    if the run failed, ``stderr.txt`` (all of it) and ``failure.txt`` (exit
+    status and last lines), then ``run.json`` are added, and the whole directory replaces
     ``target`` in one rename. Returns whether the run succeeded."""
     ok = exit_code == 0 and (staging / "summary.json").is_file()
     if exit_code == 0 and not ok:
         exit_code, stderr = -3, stderr + "\n(vegas-sim exited 0 but wrote no summary.json)\n"
-    if stderr:
-        (staging / STDERR_FILE).write_text(stderr, encoding="utf-8")
     if not ok:
+        (staging / STDERR_FILE).write_text(stderr, encoding="utf-8")
         (staging / FAILURE_FILE).write_text(failure_text(exit_code, stderr), encoding="utf-8")
     (staging / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     target.parent.mkdir(parents=True, exist_ok=True)
