@@ -34,6 +34,8 @@ from .worker import (
 
 SUMMARY_JSON = "sweep.json"
 SUMMARY_CSV = "sweep.csv"
+# Fields of vegas-sim's summary.json that measure this execution, not the run.
+WALL_CLOCK_FIELDS = frozenset({"wall_s"})
 
 
 def sim_args(entry: Entry, qlog: bool = False) -> list[str]:
@@ -217,7 +219,11 @@ def run_status(plan: Plan, task: Task) -> dict[str, Any]:
         return row
     if is_done(plan, task):
         row["status"] = "done"
-        row["summary"] = _read_json(directory / "summary.json")
+        summary = _read_json(directory / "summary.json")
+        if isinstance(summary, dict):
+            # The simulator's own wall-clock time: the one value that differs from one execution to another.
+            summary = {k: v for k, v in summary.items() if k not in WALL_CLOCK_FIELDS}
+        row["summary"] = summary
         return row
     row["status"] = "failed"
     failure = (directory / FAILURE_FILE).read_text(encoding="utf-8", errors="replace") if directory.exists() else ""
