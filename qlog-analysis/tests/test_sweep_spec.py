@@ -14,6 +14,7 @@ import pytest
 
 from vegas_qlog.reproduce.plan import build_plan
 from vegas_qlog.reproduce.runner import sweep_spec
+from vegas_qlog.sweep.executors import DaskExecutor, ExecutorError, run_sweep
 from vegas_qlog.sweep.progress import Progress, format_duration
 from vegas_qlog.sweep.spec import SpecError, load_spec, parse_set, parse_spec, write_spec
 from vegas_qlog.sweep.tasks import Blob, make_plan, sim_args, task_key
@@ -244,3 +245,20 @@ def test_reproduction_is_one_spec_with_the_same_commands(tmp_path):
     for run, task in zip(specs, plan.tasks, strict=True):
         out = f"runs/{run.relative_dir().as_posix()}"
         assert plan.record(task)["argv"] == run.argv("vegas-sim", out)
+
+
+def test_no_cluster_at_the_address_is_a_clear_error(tmp_path):
+    scen = tmp_path / "s"
+    scen.mkdir()
+    (scen / "x.toml").write_text("duration_s = 1\n", encoding="utf-8")
+    sim = tmp_path / "sim"
+    sim.write_bytes(b"binary")
+    spec = parse_spec(tomllib.loads("scenarios=['x.toml']\nalgorithms=['vegas']\nseeds=1"), scen)
+    plan = make_plan(spec, sim, tmp_path / "out")
+    with pytest.raises(ExecutorError, match=r"cannot reach a Dask scheduler at tcp://127\.0\.0\.1:9"):
+        run_sweep(
+            plan, DaskExecutor("tcp://127.0.0.1:9", connect_timeout_s=1), progress=Progress(1, stream=io.StringIO())
+        )
+    # Nothing was written as if it had run.
+    assert not list((tmp_path / "out").glob("vegas*"))
+    assert not (tmp_path / "out" / "sweep.json").exists()

@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import json
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -87,18 +88,31 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, address: str, *, connect_timeout_s: float = 30.0, retries: int = 2):
+    def __init__(
+        self,
+        address: str,
+        *,
+        connect_timeout_s: float = 30.0,
+        retries: int = 2,
+        no_worker_timeout_s: float = 300.0,
+    ):
         self.address = address
         self.connect_timeout_s = connect_timeout_s
         self.retries = retries
+        self.no_worker_timeout_s = no_worker_timeout_s
+
+    def _workers(self, client: Any) -> int:
+        try:
+            return len(client.scheduler_info().get("workers", {}))
+        except Exception as e:  # the scheduler went away
+            raise ExecutorError(f"lost the Dask scheduler at {self.address}: {e}") from e
 
     def run(self, plan: Plan, tasks: Sequence[Task], deliver: Deliver) -> None:
         if not tasks:
             return
         try:
             import cloudpickle
-            from distributed import Client
-            from distributed import as_completed as dask_completed
+            from distributed import Client, wait
         except ImportError as e:  # pragma: no cover - the lockfile installs it
             raise ExecutorError(f"--cluster needs Dask.distributed ({e})") from e
         from . import remote, worker
@@ -111,24 +125,46 @@ class DaskExecutor:
         except (OSError, TimeoutError, ValueError) as e:
             raise ExecutorError(f"cannot reach a Dask scheduler at {self.address}: {e}") from e
         with client:
+            try:
+                client.wait_for_workers(1, timeout=self.connect_timeout_s)
+            except (TimeoutError, OSError) as e:
+                raise ExecutorError(
+                    f"the Dask scheduler at {self.address} has no workers (waited {self.connect_timeout_s:g} s)"
+                ) from e
             blobs = [(b.ref, Path(b.path).read_bytes(), b is plan.sim) for b in plan.blobs]
             name = "vegas-sweep-" + hashlib.sha256(json.dumps([b[0] for b in blobs]).encode()).hexdigest()[:16]
             client.register_plugin(remote.BlobPlugin(blobs), name=name)
             try:
-                futures = {
+                pending = {
                     client.submit(
                         remote.run_on_worker, t.request(plan.sim), key=f"vegas-sim-{t.key}", retries=self.retries
                     ): t
                     for t in tasks
                 }
-                for future in dask_completed(list(futures), loop=client.loop):
-                    task = futures.pop(future)
+                workerless_since: float | None = None
+                while pending:
                     try:
-                        result = future.result()
-                    except Exception as e:  # the cluster gave up on it (e.g. KilledWorker)
-                        result = {"exit": -4, "stderr": f"the cluster could not run it: {type(e).__name__}: {e}\n"}
-                    future.release()
-                    deliver(task, result, None)
+                        done, _ = wait(list(pending), timeout=5, return_when="FIRST_COMPLETED")
+                    except TimeoutError:
+                        done = set()
+                    for future in done:
+                        task = pending.pop(future)
+                        try:
+                            result = future.result()
+                        except Exception as e:  # the cluster gave up on it (e.g. KilledWorker)
+                            result = {"exit": -4, "stderr": f"the cluster could not run it: {type(e).__name__}: {e}\n"}
+                        future.release()
+                        deliver(task, result, None)
+                    if done or self._workers(client) > 0:
+                        workerless_since = None
+                    else:
+                        workerless_since = workerless_since or time.monotonic()
+                        if time.monotonic() - workerless_since > self.no_worker_timeout_s:
+                            raise ExecutorError(
+                                f"the Dask cluster at {self.address} has had no workers for "
+                                f"{self.no_worker_timeout_s:g} s; {len(pending)} runs not made "
+                                "(run the same command again when it has workers)"
+                            )
             finally:
                 # Best effort: the scheduler may be gone.
                 with contextlib.suppress(Exception):
