@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from vegas_qlog.sweep import LocalExecutor, load_spec, make_plan, run_sweep
+from vegas_qlog.sweep import DaskExecutor, ExecutorError, LocalExecutor, load_spec, make_plan, run_sweep
 from vegas_qlog.sweep.progress import Progress
 from vegas_qlog.sweep.slurm import SCRIPT, emit_slurm_array
 
@@ -167,8 +167,9 @@ class Cluster:
             )
         from distributed import Client
 
-        with Client(self.address, timeout="30s") as client:
-            client.wait_for_workers(workers, timeout=60)
+        if workers:
+            with Client(self.address, timeout="30s") as client:
+                client.wait_for_workers(workers, timeout=60)
 
     def kill(self, name: str) -> None:
         proc = self.procs[name]
@@ -221,7 +222,7 @@ def test_dask_cluster_matches_local_and_survives_a_dead_worker(local_reference, 
     # Kill worker 0 while it runs a simulation.
     deadline = time.monotonic() + 120
     while not _simulating(cluster.procs["worker0"]):
-        assert sweep.poll() is None, "the sweep ended before worker0 ran anything"
+        assert sweep.poll() is None, f"the sweep ended before worker0 ran anything: {sweep.communicate()}"
         assert time.monotonic() < deadline, "worker0 never ran a simulation"
         time.sleep(0.005)
     done_before = len(list(out.glob("*/*/seed-*/run.json")))
@@ -336,3 +337,15 @@ def test_slurm_array_tasks_run_with_the_generated_command(local_reference, tmp_p
     assert (out / "sweep.json").read_bytes() == (local_reference / "sweep.json").read_bytes()
     # What is done is not in a new array.
     assert emit_slurm_array(plan, tmp_path / "array2") == []
+
+
+def test_a_cluster_without_workers_is_a_clear_error(tmp_path):
+    c = Cluster(tmp_path)
+    try:
+        c.start(workers=0)
+        plan = make_plan(load_spec(write(tmp_path / "small.toml", SMALL)), SIM, tmp_path / "out")
+        with pytest.raises(ExecutorError, match="has no workers"):
+            run_sweep(plan, DaskExecutor(c.address, connect_timeout_s=2), progress=quiet(8))
+        assert not (tmp_path / "out" / "sweep.json").exists()
+    finally:
+        c.stop()

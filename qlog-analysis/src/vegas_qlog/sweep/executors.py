@@ -144,7 +144,8 @@ class DaskExecutor:
                 workerless_since: float | None = None
                 while pending:
                     try:
-                        done, _ = wait(list(pending), timeout=5, return_when="FIRST_COMPLETED")
+                        with client.as_current():
+                            done, _ = wait(list(pending), timeout=5, return_when="FIRST_COMPLETED")
                     except TimeoutError:
                         done = set()
                     for future in done:
