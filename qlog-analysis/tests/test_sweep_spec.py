@@ -7,6 +7,7 @@ import hashlib
 import io
 import itertools
 import json
+import sys
 import tomllib
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from vegas_qlog.reproduce.plan import build_plan
 from vegas_qlog.reproduce.runner import sweep_spec
-from vegas_qlog.sweep.executors import DaskExecutor, ExecutorError, run_sweep
+from vegas_qlog.sweep.executors import DaskExecutor, ExecutorError, LocalExecutor, run_sweep
 from vegas_qlog.sweep.progress import Progress, format_duration
 from vegas_qlog.sweep.spec import SpecError, load_spec, parse_set, parse_spec, write_spec
 from vegas_qlog.sweep.tasks import Blob, make_plan, sim_args, task_key
@@ -262,3 +263,73 @@ def test_no_cluster_at_the_address_is_a_clear_error(tmp_path):
     # Nothing was written as if it had run.
     assert not list((tmp_path / "out").glob("vegas*"))
     assert not (tmp_path / "out" / "sweep.json").exists()
+
+
+FAKE_SIM = """#!{python}
+# Stands in for vegas-sim: counts its invocations, writes summary.json unless told not to.
+import json, pathlib, sys
+args = sys.argv[1:]
+out = pathlib.Path(args[args.index("--out") + 1])
+with open({log!r}, "a") as log:
+    log.write(" ".join(args[2:args.index("--out")]) + "\\n")
+if "no-summary" in " ".join(args):
+    sys.exit(0)
+if '"fail"' in " ".join(args):
+    print("fake failure", file=sys.stderr)
+    sys.exit(3)
+(out / "summary.json").write_text(json.dumps({{"simulated_s": 1.0, "flows": [], "args": args[2:args.index("--out")]}}))
+"""
+
+
+def fake_sim(tmp_path: Path) -> tuple[Path, Path]:
+    log = tmp_path / "calls.log"
+    sim = tmp_path / "fake-sim"
+    sim.write_text(FAKE_SIM.format(python=sys.executable, log=str(log)), encoding="utf-8")
+    sim.chmod(0o755)
+    return sim, log
+
+
+def test_same_key_runs_once_and_fills_every_directory(tmp_path):
+    sim, log = fake_sim(tmp_path)
+    scen = tmp_path / "s"
+    scen.mkdir()
+    (scen / "x.toml").write_text("duration_s = 1\n", encoding="utf-8")
+    text = "".join(
+        f"[[run]]\nscenario = 'x.toml'\ncc = '{cc}'\nseed = 1\ndir = '{d}'\n"
+        for cc, d in (("vegas", "a"), ("vegas", "b"), ("cubic", "c"))
+    )
+    spec = parse_spec(tomllib.loads(text), scen)
+    plan = make_plan(spec, sim, tmp_path / "out")
+    assert plan.tasks[0].key == plan.tasks[1].key != plan.tasks[2].key
+    outcome = run_sweep(plan, LocalExecutor(2, cache=tmp_path / "cache"), progress=Progress(3, stream=io.StringIO()))
+    assert (outcome.ran, outcome.failed) == (3, [])
+    assert sorted(log.read_text().splitlines()) == ["--cc cubic --seed 1 --no-qlog", "--cc vegas --seed 1 --no-qlog"]
+    out = tmp_path / "out"
+    assert (out / "a" / "summary.json").read_bytes() == (out / "b" / "summary.json").read_bytes()
+    assert json.loads((out / "b" / "run.json").read_text())["argv"][-1] == "b"
+    assert json.loads((out / "sweep.json").read_text())["done"] == 3
+
+
+def test_a_run_without_summary_is_a_failure(tmp_path):
+    sim, _ = fake_sim(tmp_path)
+    scen = tmp_path / "s"
+    scen.mkdir()
+    (scen / "x.toml").write_text("duration_s = 1\n", encoding="utf-8")
+    spec = parse_spec(
+        tomllib.loads(
+            "scenarios=['x.toml']\nalgorithms=['vegas']\nseeds=1\n[grid.set]\n"
+            "'flows.f.note' = ['no-summary', 'fail', 'fine']"
+        ),
+        scen,
+    )
+    plan = make_plan(spec, sim, tmp_path / "out")
+    outcome = run_sweep(plan, LocalExecutor(1), progress=Progress(3, stream=io.StringIO()))
+    doc = outcome.summary
+    status = {r["set"]["flows.f.note"]: r for r in doc["runs"]}
+    assert status["fine"]["status"] == "done"
+    assert status["no-summary"]["status"] == "failed"
+    assert "no summary.json" in status["no-summary"]["failure"]
+    assert status["fail"]["status"] == "failed"
+    assert status["fail"]["failure"] == "exit status 3\nfake failure"
+    assert (tmp_path / "out" / status["fail"]["stderr"]).read_text() == "fake failure\n"
+    assert sorted(outcome.failed) == sorted([status["no-summary"]["dir"], status["fail"]["dir"]])
