@@ -309,6 +309,18 @@ def test_same_key_runs_once_and_fills_every_directory(tmp_path):
     assert json.loads((out / "b" / "run.json").read_text())["argv"][-1] == "b"
     assert json.loads((out / "sweep.json").read_text())["done"] == 3
 
+    # Failing twins: both failed with the simulator's own exit status.
+    text = "".join(
+        f"[[run]]\nscenario = 'x.toml'\ncc = 'vegas'\nseed = 1\nset = {{'flows.f.note' = 'fail'}}\ndir = '{d}'\n"
+        for d in ("f1", "f2")
+    )
+    plan = make_plan(parse_spec(tomllib.loads(text), scen), sim, out)
+    outcome = run_sweep(plan, LocalExecutor(2), progress=Progress(2, stream=io.StringIO()))
+    assert sorted(outcome.failed) == ["f1", "f2"]
+    for d in ("f1", "f2"):
+        assert (out / d / "failure.txt").read_text() == "exit status 3\nfake failure\n"
+        assert (out / d / "stderr.txt").read_text() == "fake failure\n"
+
 
 def test_a_run_without_summary_is_a_failure(tmp_path):
     sim, _ = fake_sim(tmp_path)

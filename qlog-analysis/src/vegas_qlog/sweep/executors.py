@@ -192,8 +192,8 @@ def _simulated_s(directory: Path) -> float:
         return 0.0
 
 
-def _copy_run(plan: Plan, source: Task, task: Task, ok: bool) -> None:
-    """A task with the same key as one just run: the same outputs."""
+def _copy_run(plan: Plan, source: Task, task: Task, exit_code: int) -> None:
+    """A task with the same key as one just run: the same outputs (and the same exit status)."""
     staging = new_staging(plan.out)
     src = plan.run_dir(source)
     stderr = ""
@@ -204,7 +204,7 @@ def _copy_run(plan: Plan, source: Task, task: Task, ok: bool) -> None:
             shutil.copy2(path, staging / path.name)
         elif path.is_dir():
             shutil.copytree(path, staging / path.name)
-    finish_run(staging, plan.run_dir(task), plan.record(task), 0 if ok else 1, stderr)
+    finish_run(staging, plan.run_dir(task), plan.record(task), exit_code, stderr)
 
 
 def run_sweep(
@@ -262,7 +262,7 @@ def _run_locked(
     def deliver(task: Task, result: dict[str, Any], staging: Path | None) -> None:
         ok = commit(plan, task, result, staging)
         for twin in todo[task.key][1:]:
-            _copy_run(plan, task, twin, ok)
+            _copy_run(plan, task, twin, int(result["exit"]))
         for t in todo[task.key]:
             outcome.ran += 1
             outcome.results[t.directory] = {"exit": result["exit"], "wall_s": float(result.get("wall_s", 0.0))}
