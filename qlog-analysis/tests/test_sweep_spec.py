@@ -345,3 +345,10 @@ def test_a_run_without_summary_is_a_failure(tmp_path):
     assert status["fail"]["failure"] == "exit status 3\nfake failure"
     assert (tmp_path / "out" / status["fail"]["stderr"]).read_text() == "fake failure\n"
     assert sorted(outcome.failed) == sorted([status["no-summary"]["dir"], status["fail"]["dir"]])
+
+
+def test_the_example_spec_reads():
+    spec = load_spec(Path(__file__).resolve().parents[1] / "examples" / "geo-sweep.toml")
+    assert spec.scenario_dir == ROOT / "interop" / "scenarios"
+    assert len(spec.entries) == 2 * (3 + 3) * 2 * 10
+    assert all((spec.scenario_dir / e.scenario).is_file() for e in spec.entries)
