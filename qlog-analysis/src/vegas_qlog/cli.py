@@ -18,6 +18,7 @@ from .report import ci_strings
 from .sim import SimOutputError, SimRun, flows_table, load_runs, runs_table
 from .sqlog import QlogFormatError, Trace, read_qlog
 from .stats import aggregate, mean_ci
+from .sweep.cli import register as register_sweep
 
 PROG = "qlog-analysis"
 
@@ -365,6 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("values", nargs="+", type=float)
     p.add_argument("--confidence", type=float, default=0.95)
     p.set_defaults(func=cmd_ci)
+
+    register_sweep(sub)
     return parser
 
 

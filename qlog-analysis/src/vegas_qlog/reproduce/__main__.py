@@ -10,12 +10,13 @@ import sys
 import time
 from pathlib import Path
 
+from ..sweep.spec import write_spec
 from .check import check_report
 from .claims import all_claims
 from .document import render
 from .plan import build_plan
 from .results import collect
-from .runner import RUN_FILE, existing_runs, run_all, snapshot_simulator
+from .runner import RUN_FILE, existing_runs, run_all, snapshot_simulator, sweep_spec
 
 
 def _recorded_hash(directory: Path) -> str:
@@ -69,7 +70,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"outputs in {runs_dir}",
             file=sys.stderr,
         )
-        records = run_all(specs, root, runs_dir, sim_copy, sim_hash, jobs=args.jobs, force=args.force)
+        records = run_all(
+            specs, root, runs_dir, sim_copy, sim_hash, jobs=args.jobs, force=args.force, cluster=args.cluster
+        )
     results = collect(records, root)
     claims = all_claims(quick=quick)
     if args.only:
@@ -117,6 +120,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_spec(args: argparse.Namespace) -> int:
+    """Writes the reproduction's runs as a sweep spec (``vegas-qlog sweep`` runs it)."""
+    root = Path(args.root).resolve()
+    specs = [s for e in build_plan(root, quick=args.quick) for s in e.specs]
+    spec = sweep_spec(specs, root)
+    text = write_spec(spec.entries, spec.scenario_dir)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"reproduce: wrote {len(specs)} runs to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     problems = check_report(Path(args.doc))
     for p in problems:
@@ -142,7 +159,13 @@ def main(argv: list[str] | None = None) -> int:
         "--render-only", action="store_true", help="run nothing: write the report from the runs already made"
     )
     run.add_argument("--invocation", help="the command line to quote in the report")
+    run.add_argument("--cluster", metavar="ADDRESS", help="run the simulations on the Dask scheduler at ADDRESS")
     run.set_defaults(func=cmd_run)
+    spec = sub.add_parser("spec", help="write the reproduction's runs as a sweep spec (for vegas-qlog sweep)")
+    spec.add_argument("--quick", action="store_true", help="the reduced plan of --quick")
+    spec.add_argument("--root", default=".", help="the repository (default: the current directory)")
+    spec.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
+    spec.set_defaults(func=cmd_spec)
     check = sub.add_parser("check", help="check a written report")
     check.add_argument("doc")
     check.set_defaults(func=cmd_check)

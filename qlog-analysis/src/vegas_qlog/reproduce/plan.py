@@ -12,13 +12,17 @@ runs in well under two minutes.
 
 from __future__ import annotations
 
-import json
 import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..sweep.spec import Entry, apply_sets, toml_value
+from ..sweep.tasks import sim_args
+
+__all__ = ["apply_sets", "toml_value"]  # re-exported: the reproduction's helpers live in the sweep package
 
 SCENARIO_DIR = Path("interop/scenarios")
 
@@ -46,40 +50,6 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
 VEGAS_FAMILY = frozenset(
     {"vegas", "vegas-1,3", "vegas-2,4", "vegas-linux", "vegas-a", "vegas-l", "veno", "venodb", "rovegas", "vegas-w"}
 )
-
-
-def toml_value(value: Any) -> str:
-    """``value`` written as TOML, as ``vegas-sim --set`` reads it."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if value == int(value) and abs(value) < 1e15:
-            return f"{value:.1f}"
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"cannot write {value!r} as TOML")
-
-
-def apply_sets(table: dict[str, Any], sets: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of the scenario ``table`` with every ``--set`` applied in order
-    (a dotted path creates the tables it names, as vegas-sim does)."""
-    result = json.loads(json.dumps(table))
-    for path, value in sets.items():
-        keys = path.split(".")
-        current = result
-        for key in keys[:-1]:
-            current = current.setdefault(key, {})
-            if not isinstance(current, dict):
-                raise ValueError(f"--set {path}: '{key}' is not a table")
-        current[keys[-1]] = json.loads(json.dumps(value))
-    return result
 
 
 def load_scenario(root: Path, scenario: str) -> dict[str, Any]:
@@ -137,16 +107,13 @@ class RunSpec:
         parts.append(f"seed-{self.seed}")
         return Path(*parts)
 
+    def entry(self) -> Entry:
+        """The run as an entry of a sweep spec (its directory below the runs directory)."""
+        return Entry(self.scenario, self.cc, self.seed, self.cc_params, self.sets, self.relative_dir().as_posix())
+
     def argv(self, sim: str, out: str) -> list[str]:
         """vegas-sim's arguments (run from the repository's root)."""
-        args = [sim, "run", str(SCENARIO_DIR / self.scenario), "--cc", self.cc]
-        for param in self.cc_params:
-            args += ["--cc-param", param]
-        args += ["--seed", str(self.seed)]
-        for path, value in self.sets:
-            args += ["--set", f"{path}={toml_value(value)}"]
-        args += ["--no-qlog", "--out", out]
-        return args
+        return [sim, "run", str(SCENARIO_DIR / self.scenario), *sim_args(self.entry()), "--out", out]
 
 
 @dataclass(frozen=True)

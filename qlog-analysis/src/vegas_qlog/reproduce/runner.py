@@ -1,10 +1,13 @@
-"""Running the simulator for every :class:`~.plan.RunSpec`, a few at a time.
+"""Running the simulator for every :class:`~.plan.RunSpec`: the
+reproduction is one sweep (:mod:`vegas_qlog.sweep`) whose runs are the
+plan's, each in its own directory.
 
-Each run writes into its own directory, with ``run.json`` recording the
-exact arguments and the SHA-256 of the simulator binary. A run whose
-directory already holds a ``summary.json`` made by the same arguments and
-the same binary is not run again (``force`` runs everything anew), so an
-interrupted reproduction continues where it stopped.
+Each run's ``run.json`` records its command, its content key and the
+SHA-256 of the simulator binary. A run whose directory already holds a
+``summary.json`` made with the same key (binary, scenario file and
+arguments) is not run again (``force`` runs everything anew), so an
+interrupted reproduction continues where it stopped, on this machine or on
+a Dask cluster (``cluster``).
 
 The binary is copied into the runs directory first and every run uses that
 copy: rebuilding the project meanwhile cannot mix two simulators in one
@@ -13,31 +16,20 @@ report.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from .plan import RunSpec
+from ..sweep.executors import DaskExecutor, Executor, LocalExecutor, run_sweep
+from ..sweep.spec import SweepSpec
+from ..sweep.tasks import Blob, make_plan
+from ..sweep.worker import FAILURE_FILE, RUN_FILE, RUN_TIMEOUT_S, file_sha256
+from .plan import SCENARIO_DIR, RunSpec
 
-RUN_FILE = "run.json"
-FAILURE_FILE = "failure.txt"
-RUN_TIMEOUT_S = 900
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+__all__ = ["FAILURE_FILE", "RUN_FILE", "RUN_TIMEOUT_S"]
 
 
 def snapshot_simulator(sim: Path, runs_dir: Path) -> tuple[Path, str]:
@@ -47,9 +39,9 @@ def snapshot_simulator(sim: Path, runs_dir: Path) -> tuple[Path, str]:
     binaries cannot change each other's simulator."""
     if not sim.is_file():
         raise FileNotFoundError(f"{sim}: no simulator binary (build it with `cargo build --release`)")
-    digest = sha256(sim)
+    digest = file_sha256(sim)
     target = runs_dir / "bin" / f"vegas-sim-{digest[:16]}"
-    if not (target.is_file() and sha256(target) == digest):
+    if not (target.is_file() and file_sha256(target) == digest):
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         shutil.copy2(sim, tmp)
@@ -78,37 +70,10 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _is_cached(directory: Path, record: dict[str, object]) -> bool:
-    try:
-        previous = json.loads((directory / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return False
-    return previous == record and (directory / "summary.json").is_file() and not (directory / FAILURE_FILE).exists()
-
-
-def run_one(spec: RunSpec, root: Path, runs_dir: Path, sim: Path, sim_hash: str, force: bool) -> RunRecord:
-    directory = runs_dir / spec.relative_dir()
-    out = _relative(directory, root)
-    record = {"argv": display_argv(spec, out), "sim_sha256": sim_hash}
-    if not force and _is_cached(directory, record):
-        return RunRecord(spec, directory, "cached", 0.0)
-    if directory.exists():
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True)
-    argv = spec.argv(str(sim.resolve()), str(directory.resolve()))
-    start = time.monotonic()
-    try:
-        done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
-        code, stderr = done.returncode, done.stderr
-    except subprocess.TimeoutExpired:
-        code, stderr = -1, f"timed out after {RUN_TIMEOUT_S} s"
-    wall = time.monotonic() - start
-    (directory / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    if code != 0:
-        tail = "\n".join(stderr.strip().splitlines()[-5:])
-        (directory / FAILURE_FILE).write_text(f"exit status {code}\n{tail}\n", encoding="utf-8")
-        return RunRecord(spec, directory, "failed", wall, f"exit status {code}: {tail}")
-    return RunRecord(spec, directory, "ran", wall)
+def sweep_spec(specs: Sequence[RunSpec], root: Path) -> SweepSpec:
+    """The reproduction's runs as one sweep spec (``python -m
+    vegas_qlog.reproduce spec`` writes it as a file)."""
+    return SweepSpec(None, (root / SCENARIO_DIR).resolve(), tuple(s.entry() for s in specs))
 
 
 def existing_runs(specs: Sequence[RunSpec], runs_dir: Path) -> list[RunRecord]:
@@ -130,25 +95,31 @@ def run_all(
     *,
     jobs: int = 2,
     force: bool = False,
+    cluster: str | None = None,
     log: Callable[[str], None] | None = None,
 ) -> list[RunRecord]:
-    """Runs every spec (``jobs`` at a time); returns one record per spec, in order."""
+    """Runs every spec (``jobs`` at a time, or on the Dask cluster at
+    ``cluster``); returns one record per spec, in order."""
     say = log or (lambda text: print(text, file=sys.stderr, flush=True))
-    records: dict[int, RunRecord] = {}
-    total = len(specs)
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(run_one, spec, root, runs_dir, sim, sim_hash, force): i for i, spec in enumerate(specs)}
-        for done, future in enumerate(as_completed(futures), start=1):
-            i = futures[future]
-            rec = future.result()
-            records[i] = rec
-            if rec.status != "cached" or done == total:
-                spec = rec.spec
-                where = f" p={spec.point:g}" if spec.point is not None else ""
-                where += f" {spec.config}" if spec.config else ""
-                note = f"  FAILED: {rec.message}" if rec.status == "failed" else ""
-                say(
-                    f"[{done}/{total}] {spec.experiment} {spec.label}{where} seed {spec.seed}: "
-                    f"{rec.status} {rec.wall_s:.1f} s{note}"
-                )
-    return [records[i] for i in range(total)]
+    plan = make_plan(
+        sweep_spec(specs, root),
+        Blob(sim_hash, "vegas-sim", sim),
+        runs_dir,
+        display_out=_relative(runs_dir, root),
+        scenario_display=f"{SCENARIO_DIR.as_posix()}/{{name}}",
+    )
+    executor: Executor = DaskExecutor(cluster) if cluster else LocalExecutor(jobs)
+    outcome = run_sweep(plan, executor, force=force, log=say)
+    records = []
+    for spec, task in zip(specs, plan.tasks, strict=True):
+        directory = runs_dir / task.directory
+        result = outcome.results.get(task.directory)
+        if result is None:
+            records.append(RunRecord(spec, directory, "cached", 0.0))
+        elif task.directory in outcome.failed:
+            failure = (directory / FAILURE_FILE).read_text(encoding="utf-8", errors="replace").strip()
+            message = failure.replace("\n", ": ", 1)
+            records.append(RunRecord(spec, directory, "failed", result["wall_s"], message))
+        else:
+            records.append(RunRecord(spec, directory, "ran", result["wall_s"]))
+    return records
