@@ -7,8 +7,9 @@
 //!   one packet towards `alpha <= Diff <= beta` (section 3.5.2). Slow start
 //!   doubles the window only every other RTT and ends when Diff exceeds
 //!   `gamma` (section 3.5.3). Only losses of packets sent after the last
-//!   decrease shrink the window (section 3.3). Outside slow start, packets are
-//!   spaced so that at most two leave per SegSpacing (section 3.4).
+//!   decrease shrink the window (section 3.3). Outside slow start, at most
+//!   two segments leave per SegSpacing = RTT × MaxSegment / WindowSize
+//!   (section 3.4), i.e. a pacing rate of twice cwnd / RTT.
 //! - `vegas-linux`: Linux's `tcp_vegas.c` behaviour. alpha 2, beta 4, gamma 1,
 //!   ordinary slow start (growth on every ACK), Diff in Linux's integer form
 //!   (cwnd × (RTT − BaseRTT) / BaseRTT), and on a slow-start exit cwnd is cut
@@ -17,12 +18,16 @@
 //!   reaction is Reno's halving. No spike suppression (Linux has none).
 //!
 //! The once-per-RTT round is [`RoundClock`]'s: a round ends when a packet sent
-//! after it began is acknowledged, and the RTT compared with BaseRTT is the
-//! smallest sample of the round (section 3.5.2 divides by the RTT of one
-//! distinguished segment; the round's minimum includes that segment's sample
-//! and filters out delayed ACKs). Diff itself is [`VegasDiff`]'s, cwnd and
-//! ssthresh are a [`Window`], and section 3.3's "last decrease" is a
-//! [`RecoveryEpoch`].
+//! after it began is acknowledged. The RTT compared with BaseRTT is the
+//! parameter `round_rtt`: `distinguished` for `vegas` (section 3.5.2 divides
+//! by the RTT of the one distinguished segment), `minimum` for `vegas-linux`
+//! (Linux's `tcp_vegas.c` takes the round's smallest sample, filtering
+//! delayed ACKs); members built on the paper's Vegas whose papers simulated
+//! with ns-2 take ns-2's mean of the round. RTT samples, BaseRTT's included,
+//! come only from packets of at least half the datagram size (a tiny
+//! control packet's RTT reads the path short; see the round clock). Diff
+//! itself is [`VegasDiff`]'s, cwnd and ssthresh are a [`Window`], and section
+//! 3.3's "last decrease" is a [`RecoveryEpoch`].
 //!
 //! The pseudo-code, per round (paper flavour):
 //!
@@ -86,16 +91,25 @@
 //!   the window equals the bytes in transit). When the sender is
 //!   application-limited that assumption fails, so neither slow start nor
 //!   congestion avoidance grows cwnd on application-limited ACKs or rounds
-//!   (RFC 9002, section 7.8); decreases still apply.
+//!   (RFC 9002, section 7.8); decreases still apply. Application-limited is
+//!   decided per packet when it is sent, by the host
+//!   ([`crate::host::ControllerHost`]): a packet held back by cwnd or by the
+//!   pacer is not application-limited; an ACK is when all its packets were,
+//!   a round when all its ACKs were.
 //! - **Too few samples.** `min_rtt_samples` (1 for the paper: one
 //!   distinguished segment suffices) RTT samples are needed to evaluate a
 //!   round; a round with fewer is skipped (Linux flavour: Reno for that round).
-//! - **Spike suppression rate.** SegSpacing = RTT × MaxSegment / WindowSize
-//!   (section 3.4), so the pacing rate is cwnd / RTT with bursts of
-//!   `spike_burst_packets` (2: "twice MaxSegment bytes on each SegSpacing
-//!   interval"). RTT is the stack's smoothed RTT (section 3.1's fine-grained
-//!   estimate), BaseRTT before there is one. Off in slow start, as the paper
-//!   says.
+//! - **Spike suppression rate.** SegSpacing = RTT × MaxSegment / WindowSize,
+//!   and "only allowing twice MaxSegment bytes on each SegSpacing interval
+//!   [...] so the current number of bytes in transit can catch up" (section
+//!   3.4): the pacing rate is `spike_burst_packets` (2) × cwnd / RTT, with
+//!   bursts of that many segments; cwnd still bounds what is in flight
+//!   ([`crate::shared::vegas_pacing`]). RTT is the stack's smoothed RTT
+//!   (section 3.1's fine-grained estimate), BaseRTT before there is one. Off
+//!   in slow start, as the paper says.
+//! - **gamma** (1). Section 3.5.3 names the threshold but gives it no value;
+//!   1 is Linux's `tcp_vegas.c` default (alpha 2, beta 4, gamma 1), which
+//!   the paper's experiments with alpha 1, beta 3 do not contradict.
 //! - **Retransmission decisions** (sections 3.1 and 3.2) belong to the QUIC
 //!   stack's loss detection, which already uses fine-grained per-packet
 //!   timing; nothing of them is here. ns-2 halves instead of cutting by 1/4
@@ -239,7 +253,8 @@ pub const PAPER_COMMON_PARAMS: &[ParamInfo] = &[
         name: "gamma",
         default: 1.0,
         kind: THRESHOLD_RANGE,
-        description: "packets queued above which slow start ends (section 3.5.3)",
+        description: "packets queued above which slow start ends (section 3.5.3 gives no \
+                      value; 1 is Linux's tcp_vegas.c default)",
     },
     ParamInfo {
         name: "ss_exit_factor",

@@ -78,6 +78,16 @@
 //!   taken at all, α and β included: the throughput says nothing about the
 //!   path then (RFC 9002 section 7.8; Vegas does the same). Decreases apply.
 //!   The round's throughput still becomes Th(i − 1) for the next round.
+//! - **Line 21** (`above_beta_at_alpha_min`). Taken as printed, Diff > β with
+//!   α = 1 updates nothing: once α is at its floor nothing ever shrinks the
+//!   window, β no longer bounds the queue, and Vegas-A sits on whatever queue
+//!   slow start left (measured: 45.7 ms mean queueing on the RoVegas VBR
+//!   scenario against Vegas's 10.2 ms). Vegas-A is Vegas with moving
+//!   thresholds, and Vegas's own rule for Diff > β is Cwnd − 1; line 19 does
+//!   that too while α > 1. We could not read Vegas-A's original publication
+//!   (Srijith, Jacob, Ananda) here, so the default rests on that reasoning:
+//!   `decrease` shrinks cwnd by one step and leaves α and β at the floor;
+//!   `hold` is line 21 as printed in 000, for comparison.
 //! - **Losses** leave α and β where they are; Fig. 1 moves them only in
 //!   congestion avoidance.
 //! - **When Cwnd(i + 1) takes effect.** At the end of round i, at once, as
@@ -131,6 +141,14 @@ pub const PARAMS: &[ParamInfo] = &[
         default: 1.0,
         kind: PACKETS,
         description: "Fig. 1's alpha +/- 1 and beta +/- 1, in packets",
+    },
+    ParamInfo {
+        name: "above_beta_at_alpha_min",
+        default: 0.0,
+        kind: ParamKind::Choice(&["decrease", "hold"]),
+        description: "Fig. 1 line 21, Diff > beta with alpha at its floor: decrease (cwnd - 1, \
+                      Vegas's rule, so beta bounds the queue) or hold (line 21 as printed: no \
+                      update, which leaves a standing queue)",
     },
     param_named(VEGAS_PARAMS, "gamma"),
     param_named(VEGAS_PARAMS, "ss_exit_factor"),
@@ -198,7 +216,8 @@ pub enum Fig1Line {
     Line15,
     /// Diff > β and α > 1: Cwnd − 1, α − 1, β − 1.
     Line19,
-    /// Diff > β and α = 1: no update.
+    /// Diff > β and α = 1: no update as Fig. 1 is printed, Cwnd − 1 with
+    /// `above_beta_at_alpha_min = decrease` (see the module docs).
     Line21,
     /// Diff = α or Diff = β: Fig. 1 has no branch; no update.
     Boundary,
@@ -252,8 +271,20 @@ impl Step {
         }
     }
 
+    /// Which way the step moves cwnd (or, if not cwnd, α and β).
     pub fn direction(&self) -> Direction {
-        self.line.direction()
+        let moved = if self.cwnd_packets != 0.0 {
+            self.cwnd_packets
+        } else {
+            self.threshold_packets
+        };
+        if moved > 0.0 {
+            Direction::Increase
+        } else if moved < 0.0 {
+            Direction::Decrease
+        } else {
+            Direction::NoUpdate
+        }
     }
 
     /// The same step, `factor` times as large (Vegas-L's cases).
@@ -296,6 +327,9 @@ pub struct Fig1 {
     pub cwnd_step_packets: f64,
     /// The "1" of "α ± 1" and "β ± 1", in packets.
     pub threshold_step_packets: f64,
+    /// Line 21 (Diff > β at α's floor) shrinks cwnd by one step instead of
+    /// leaving it (see the module docs).
+    pub shrink_above_beta_at_floor: bool,
 }
 
 impl Fig1 {
@@ -304,6 +338,7 @@ impl Fig1 {
             alpha_min: params.get("alpha_min"),
             cwnd_step_packets: params.get("cwnd_step_packets"),
             threshold_step_packets: params.get("threshold_step_packets"),
+            shrink_above_beta_at_floor: params.word("above_beta_at_alpha_min") == "decrease",
         }
     }
 
@@ -349,6 +384,13 @@ impl Fig1 {
         } else if diff > t.beta {
             if t.alpha > self.alpha_min {
                 shrink_all(Fig1Line::Line19)
+            } else if self.shrink_above_beta_at_floor {
+                // Vegas's own rule: Diff > β shrinks the window.
+                Step {
+                    line: Fig1Line::Line21,
+                    cwnd_packets: -self.cwnd_step_packets,
+                    threshold_packets: 0.0,
+                }
             } else {
                 Step::no_update(Fig1Line::Line21)
             }
@@ -520,7 +562,7 @@ mod tests {
 
     #[test]
     fn tables_share_vegas_entries() {
-        assert_eq!(PARAMS.len(), 15);
+        assert_eq!(PARAMS.len(), 16);
         for name in [
             "gamma",
             "ss_exit_factor",

@@ -109,14 +109,36 @@ fn line_19_above_beta_above_one_shrinks_all_even_with_rising_throughput() {
     );
     assert_eq!(lines(&out), [0, 19, 21]);
     assert!(out[1].throughput > out[0].throughput);
-    assert_eq!(flow.cwnd(), 21_000 - MDS);
+    // Line 19, then line 21 with the default reading: two packets less.
+    assert_eq!(flow.cwnd(), 21_000 - 2 * MDS);
     assert_eq!(flow.internal("alpha"), Some(1.0));
     assert_eq!(flow.internal("beta"), Some(3.0));
 }
 
 #[test]
-fn line_21_above_beta_at_one_updates_nothing() {
+fn line_21_above_beta_at_one_shrinks_cwnd_by_default() {
+    // Vegas's rule for Diff > beta (the default reading of line 21): cwnd
+    // shrinks by a packet each round, alpha and beta stay at the floor.
     let (mut flow, mut model) = vegas_a(1.0, 3.0);
+    let out = common::vegas_a_model::check_rounds(
+        &mut flow,
+        &mut model,
+        &[(0, 130), (50, 130), (0, 130)],
+    );
+    assert_eq!(lines(&out), [21, 21, 21]);
+    assert_eq!(flow.cwnd(), 21_000 - 3 * MDS);
+    assert_eq!(flow.internal("alpha"), Some(1.0));
+    assert_eq!(flow.internal("beta"), Some(3.0));
+}
+
+#[test]
+fn line_21_as_printed_updates_nothing() {
+    let (mut flow, mut model) = in_congestion_avoidance(
+        "vegas-a",
+        &["alpha=1", "beta=3", "above_beta_at_alpha_min=hold"],
+        1.0,
+        3.0,
+    );
     let out = common::vegas_a_model::check_rounds(
         &mut flow,
         &mut model,

@@ -43,6 +43,17 @@ const fn line(line: u32, cwnd: f64, thresholds: f64) -> Fig1 {
 /// there is no Th(i-1). Line 0: no line applies (Diff on a threshold, or a
 /// throughput comparison without Th(i-1): both no update, (choice)).
 pub fn fig1(diff: f64, alpha: f64, beta: f64, rose: Option<bool>) -> Fig1 {
+    fig1_with_line_21(diff, alpha, beta, rose, false)
+}
+
+/// [`fig1`], with line 21 as printed (no update) when `line_21_holds`.
+pub fn fig1_with_line_21(
+    diff: f64,
+    alpha: f64,
+    beta: f64,
+    rose: Option<bool>,
+    line_21_holds: bool,
+) -> Fig1 {
     let none = line(0, 0.0, 0.0);
     if alpha < diff && diff < beta {
         match rose {
@@ -64,7 +75,14 @@ pub fn fig1(diff: f64, alpha: f64, beta: f64, rose: Option<bool>) -> Fig1 {
         if alpha > 1.0 {
             line(19, -1.0, -1.0)
         } else {
-            line(21, 0.0, 0.0)
+            // (choice) line 21 with the default above_beta_at_alpha_min =
+            // decrease: Vegas's own cwnd - 1, thresholds at their floor;
+            // `hold` is the line as printed.
+            if line_21_holds {
+                line(21, 0.0, 0.0)
+            } else {
+                line(21, -1.0, 0.0)
+            }
         }
     } else {
         none
@@ -115,6 +133,8 @@ pub struct Outcome {
 #[derive(Clone, Debug)]
 pub struct Model {
     pub vegas_l: bool,
+    /// `above_beta_at_alpha_min=hold`: line 21 as printed.
+    pub line_21_holds: bool,
     /// Bytes (exact: the scenarios use steps of half packets of 1200 bytes).
     pub cwnd: f64,
     pub alpha: f64,
@@ -140,7 +160,7 @@ impl Model {
                 .map(|k| self.throughputs[k])
         };
         let rose = th(1).map(|previous| throughput > previous);
-        let step = fig1(diff, self.alpha, self.beta, rose);
+        let step = fig1_with_line_21(diff, self.alpha, self.beta, rose, self.line_21_holds);
         let case = match (th(1), th(2)) {
             (Some(t1), Some(t2)) if self.vegas_l => fig2(throughput - t1, t1 - t2),
             _ => 0,
@@ -183,6 +203,7 @@ pub fn in_congestion_avoidance(name: &str, pairs: &[&str], alpha: f64, beta: f64
     );
     let model = Model {
         vegas_l: name == "vegas-l",
+        line_21_holds: pairs.contains(&"above_beta_at_alpha_min=hold"),
         cwnd: 21_000.0,
         alpha,
         beta,
