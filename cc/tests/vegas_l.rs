@@ -226,6 +226,7 @@ fn fractions_of_a_byte_are_carried() {
     let start = flow.cwnd();
     let mut model = Model {
         vegas_l: true,
+        line_21_holds: false,
         cwnd: start as f64,
         alpha: 1.0,
         beta: 3.0,
