@@ -224,6 +224,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
             if fig is not None:
                 written += plots.save_figure(fig, where / f"{stem}-internals", formats)
         if len(traces) > 1:
+            if args.output is None:
+                out = Path(traces[0].path).parent
             series = {_trace_label(t): metrics.window_series(t) for t in traces}
             written += plots.save_figure(plots.plot_cwnd(series, packet_bytes=args.packet_bytes), out / "cwnd", formats)
             goodputs = {_trace_label(t): metrics.goodput_series(t, args.interval) for t in traces}

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import matplotlib.patches
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -458,8 +459,23 @@ def plot_internals(
 STORY_BOUNDS = ("alpha", "beta", "gamma")
 # Internals that duplicate what the window panel shows already.
 _STORY_DUPLICATES = frozenset({"round"})
-_STORY_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
+_STORY_COLORS = [
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#882255",
+    "#44AA99",
+    "#999933",
+    "#AA4499",
+    "#888888",
+]
 _STORY_LINESTYLES = ["-", "--", "-.", ":"]
+# The band of quic:congestion_state_updated's states in the figure.
+STATE_BAND = "cc state"
 _STORY_TITLES = {
     "rtt": "RTT (ms)",
     "backlog": "packets",
@@ -546,10 +562,11 @@ def plot_story(trace: Trace, *, title: str | None = None, width: float = 7.0, ma
         kind = story_panel(column, internals[column])
         if kind is not None:
             groups.setdefault(kind, []).append(column)
-    other = groups.pop("other", [])
-    other_panels = [tuple(other[i : i + 3]) for i in range(0, len(other), 3)]
-    not_drawn = [name for panel in other_panels[max_other:] for name in panel]
-    other_panels = other_panels[:max_other]
+    # Other numbers one per panel (their scales differ), counters (never
+    # decreasing) after the rest.
+    other = sorted(groups.pop("other", []), key=lambda c: _is_counter(internals[c]))
+    other_panels = [(c,) for c in other[:max_other]]
+    not_drawn = other[max_other:]
     bounds = groups.pop("bound", [])
     order = ["rtt", "backlog", "delay", "rate", "window_packets"]
     panels: list[tuple[str, tuple[str, ...]]] = [("window", ())]
@@ -557,8 +574,14 @@ def plot_story(trace: Trace, *, title: str | None = None, width: float = 7.0, ma
     if "rtt" not in groups and window["smoothed_rtt_ms"].notna().any():
         panels.insert(1, ("rtt", ()))
     panels += [("other", p) for p in other_panels]
-    if "state" in groups:
-        panels.append(("state", tuple(groups["state"])))
+    # The congestion state is a band like the controller's own text states.
+    bands = internals[["time_s", *groups.get("state", [])]].copy()
+    if len(states):
+        cc_state = pd.DataFrame({"time_s": states["time_s"], STATE_BAND: states["state"]})
+        bands = pd.concat([bands, cc_state], ignore_index=True).sort_values("time_s", kind="stable")
+    band_names = tuple(c for c in bands.columns if c != "time_s")
+    if band_names:
+        panels.append(("state", band_names))
     heights = [
         1.8 if kind == "window" else 0.35 * len(names) + 0.4 if kind == "state" else 1.2 for kind, names in panels
     ]
@@ -574,9 +597,10 @@ def plot_story(trace: Trace, *, title: str | None = None, width: float = 7.0, ma
         for ax, (kind, names) in zip(axes, panels, strict=True):
             if kind == "window":
                 for column, label, color, ls in (
-                    ("cwnd_bytes", "cwnd", "#0072B2", "-"),
-                    ("ssthresh", "ssthresh", "#000000", "--"),
+                    # cwnd drawn last, over bytes in flight that often equals it.
                     ("bytes_in_flight", "bytes in flight", "#D55E00", ":"),
+                    ("ssthresh", "ssthresh", "#000000", "--"),
+                    ("cwnd_bytes", "cwnd", "#0072B2", "-"),
                 ):
                     data = window[["time_s", column]].replace([np.inf, -np.inf], np.nan).dropna()
                     if len(data):
@@ -615,25 +639,15 @@ def plot_story(trace: Trace, *, title: str | None = None, width: float = 7.0, ma
                     )
                 ax.set_ylabel("KB")
                 ax.set_ylim(bottom=0)
-                ax.legend(loc="upper left", ncols=3, fontsize=6)
-                if 0 < len(states) <= 12:
-                    for t, state in zip(states["time_s"], states["state"], strict=True):
-                        ax.annotate(
-                            str(state),
-                            (float(t), 1.0),
-                            xycoords=("data", "axes fraction"),
-                            fontsize=5,
-                            rotation=90,
-                            va="top",
-                            ha="right",
-                            color="0.35",
-                        )
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(loc="upper left", ncols=3, fontsize=6)
             elif kind == "state":
+                palette: dict[str, str] = {}
                 for row, name in enumerate(names):
-                    runs = _state_runs(internals[name], internals["time_s"], end)
-                    values = list(dict.fromkeys(r[2] for r in runs))
+                    column = bands[["time_s", name]].dropna()
+                    runs = _state_runs(column[name], column["time_s"], end)
                     for start, stop, value in runs:
-                        color = _STORY_COLORS[values.index(value) % len(_STORY_COLORS)]
+                        color = palette.setdefault(value, _STORY_COLORS[len(palette) % len(_STORY_COLORS)])
                         ax.broken_barh(
                             [(start, max(stop - start, 0.0))],
                             (row - 0.35, 0.7),
@@ -641,20 +655,21 @@ def plot_story(trace: Trace, *, title: str | None = None, width: float = 7.0, ma
                             alpha=0.55,
                             linewidth=0,
                         )
-                    for start, stop, value in runs[:40]:
-                        if stop - start >= 0.04 * max(end, 1e-9) or len(runs) <= 6:
+                        if stop - start >= 0.08 * max(end, 1e-9):
                             ax.annotate(
-                                value,
-                                (start, row),
-                                fontsize=5,
-                                va="center",
-                                ha="left",
-                                xytext=(2, 0),
-                                textcoords="offset points",
+                                value, (start, row), fontsize=5, va="center", xytext=(2, 0), textcoords="offset points"
                             )
                 ax.set_yticks(range(len(names)), list(names))
-                ax.set_ylim(-0.6, len(names) - 0.4)
+                ax.set_ylim(len(names) - 0.4, -0.6)
                 ax.grid(False, axis="y")
+                handles = [matplotlib.patches.Patch(facecolor=c, alpha=0.55, label=v) for v, c in palette.items()]
+                ax.legend(
+                    handles=handles,
+                    loc="upper center",
+                    bbox_to_anchor=(0.5, -0.3),
+                    ncols=min(len(handles), 6),
+                    fontsize=6,
+                )
             else:
                 lines = list(names)
                 for i, name in enumerate(lines):
@@ -683,16 +698,20 @@ def plot_story(trace: Trace, *, title: str | None = None, width: float = 7.0, ma
                                 linestyle="-" if "srtt" in label else ":",
                             )
                 if kind == "backlog":
-                    for bound, bls in zip(bounds, ("--", ":", "-."), strict=False):
+                    # One line per level; bounds at the same level share it (Vegas-Linux: alpha = gamma).
+                    levels: dict[float, list[str]] = {}
+                    for bound in bounds:
                         level_series = internals[bound].dropna()
                         if len(level_series) and pd.api.types.is_numeric_dtype(level_series):
-                            level = float(level_series.iloc[-1])
-                            ax.axhline(level, color="0.3", linestyle=bls, linewidth=0.8)
-                            ax.annotate(
-                                bound, (1.0, level), xycoords=("axes fraction", "data"), fontsize=6, va="center"
-                            )
+                            levels.setdefault(float(level_series.iloc[-1]), []).append(bound)
+                    for (level, named), bls in zip(sorted(levels.items()), ("--", ":", "-."), strict=False):
+                        ax.axhline(level, color="0.3", linestyle=bls, linewidth=0.8)
+                        ax.annotate(
+                            " = ".join(named), (1.0, level), xycoords=("axes fraction", "data"), fontsize=6, va="center"
+                        )
                 ax.set_ylabel(_STORY_TITLES.get(kind, ""))
-                ax.legend(loc="upper left", ncols=4, fontsize=6)
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(loc="upper left", ncols=4, fontsize=6)
             for start, stop in _recovery_spans(states, end):
                 ax.axvspan(start, stop, color="0.9", linewidth=0, zorder=0)
             for t in change_times:
@@ -703,6 +722,11 @@ def plot_story(trace: Trace, *, title: str | None = None, width: float = 7.0, ma
         if not_drawn:
             fig.text(0.01, 0.0, "not drawn: " + ", ".join(not_drawn), fontsize=5, va="bottom")
     return fig
+
+
+def _is_counter(values: pd.Series) -> bool:
+    data = values.dropna().astype(float)
+    return len(data) > 1 and bool((data.diff().dropna() >= 0).all())
 
 
 def _recovery_spans(states: pd.DataFrame, end_s: float) -> list[tuple[float, float]]:
