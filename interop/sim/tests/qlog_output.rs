@@ -90,12 +90,12 @@ fn both_reference_times_are_on_the_simulated_clock() {
     );
 }
 
-#[test]
-fn every_loss_is_a_packet_lost_event() {
-    // A lossy forward link: quiche's loss detection declares packets lost;
-    // its own count (summary.json's packets_lost, from quiche's stats) must
-    // match the qlog's events one for one.
-    let r = run(r#"
+/// A lossy forward link: quiche's loss detection declares packets lost; its
+/// own count (summary.json's packets_lost, from quiche's stats) must match
+/// the qlog's events one for one.
+fn check_every_loss_is_a_packet_lost_event(cc: &str) {
+    let r = run(&format!(
+        r#"
         duration_s = 20
         [links.down]
         rate_mbps = 4
@@ -107,11 +107,12 @@ fn every_loss_is_a_packet_lost_event() {
         delay_ms = 20
         queue_packets = 100
         [flows.f]
-        cc = "vegas"
+        cc = "{cc}"
         transfer_bytes = 300000
         forward_path = ["down"]
         return_path = ["up"]
-    "#);
+    "#
+    ));
     let server = records(&r, "f-server.sqlog");
     let lost: Vec<&Value> = server
         .iter()
@@ -154,4 +155,12 @@ fn every_loss_is_a_packet_lost_event() {
     assert!(server[last_lost + 1..]
         .iter()
         .any(|e| e["name"] == "quic:recovery_metrics_updated"));
+}
+
+#[test]
+fn every_loss_is_a_packet_lost_event() {
+    // Our plug-in controllers run in quiche's own recovery ...
+    check_every_loss_is_a_packet_lost_event("vegas");
+    // ... BBR2 in its gcongestion recovery: both log their losses.
+    check_every_loss_is_a_packet_lost_event("bbr2");
 }
