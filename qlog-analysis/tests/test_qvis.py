@@ -16,6 +16,7 @@ from vegas_qlog import QlogWarning, read_qlog, read_qlog_traces, to_qvis, write_
 from vegas_qlog.metrics import STANDARD_RECOVERY_FIELDS
 from vegas_qlog.qvis import (
     EVENT_NAMES,
+    TraceContext,
     convert_data,
     convert_event,
     convert_name,
@@ -524,3 +525,40 @@ def test_parameters_set_keeps_the_extensions():
     raw = [e for e in raw_events(SIM_QVIS / "ext-server.sqlog") if e["name"] == "quic:parameters_set"]
     assert [p["data"]["extensions"] for p in params] == [r["extensions"] for r in raw]
     assert params[0]["data"]["extensions"]["max_receive_timestamps_per_ack"] > 0
+
+
+def test_damaged_extension_fields_lose_nothing():
+    """A lying or broken log: extension frames that match no placeholder, are
+    not objects, or carry nonsense values convert without an error, and every
+    value stays somewhere in the event."""
+    from vegas_qlog.sqlog import Event
+
+    context = TraceContext()
+    params = Event(0.0, "quic:parameters_set", {"initiator": ["remote"], "ack_delay_exponent": True})
+    assert convert_event(params, context)["data"]["owner"] == ["remote"]
+    assert context.ack_delay_exponent == {"local": 3, "remote": 3}
+    event = Event(
+        1.0,
+        "quic:packet_received",
+        {"frames": [{"frame_type": "unknown", "frame_type_bytes": 7}, "junk"]},
+        {
+            "extension_frames": [
+                {"frame_type": "ack_receive_timestamps", "frame_type_bytes": 7, "ack_delay_raw": "soon"},
+                42,
+                {"frame_type": "queueing_time", "frame_type_bytes": 9},
+            ],
+            "other": {"x": 1},
+        },
+    )
+    out = convert_event(event, context)
+    ack = out["data"]["frames"][0]
+    assert ack["frame_type"] == "ack"
+    assert "ack_delay" not in ack  # no number to scale
+    assert ack["ack_delay_raw"] == "soon"
+    assert out["data"]["frames"][1] == "junk"
+    # The two that matched no placeholder stay in the event.
+    assert out["data"]["extension_frames"] == [42, {"frame_type": "queueing_time", "frame_type_bytes": 9}]
+    assert out["data"]["other"] == {"x": 1}
+    # Without a frame list, nothing is merged and nothing is dropped.
+    bare = Event(2.0, "quic:packet_sent", {}, {"extension_frames": [{"frame_type": "x", "frame_type_bytes": 1}]})
+    assert convert_event(bare)["data"]["extension_frames"] == [{"frame_type": "x", "frame_type_bytes": 1}]

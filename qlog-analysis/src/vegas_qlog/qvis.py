@@ -263,7 +263,8 @@ def convert_event(event: Event, context: TraceContext | None = None) -> dict[str
     if event.name.endswith("parameters_set"):
         owner = data.get("owner")
         exponent = data.get("ack_delay_exponent")
-        if owner in ctx.ack_delay_exponent and isinstance(exponent, int) and 0 <= exponent <= 20:
+        valid = isinstance(exponent, int) and not isinstance(exponent, bool) and 0 <= exponent <= 20
+        if isinstance(owner, str) and owner in ctx.ack_delay_exponent and valid:
             ctx.ack_delay_exponent[owner] = exponent
     ext_frames = extra.pop("extension_frames", None)
     if isinstance(ext_frames, list) and ext_frames:
