@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,19 @@ def test_truncated_qlog_warns_on_stderr(capsys, server_sqlog, tmp_path):
 
 def test_trace_cc(server_sqlog):
     assert trace_cc(read_qlog(server_sqlog)) == "vegas"
+
+
+def test_plot_a_qlog_next_to_it(capsys, sim_dir, tmp_path):
+    """`qlog-analysis plot FILE`: the controller's story (and the other
+    figures of the trace) next to the file; runs still need -o."""
+    source = Path(__file__).parent / "fixtures" / "sim-qvis" / "ext-server.sqlog"
+    local = tmp_path / "ext-server.sqlog"
+    local.write_bytes(source.read_bytes())
+    code, out, _ = run(capsys, "plot", str(local), "--format", "png")
+    assert code == 0
+    story = tmp_path / "ext-server-story.png"
+    assert str(story) in out.splitlines()
+    assert story.read_bytes().startswith(b"\x89PNG")
+    code, _, err = run(capsys, "plot", str(sim_dir))
+    assert code == 1
+    assert "-o DIR is needed" in err

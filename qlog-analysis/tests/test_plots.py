@@ -1,4 +1,6 @@
+import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -121,3 +123,97 @@ def test_known_algorithms_are_told_apart_by_colour_and_hatch():
 
     pairs = {(algorithm_style(n)["color"], algorithm_style(n)["hatch"]) for n in _KNOWN}
     assert len(pairs) == len(_KNOWN)
+
+
+def test_story_panels_are_found_by_name_and_values():
+    changing = pd.Series([1.0, 2.0, 1.5])
+    constant = pd.Series([4.0, 4.0])
+    assert plots.story_panel("alpha", constant) == "bound"
+    assert plots.story_panel("base_rtt_ms", changing) == "rtt"
+    assert plots.story_panel("some_new_rtt_ms", changing) == "rtt"
+    assert plots.story_panel("qt_forward_ms", changing) == "delay"
+    assert plots.story_panel("relative_delay_ms", changing) == "delay"
+    assert plots.story_panel("expected_bps", changing) == "rate"
+    assert plots.story_panel("bwe_bytes_per_s", changing) == "rate"
+    assert plots.story_panel("diff_packets", changing) == "backlog"
+    assert plots.story_panel("n_packets", changing) == "backlog"
+    assert plots.story_panel("cwnd_packets", changing) == "window_packets"
+    assert plots.story_panel("delay_source", pd.Series(["aqt", None, "receive_timestamps"])) == "state"
+    assert plots.story_panel("renamed_counter", changing) == "other"
+    assert plots.story_panel("renamed_constant", constant) is None
+    assert plots.story_panel("never_logged", pd.Series([None, None], dtype=float)) is None
+
+
+SIM_QVIS_SERVER = Path(__file__).parent / "fixtures" / "sim-qvis" / "ext-server.sqlog"
+
+
+def test_story_of_a_real_venodb_flow(tmp_path):
+    """The story of the fixture's VenoDB sender: every internal it logged is
+    drawn on its panel, every packet_lost is marked by its trigger, and the
+    congestion states and text internals are bands."""
+    trace = read_qlog(SIM_QVIS_SERVER)
+    fig = plots.plot_story(trace)
+    labels = {t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()}
+    raw = [json.loads(r) for r in SIM_QVIS_SERVER.read_bytes().split(b"\x1e")[2:] if r.strip()]
+    logged = set()
+    for e in raw:
+        if e["name"] == "quic:recovery_metrics_updated":
+            logged |= set(e["data"])
+    # VenoDB's own numbers, as the reader flattens them, each on a panel.
+    for name in ("base_rtt_ms", "n_packets", "relative_delay_ms", "relative_delay_diff_ms"):
+        assert name in logged
+        assert name in labels, name
+    assert "bwe" in labels  # bwe_bytes_per_s drawn in Mbit/s
+    # Losses: one marker per quic:packet_lost, at its time, by trigger.
+    for trigger, short in (("reordering_threshold", "reordering"), ("time_threshold", "time")):
+        times = sorted(
+            round(e["time"] / 1e3, 9)
+            for e in raw
+            if e["name"] == "quic:packet_lost" and e["data"]["trigger"] == trigger
+        )
+        assert times
+        line = next(ln for ln in fig.axes[0].lines if ln.get_label().startswith(f"lost ({short})"))
+        assert sorted(line.get_xdata()) == pytest.approx(times)
+        assert line.get_label() == f"lost ({short}): {len(times)}"
+    bands = fig.axes[-1]
+    assert [t.get_text() for t in bands.get_yticklabels()] == [
+        "delay_source",
+        "loss_class",
+        "network_state",
+        "cc state",
+    ]
+    states = {e["data"]["new"] for e in raw if e["name"] == "quic:congestion_state_updated"}
+    assert states <= labels
+    # beta drawn as a level on N's panel.
+    backlog = next(
+        ax for ax in fig.axes if ax.get_legend() and "n_packets" in [t.get_text() for t in ax.get_legend().get_texts()]
+    )
+    assert "beta" in [t.get_text() for t in backlog.texts]
+    base = tmp_path / "story"
+    check_written(plots.save_figure(fig, base), base)
+
+
+def test_story_draws_internals_it_does_not_know():
+    """Renamed or new internals still get a panel: numbers that change by
+    their kind, text as a band; constants and unknown kinds are not lost."""
+    events = [
+        Event(0.0, "quic:recovery_metrics_updated", {"congestion_window": 13500, "smoothed_rtt": 333.0}),
+        Event(10.0, "quic:recovery_metrics_updated", {"latest_rtt": 50.0, "smoothed_rtt": 50.0, "brand_new_gain": 1.0}),
+        Event(20.0, "quic:recovery_metrics_updated", {"brand_new_gain": 2.5, "mystery_ms": 4.0, "mode": "probe"}),
+        Event(30.0, "quic:recovery_metrics_updated", {"brand_new_gain": 1.5, "mystery_ms": 6.0, "mode": "drain"}),
+        Event(40.0, "quic:congestion_state_updated", {"new": "congestion_avoidance"}),
+    ]
+    fig = plots.plot_story(Trace("new.sqlog", {}, events))
+    labels = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert "brand_new_gain" in labels
+    assert "mystery_ms" in labels
+    assert {"probe", "drain", "congestion_avoidance"} <= set(labels)
+    assert [t.get_text() for t in fig.axes[-1].get_yticklabels()] == ["mode", "cc state"]
+    # quiche's initial 333 ms estimate is not drawn as an RTT.
+    rtt = next(ax for ax in fig.axes if ax.get_ylabel() == "RTT (ms)")
+    assert all(333.0 not in ln.get_ydata() for ln in rtt.lines)
+    # More unknown numbers than panels: the rest are named, not dropped silently.
+    many = [Event(t, "quic:recovery_metrics_updated", {f"x{i}": t * i for i in range(6)}) for t in (1.0, 2.0)]
+    fig = plots.plot_story(Trace("many.sqlog", {}, many), max_other=2)
+    footer = [t.get_text() for t in fig.texts]
+    assert footer == ["not drawn: x3, x4, x5"]

@@ -270,9 +270,10 @@ impl QuicFlow {
 
     /// Sets quiche's clock and random seed for a call into `side`.
     fn enter(&mut self, clock: &VirtualClock, now: Nanos, side: Side) {
+        // quiche's wall clock (qlog's reference time) is the second value.
         quiche::virtual_env::set_virtual_time(Some((
             clock.instant(now),
-            Duration::from_nanos(now),
+            crate::time::WALL_CLOCK_AT_ZERO + Duration::from_nanos(now),
         )));
         let seed = self.quiche_seeds[side.index()].next();
         quiche::virtual_env::set_random_seed(Some(seed));

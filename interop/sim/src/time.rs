@@ -1,7 +1,16 @@
 //! Simulated time: integer nanoseconds since the start of the run, so that
 //! event order never depends on floating-point rounding.
 
+use std::time::Duration;
+
 pub type Nanos = u64;
+
+/// The wall-clock time that simulated time zero stands for, as quiche reads
+/// it for qlog's `reference_time` (2000-01-01T00:00:00Z). Fixed, so that a
+/// scenario and seed still give the same bytes; not the UNIX epoch itself,
+/// which qlog tools (qvis) take for "no reference time". Every endpoint of a
+/// run shares this clock, so the traces of both ends line up on it.
+pub const WALL_CLOCK_AT_ZERO: Duration = Duration::from_secs(946_684_800);
 
 pub const NANOS_PER_SECOND: u64 = 1_000_000_000;
 

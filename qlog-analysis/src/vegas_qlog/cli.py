@@ -171,8 +171,10 @@ def _plot_run(run: SimRun, out: Path, formats: list[str], packet_bytes: float | 
 
 def cmd_plot(args: argparse.Namespace) -> int:
     formats = _formats(args.format)
-    out = Path(args.output)
     qlogs, run_paths = _split_inputs(args.paths)
+    if args.output is None and run_paths:
+        raise UsageError("plot: -o DIR is needed for simulator runs (only .sqlog figures go next to their file)")
+    out = Path(args.output) if args.output is not None else Path(".")
     written: list[Path] = []
     if run_paths:
         runs = load_runs(run_paths)
@@ -210,13 +212,21 @@ def cmd_plot(args: argparse.Namespace) -> int:
         traces = [read_qlog(p) for p in qlogs]
         for trace in traces:
             stem = Path(trace.path).stem
+            where = out if args.output is not None else Path(trace.path).parent
             written += plots.save_figure(
-                plots.plot_trace(trace, title=_trace_label(trace)), out / f"{stem}-trace", formats
+                plots.plot_story(trace, title=f"{_trace_label(trace)}: the controller's story"),
+                where / f"{stem}-story",
+                formats,
+            )
+            written += plots.save_figure(
+                plots.plot_trace(trace, title=_trace_label(trace)), where / f"{stem}-trace", formats
             )
             fig = plots.plot_internals(trace, title=f"{_trace_label(trace)}: internals")
             if fig is not None:
-                written += plots.save_figure(fig, out / f"{stem}-internals", formats)
+                written += plots.save_figure(fig, where / f"{stem}-internals", formats)
         if len(traces) > 1:
+            if args.output is None:
+                out = Path(traces[0].path).parent
             series = {_trace_label(t): metrics.window_series(t) for t in traces}
             written += plots.save_figure(plots.plot_cwnd(series, packet_bytes=args.packet_bytes), out / "cwnd", formats)
             goodputs = {_trace_label(t): metrics.goodput_series(t, args.interval) for t in traces}
@@ -320,7 +330,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plot", help="figures (PNG and SVG) of simulator runs and/or .sqlog files")
     p.add_argument("paths", nargs="+", metavar="PATH", help="vegas-sim output directories or .sqlog files")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory for the figures")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="directory for the figures (needed for runs; default for .sqlog files: next to each file)",
+    )
     p.add_argument("--format", default="png,svg", help="comma-separated: png, svg, pdf (default: %(default)s)")
     p.add_argument(
         "--packet-bytes", type=float, default=None, metavar="N", help="draw cwnd in packets of N bytes instead of KB"

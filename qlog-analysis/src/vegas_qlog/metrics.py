@@ -191,12 +191,25 @@ def _packet_number(event: Event) -> tuple[str, int] | None:
     return str(header.get("packet_type", "")), int(header["packet_number"])
 
 
+# Our ACK_RECEIVE_TIMESTAMPS frame, as quiche-vegas logs it in a packet
+# event's extension_frames (its place in data.frames is an "unknown" frame).
+EXTENSION_ACK = "ack_receive_timestamps"
+
+
+def ack_frames(event: Event) -> list[Mapping[str, Any]]:
+    """The ACK frames of a packet event: qlog's ``ack`` frames and, with our
+    extensions on, the ACK_RECEIVE_TIMESTAMPS frames in ``extension_frames``."""
+    frames = [f for f in event.data.get("frames") or [] if isinstance(f, Mapping) and f.get("frame_type") == "ack"]
+    extension = event.extra.get("extension_frames")
+    if isinstance(extension, list):
+        frames += [f for f in extension if isinstance(f, Mapping) and f.get("frame_type") == EXTENSION_ACK]
+    return frames
+
+
 def _acked_numbers(event: Event) -> Iterable[int]:
-    for frame in event.data.get("frames") or []:
-        if not isinstance(frame, Mapping) or frame.get("frame_type") != "ack":
-            continue
+    for frame in ack_frames(event):
         for r in frame.get("acked_ranges") or []:
-            if isinstance(r, list) and r:
+            if isinstance(r, list) and r and all(isinstance(n, int) and not isinstance(n, bool) for n in r):
                 yield from range(int(r[0]), int(r[-1]) + 1)
 
 
@@ -334,6 +347,25 @@ def lost_packets(trace: Trace) -> int:
     if total is not None:
         return total
     return sum(1 for _ in trace.named("quic:packet_lost"))
+
+
+def packet_losses(trace: Trace) -> pd.DataFrame:
+    """Every ``quic:packet_lost``: ``time_s``, ``packet_type``, ``packet_number``
+    and ``trigger`` (``reordering_threshold``, ``time_threshold``, ...)."""
+    rows = []
+    for event in trace.named("quic:packet_lost", "recovery:packet_lost"):
+        header = event.data.get("header")
+        header = header if isinstance(header, Mapping) else {}
+        number = header.get("packet_number", event.data.get("packet_number"))
+        rows.append(
+            {
+                "time_s": _seconds(event.time),
+                "packet_type": header.get("packet_type"),
+                "packet_number": number if isinstance(number, int) and not isinstance(number, bool) else None,
+                "trigger": event.data.get("trigger"),
+            }
+        )
+    return pd.DataFrame(rows, columns=["time_s", "packet_type", "packet_number", "trigger"])
 
 
 def trace_summary(trace: Trace) -> dict[str, Any]:

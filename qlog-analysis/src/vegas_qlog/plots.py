@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import matplotlib.patches
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .metrics import cc_internals, congestion_states, window_series
+from .metrics import cc_internals, congestion_states, packet_losses, window_series
 from .sqlog import Trace
 
 PAPER_STYLE: dict[str, Any] = {
@@ -449,3 +450,291 @@ def plot_internals(
         axes[-1].set_xlim(left=0)
         axes[0].set_title(title or f"{trace.title or Path(trace.path).name}: controller internals")
     return fig
+
+
+# --- The controller's story: one figure per trace ------------------------------
+
+# Internals drawn as horizontal reference lines on the backlog panel, not as
+# series of their own (Vegas's alpha/beta/gamma, Veno's beta).
+STORY_BOUNDS = ("alpha", "beta", "gamma")
+# Internals that duplicate what the window panel shows already.
+_STORY_DUPLICATES = frozenset({"round"})
+_STORY_COLORS = [
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#882255",
+    "#44AA99",
+    "#999933",
+    "#AA4499",
+    "#888888",
+]
+_STORY_LINESTYLES = ["-", "--", "-.", ":"]
+# The band of quic:congestion_state_updated's states in the figure.
+STATE_BAND = "cc state"
+_STORY_TITLES = {
+    "rtt": "RTT (ms)",
+    "backlog": "packets",
+    "delay": "delay (ms)",
+    "rate": "Mbit/s",
+    "window_packets": "packets",
+}
+
+
+def story_panel(name: str, values: pd.Series) -> str | None:
+    """Which panel of :func:`plot_story` an internal belongs to, from its name
+    and values alone (so that renamed or new internals still find one):
+    ``"bound"`` (alpha/beta/gamma lines), ``"state"`` (text values such as
+    ``delay_source``, ``loss_class``), ``"rtt"`` (``*rtt*_ms``), ``"delay"``
+    (other ``*_ms``: relative delays, queueing times), ``"rate"``
+    (``*_bps``, ``*_bytes_per_s``), ``"backlog"`` (``diff*``, ``n_*`` in
+    packets: Vegas's Diff, Veno's N), ``"window_packets"`` (other
+    ``*_packets``), ``"other"`` for any other number that changes, None for
+    constants and what is drawn elsewhere."""
+    if name in STORY_BOUNDS:
+        return "bound"
+    data = values.dropna()
+    if data.empty or name in _STORY_DUPLICATES:
+        return None
+    if not pd.api.types.is_numeric_dtype(data) or pd.api.types.is_bool_dtype(data):
+        return "state"
+    if name.endswith("_ms"):
+        return "rtt" if "rtt" in name else "delay"
+    if name.endswith("_bps") or name.endswith("_bytes_per_s"):
+        return "rate"
+    if name.endswith("_packets"):
+        return "backlog" if name.startswith(("diff", "n_")) else "window_packets"
+    if data.nunique() <= 1:
+        return None
+    return "other"
+
+
+def _story_scale(name: str) -> tuple[float, str]:
+    if name.endswith("_bytes_per_s"):
+        return 8e-6, name.removesuffix("_bytes_per_s")
+    if name.endswith("_bps"):
+        return 1e-6, name.removesuffix("_bps")
+    return 1.0, name
+
+
+def _state_runs(values: pd.Series, times: pd.Series, end: float) -> list[tuple[float, float, str]]:
+    runs: list[tuple[float, float, str]] = []
+    for t, v in zip(times, values, strict=True):
+        if pd.isna(v):
+            continue
+        text = str(v).lower() if isinstance(v, bool | np.bool_) else str(v)
+        if runs and runs[-1][2] == text:
+            continue
+        if runs:
+            runs[-1] = (runs[-1][0], float(t), runs[-1][2])
+        runs.append((float(t), end, text))
+    return runs
+
+
+def plot_story(trace: Trace, *, title: str | None = None, width: float = 7.0, max_other: int = 3) -> Figure:
+    """The controller's own story over time, from one endpoint's qlog (the
+    data sender's): the window (cwnd, ssthresh once set, bytes in flight)
+    with every ``packet_lost`` marked by trigger and the congestion states
+    (recovery shaded, each change a dotted line); then one panel per kind of
+    internal the controller logged (see :func:`story_panel`): BaseRTT and
+    the round's RTT beside quiche's RTTs, Diff or N against alpha/beta,
+    relative delays and queueing times, rates (expected/actual, bandwidth
+    estimates), text states (``delay_source``, loss classes, ...) as bands,
+    and any other changing number in ``max_other`` panels at most (named in
+    the figure's footer when more)."""
+    window = window_series(trace)
+    internals = cc_internals(trace)
+    states = congestion_states(trace)
+    losses = packet_losses(trace)
+    end = max(
+        float(window["time_s"].max()) if len(window) else 0.0,
+        trace.duration_ms / 1000.0,
+        float(losses["time_s"].max()) if len(losses) else 0.0,
+    )
+    groups: dict[str, list[str]] = {}
+    for column in internals.columns:
+        if column == "time_s":
+            continue
+        kind = story_panel(column, internals[column])
+        if kind is not None:
+            groups.setdefault(kind, []).append(column)
+    # Other numbers one per panel (their scales differ), counters (never
+    # decreasing) after the rest.
+    other = sorted(groups.pop("other", []), key=lambda c: _is_counter(internals[c]))
+    other_panels = [(c,) for c in other[:max_other]]
+    not_drawn = other[max_other:]
+    bounds = groups.pop("bound", [])
+    order = ["rtt", "backlog", "delay", "rate", "window_packets"]
+    panels: list[tuple[str, tuple[str, ...]]] = [("window", ())]
+    panels += [(kind, tuple(groups[kind])) for kind in order if kind in groups]
+    if "rtt" not in groups and window["smoothed_rtt_ms"].notna().any():
+        panels.insert(1, ("rtt", ()))
+    panels += [("other", p) for p in other_panels]
+    # The congestion state is a band like the controller's own text states.
+    bands = internals[["time_s", *groups.get("state", [])]].copy()
+    if len(states):
+        cc_state = pd.DataFrame({"time_s": states["time_s"], STATE_BAND: states["state"]})
+        bands = pd.concat([bands, cc_state], ignore_index=True).sort_values("time_s", kind="stable")
+    band_names = tuple(c for c in bands.columns if c != "time_s")
+    if band_names:
+        panels.append(("state", band_names))
+    heights = [
+        1.8 if kind == "window" else 0.35 * len(names) + 0.4 if kind == "state" else 1.2 for kind, names in panels
+    ]
+    with style():
+        fig = Figure(figsize=(width, sum(heights) + 0.7), layout="constrained")
+        axes = list(
+            np.atleast_1d(fig.subplots(len(panels), 1, sharex=True, height_ratios=heights, squeeze=False)[:, 0])
+        )
+        # Before the first RTT sample quiche logs its initial estimate (333 ms): not drawn.
+        sampled = window["latest_rtt_ms"].notna()
+        first_sample = float(window.loc[sampled, "time_s"].iloc[0]) if sampled.any() else math.inf
+        change_times = [float(t) for t in states["time_s"]]
+        for ax, (kind, names) in zip(axes, panels, strict=True):
+            if kind == "window":
+                for column, label, color, ls in (
+                    # cwnd drawn last, over bytes in flight that often equals it.
+                    ("bytes_in_flight", "bytes in flight", "#D55E00", ":"),
+                    ("ssthresh", "ssthresh", "#000000", "--"),
+                    ("cwnd_bytes", "cwnd", "#0072B2", "-"),
+                ):
+                    data = window[["time_s", column]].replace([np.inf, -np.inf], np.nan).dropna()
+                    if len(data):
+                        ax.step(
+                            data["time_s"], data[column] / 1e3, where="post", label=label, color=color, linestyle=ls
+                        )
+                top = ax.get_ylim()[1] if ax.has_data() else 1.0
+                for trigger, marker, color in (
+                    ("reordering_threshold", "v", "#D55E00"),
+                    ("time_threshold", "x", "#CC79A7"),
+                ):
+                    lost = losses[losses["trigger"] == trigger]
+                    if len(lost):
+                        label = f"lost ({trigger.replace('_threshold', '')}): {len(lost)}"
+                        ax.plot(
+                            lost["time_s"],
+                            [top] * len(lost),
+                            linestyle="none",
+                            marker=marker,
+                            markersize=4,
+                            color=color,
+                            label=label,
+                            clip_on=False,
+                        )
+                rest = losses[~losses["trigger"].isin(["reordering_threshold", "time_threshold"])]
+                if len(rest):
+                    ax.plot(
+                        rest["time_s"],
+                        [top] * len(rest),
+                        linestyle="none",
+                        marker="o",
+                        markersize=3,
+                        color="#E69F00",
+                        label=f"lost: {len(rest)}",
+                        clip_on=False,
+                    )
+                ax.set_ylabel("KB")
+                ax.set_ylim(bottom=0)
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(loc="upper left", ncols=3, fontsize=6)
+            elif kind == "state":
+                palette: dict[str, str] = {}
+                for row, name in enumerate(names):
+                    column = bands[["time_s", name]].dropna()
+                    runs = _state_runs(column[name], column["time_s"], end)
+                    for start, stop, value in runs:
+                        color = palette.setdefault(value, _STORY_COLORS[len(palette) % len(_STORY_COLORS)])
+                        ax.broken_barh(
+                            [(start, max(stop - start, 0.0))],
+                            (row - 0.35, 0.7),
+                            facecolors=color,
+                            alpha=0.55,
+                            linewidth=0,
+                        )
+                        if stop - start >= 0.08 * max(end, 1e-9):
+                            ax.annotate(
+                                value, (start, row), fontsize=5, va="center", xytext=(2, 0), textcoords="offset points"
+                            )
+                ax.set_yticks(range(len(names)), list(names))
+                ax.set_ylim(len(names) - 0.4, -0.6)
+                ax.grid(False, axis="y")
+                handles = [matplotlib.patches.Patch(facecolor=c, alpha=0.55, label=v) for v, c in palette.items()]
+                ax.legend(
+                    handles=handles,
+                    loc="upper center",
+                    bbox_to_anchor=(0.5, -0.3),
+                    ncols=min(len(handles), 6),
+                    fontsize=6,
+                )
+            else:
+                lines = list(names)
+                for i, name in enumerate(lines):
+                    scale, label = _story_scale(name)
+                    data = internals[["time_s", name]].replace([np.inf, -np.inf], np.nan).dropna()
+                    ax.step(
+                        data["time_s"],
+                        data[name].astype(float) * scale,
+                        where="post",
+                        label=label,
+                        color=_STORY_COLORS[i % len(_STORY_COLORS)],
+                        linestyle=_STORY_LINESTYLES[i % len(_STORY_LINESTYLES)],
+                    )
+                if kind == "rtt":
+                    for column, label in (("smoothed_rtt_ms", "quiche srtt"), ("latest_rtt_ms", "quiche latest")):
+                        data = window[["time_s", column]].dropna()
+                        data = data[data["time_s"] >= first_sample]
+                        if len(data):
+                            ax.step(
+                                data["time_s"],
+                                data[column],
+                                where="post",
+                                label=label,
+                                color="0.6",
+                                linewidth=0.6,
+                                linestyle="-" if "srtt" in label else ":",
+                            )
+                if kind == "backlog":
+                    # One line per level; bounds at the same level share it (Vegas-Linux: alpha = gamma).
+                    levels: dict[float, list[str]] = {}
+                    for bound in bounds:
+                        level_series = internals[bound].dropna()
+                        if len(level_series) and pd.api.types.is_numeric_dtype(level_series):
+                            levels.setdefault(float(level_series.iloc[-1]), []).append(bound)
+                    for (level, named), bls in zip(sorted(levels.items()), ("--", ":", "-."), strict=False):
+                        ax.axhline(level, color="0.3", linestyle=bls, linewidth=0.8)
+                        ax.annotate(
+                            " = ".join(named), (1.0, level), xycoords=("axes fraction", "data"), fontsize=6, va="center"
+                        )
+                ax.set_ylabel(_STORY_TITLES.get(kind, ""))
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(loc="upper left", ncols=4, fontsize=6)
+            for start, stop in _recovery_spans(states, end):
+                ax.axvspan(start, stop, color="0.9", linewidth=0, zorder=0)
+            for t in change_times:
+                ax.axvline(t, color="0.7", linestyle=":", linewidth=0.5, zorder=0)
+        axes[-1].set_xlabel("Time (s)")
+        axes[-1].set_xlim(0, end if end > 0 else None)
+        axes[0].set_title(title or trace.title or Path(trace.path).name)
+        if not_drawn:
+            fig.text(0.01, 0.0, "not drawn: " + ", ".join(not_drawn), fontsize=5, va="bottom")
+    return fig
+
+
+def _is_counter(values: pd.Series) -> bool:
+    data = values.dropna().astype(float)
+    return len(data) > 1 and bool((data.diff().dropna() >= 0).all())
+
+
+def _recovery_spans(states: pd.DataFrame, end_s: float) -> list[tuple[float, float]]:
+    if states.empty:
+        return []
+    times = [*list(states["time_s"]), end_s]
+    return [
+        (float(start), float(stop))
+        for (start, state), stop in zip(states[["time_s", "state"]].itertuples(index=False), times[1:], strict=True)
+        if state == "recovery"
+    ]

@@ -24,7 +24,9 @@ the server side by side in qvis's sequence diagram) where a JSON-SEQ file
 holds one, and because qvis's JSON-SEQ reader stops at the first bad record.
 The data of every event is kept, our controllers' extra fields
 included; only what qvis needs is renamed or added (see :data:`EVENT_NAMES`
-and :func:`convert_data`).
+and :func:`convert_data`), and :func:`convert_event` lists what a trace's
+context changes (extension frames made ordinary frames, unset values and
+quiche's initial RTT estimate kept out of the plotted fields).
 """
 
 from __future__ import annotations
@@ -42,6 +44,26 @@ import pandas as pd
 from .sqlog import Event, Trace, read_qlog_traces
 
 QVIS_VERSION = "draft-02"
+
+# quiche logs "not set yet" (ssthresh before the first loss) as u64::MAX.
+U64_MAX = 2**64 - 1
+
+# RTT fields of quic:recovery_metrics_updated that hold quiche's initial
+# estimate (333 ms) until the first sample; latest_rtt only appears with one.
+RTT_ESTIMATE_FIELDS = ("min_rtt", "smoothed_rtt", "rtt_variance")
+RTT_SAMPLE_FIELD = "latest_rtt"
+
+# Written as configuration.time_offset (ms) on every trace with a known
+# reference time. qvis's sequence diagram estimates a clock offset between
+# client and server (RTT/2 from the first RTT it finds) unless the trace's
+# time_offset is non-zero (SequenceDiagramD3Renderer.calculateTimeOffsets);
+# a non-zero offset far below qlog's time resolution makes it use the
+# reference times, our shared clock, instead. Added to every trace alike, it
+# moves nothing relative to anything else.
+SHARED_CLOCK_TIME_OFFSET_MS = 1e-6
+
+# RFC 9000's default ack_delay_exponent, when parameters_set does not say.
+DEFAULT_ACK_DELAY_EXPONENT = 3
 
 # quiche 0.29 (qlog quic-12 / http3-12) event name -> qlog draft-02 name.
 EVENT_NAMES: dict[str, str] = {
@@ -147,9 +169,139 @@ def convert_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def convert_event(event: Event) -> dict[str, Any]:
-    """One event as ``{"time": ms, "name": "category:event", "data": {...}}``."""
-    return {"time": event.time, "name": convert_name(event.name), "data": convert_data(event.name, event.data)}
+class TraceContext:
+    """What converting one event needs from the events before it in its trace:
+    the ACK delay exponents in force and whether an RTT was sampled yet."""
+
+    def __init__(self) -> None:
+        self.ack_delay_exponent = {"local": DEFAULT_ACK_DELAY_EXPONENT, "remote": DEFAULT_ACK_DELAY_EXPONENT}
+        self.rtt_sampled = False
+        self.rtt_estimate: dict[str, Any] = {}
+
+
+def _ack_frame(ext: Mapping[str, Any], unknown: Mapping[str, Any], exponent: int) -> dict[str, Any]:
+    """An ACK_RECEIVE_TIMESTAMPS frame as qlog's ``ack`` frame; every field of
+    ours is kept in it (receive times, exponent, raw ACK delay, ECN counts)."""
+    frame: dict[str, Any] = {"frame_type": "ack"}
+    raw_delay = ext.get("ack_delay_raw")
+    if isinstance(raw_delay, int) and not isinstance(raw_delay, bool) and raw_delay >= 0:
+        # ms, as quiche logs an ordinary ACK's delay.
+        frame["ack_delay"] = raw_delay * 2**exponent / 1000.0
+    for key, value in ext.items():
+        if key == "frame_type":
+            frame["extension_frame_type"] = value
+        else:
+            frame.setdefault(key, copy.deepcopy(value))
+    if "raw" in unknown and "raw" not in frame:
+        frame["raw"] = copy.deepcopy(unknown["raw"])
+    return frame
+
+
+def _merge_extension_frames(
+    frames: list[Any], extension_frames: list[Any], exponent: int
+) -> tuple[list[Any], list[Any]]:
+    """Replaces quiche's ``unknown`` placeholder of each of our frames by the
+    decoded frame (matched in order by ``frame_type_bytes``); returns the new
+    frame list and the extension frames that matched no placeholder."""
+    pending = list(extension_frames)
+    out = []
+    for frame in frames:
+        if (
+            pending
+            and isinstance(frame, Mapping)
+            and frame.get("frame_type") == "unknown"
+            and isinstance(pending[0], Mapping)
+            and frame.get("frame_type_bytes") == pending[0].get("frame_type_bytes")
+        ):
+            ext = pending.pop(0)
+            if ext.get("frame_type") == "ack_receive_timestamps":
+                out.append(_ack_frame(ext, frame, exponent))
+            else:
+                merged = copy.deepcopy(dict(ext))
+                if "raw" in frame:
+                    merged.setdefault("raw", copy.deepcopy(frame["raw"]))
+                out.append(merged)
+        else:
+            out.append(frame)
+    return out, pending
+
+
+def _is_u64_max(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= U64_MAX
+
+
+def convert_event(event: Event, context: TraceContext | None = None) -> dict[str, Any]:
+    """One event as ``{"time": ms, "name": "category:event", "data": {...}}``.
+
+    Besides :func:`convert_data`:
+
+    - the event's other top-level fields go into ``data`` (qvis shows only
+      ``data``), except a name ``data`` already has, which stays beside it;
+    - ``extension_frames`` (our frames, decoded by quiche-vegas) replace
+      their ``unknown`` placeholders in ``data.frames``: an
+      ACK_RECEIVE_TIMESTAMPS frame becomes an ``ack`` frame (``acked_ranges``,
+      ``ack_delay`` in ms from ``ack_delay_raw`` and the ACK sender's
+      ``ack_delay_exponent``, ECN counts, and, as its own fields,
+      ``extension_frame_type``, ``receive_timestamps_us``,
+      ``receive_timestamps_exponent``, ``ack_delay_raw``); any other keeps its
+      own ``frame_type``. One matching no placeholder stays in the event's
+      ``extension_frames``;
+    - ``recovery:metrics_updated``: fields at u64::MAX (ssthresh before the
+      first loss) are left out and named in ``unset_fields``; until the first
+      RTT sample (``latest_rtt``) quiche's initial estimate (``min_rtt``,
+      ``smoothed_rtt``, ``rtt_variance``) moves to ``initial_rtt_estimate``,
+      and the event with the first sample carries every RTT field.
+
+    ``context`` carries what the trace's earlier events said (see
+    :func:`convert_trace`); without it the event is converted on its own, with
+    the defaults.
+    """
+    ctx = context if context is not None else TraceContext()
+    data = convert_data(event.name, event.data)
+    out: dict[str, Any] = {"time": event.time, "name": convert_name(event.name), "data": data}
+    extra = copy.deepcopy(event.extra)
+    if event.name.endswith("parameters_set"):
+        owner = data.get("owner")
+        exponent = data.get("ack_delay_exponent")
+        valid = isinstance(exponent, int) and not isinstance(exponent, bool) and 0 <= exponent <= 20
+        if isinstance(owner, str) and owner in ctx.ack_delay_exponent and valid:
+            ctx.ack_delay_exponent[owner] = exponent
+    ext_frames = extra.pop("extension_frames", None)
+    if isinstance(ext_frames, list) and ext_frames:
+        # An ACK's delay is scaled by its sender's exponent: the peer's for a
+        # received packet, ours for a sent one.
+        side = "remote" if event.name.endswith("packet_received") else "local"
+        frames = data.get("frames")
+        merged, left = _merge_extension_frames(
+            frames if isinstance(frames, list) else [], ext_frames, ctx.ack_delay_exponent[side]
+        )
+        if isinstance(frames, list):
+            data["frames"] = merged
+        if left:
+            extra["extension_frames"] = left
+    elif ext_frames is not None:
+        extra["extension_frames"] = ext_frames
+    for key in list(extra):
+        if key not in data:
+            data[key] = extra.pop(key)
+    out.update(extra)
+    if event.name in ("quic:recovery_metrics_updated", "recovery:metrics_updated"):
+        unset = [k for k, v in data.items() if _is_u64_max(v)]
+        for key in unset:
+            del data[key]
+        if unset:
+            data["unset_fields"] = unset
+        if not ctx.rtt_sampled:
+            if RTT_SAMPLE_FIELD in data:
+                ctx.rtt_sampled = True
+                for key, value in ctx.rtt_estimate.items():
+                    data.setdefault(key, value)
+            else:
+                held = {k: data.pop(k) for k in RTT_ESTIMATE_FIELDS if k in data}
+                if held:
+                    ctx.rtt_estimate.update(held)
+                    data["initial_rtt_estimate"] = held
+    return out
 
 
 def reference_time_ms(header: Mapping[str, Any]) -> float:
@@ -194,13 +346,18 @@ def convert_trace(trace: Trace) -> dict[str, Any]:
         "protocol_type": "QUIC_HTTP3",
     }
     configuration: dict[str, Any] = {"time_units": "ms", "original_uris": [Path(trace.path).name]}
+    if common_out["reference_time"] > 0:
+        configuration["time_offset"] = SHARED_CLOCK_TIME_OFFSET_MS
     original_ref = common.get("reference_time")
     if isinstance(original_ref, Mapping):
         configuration["original_reference_time"] = dict(original_ref)
     for key in ("event_schemas", "event_schema"):
         if key in info:
             configuration[key] = info[key]
-    events = sorted((convert_event(e) for e in trace.events), key=lambda e: e["time"])
+    context = TraceContext()
+    # Converted in the file's order (the context follows it), then sorted:
+    # qvis wants the events in time order.
+    events = sorted((convert_event(e, context) for e in trace.events), key=lambda e: e["time"])
     return {
         "vantage_point": vantage,
         "title": trace.title or Path(trace.path).name,
@@ -211,12 +368,38 @@ def convert_trace(trace: Trace) -> dict[str, Any]:
     }
 
 
+def _stream_bytes(trace: Trace) -> int:
+    """Bytes of STREAM frames in the trace's sent packets (retransmissions included)."""
+    total = 0
+    for event in trace.named("quic:packet_sent", "transport:packet_sent"):
+        for frame in event.data.get("frames") or []:
+            if isinstance(frame, Mapping) and frame.get("frame_type") == "stream":
+                length = frame.get("length")
+                if not isinstance(length, int):
+                    raw = frame.get("raw")
+                    length = raw.get("payload_length") if isinstance(raw, Mapping) else None
+                if isinstance(length, int) and not isinstance(length, bool):
+                    total += length
+    return total
+
+
+def sender_first(traces: Sequence[Trace]) -> list[Trace]:
+    """The traces with the one that sent the most stream data first (the data
+    sender, whose congestion controller qvis's congestion view should open
+    on); ties keep their order."""
+    sent = [_stream_bytes(t) for t in traces]
+    order = sorted(range(len(traces)), key=lambda i: -sent[i])
+    return [traces[i] for i in order]
+
+
 def to_qvis(traces: Sequence[Trace] | Trace, title: str | None = None) -> dict[str, Any]:
     """The qvis document for one or more traces (client and server of a
-    connection side by side, for qvis's sequence diagram)."""
+    connection side by side, for qvis's sequence diagram), the data sender's
+    trace first (:func:`sender_first`)."""
     items = [traces] if isinstance(traces, Trace) else list(traces)
     if not items:
         raise ValueError("no trace to convert")
+    items = sender_first(items)
     doc_title = title or " + ".join(Path(t.path).name for t in items)
     # qvis decides how to parse a file from its first 1024 characters: the
     # version and format must come first, before any free text.

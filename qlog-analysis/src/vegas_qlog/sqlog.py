@@ -56,11 +56,18 @@ class Problem:
 
 @dataclass(frozen=True)
 class Event:
-    """One qlog event: time in milliseconds relative to the trace's start."""
+    """One qlog event: time in milliseconds relative to the trace's start.
+
+    ``extra`` holds the event's other top-level fields, kept as they are: with
+    our QUIC extensions quiche puts the decoded extension frames of a packet
+    event in ``extension_frames`` and our transport parameters of
+    ``quic:parameters_set`` in ``extensions`` there, beside ``data``.
+    """
 
     time: float
     name: str
     data: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def category(self) -> str:
@@ -269,7 +276,11 @@ def _event_from_object(obj: dict[str, Any]) -> Event | None:
     if not isinstance(time, int | float) or isinstance(time, bool) or not isinstance(name, str):
         return None
     data = obj.get("data")
-    return Event(float(time), name, data if isinstance(data, dict) else {})
+    used = {"time", "name", "data"}
+    if "name" not in obj:
+        used |= {"category", "type"}
+    extra = {k: v for k, v in obj.items() if k not in used}
+    return Event(float(time), name, data if isinstance(data, dict) else {}, extra)
 
 
 def _read_document(name: str, doc: dict[str, Any], strict: bool) -> list[Trace]:
