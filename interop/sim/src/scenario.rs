@@ -84,7 +84,7 @@ pub struct JitterSpec {
 
 /// Defaults of [`JitterSpec`].
 pub const DEFAULT_FLOW_START_JITTER_MS: f64 = 10.0;
-pub const DEFAULT_LINK_DELAY_JITTER_MS: f64 = 0.5;
+pub const DEFAULT_LINK_DELAY_JITTER_MS: f64 = 0.1;
 
 impl Default for JitterSpec {
     fn default() -> Self {

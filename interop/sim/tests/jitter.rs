@@ -11,7 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use vegas_sim::scenario::DEFAULT_FLOW_START_JITTER_MS;
+use vegas_sim::scenario::{DEFAULT_FLOW_START_JITTER_MS, DEFAULT_LINK_DELAY_JITTER_MS};
 use vegas_sim::time::serialisation_time;
 use vegas_sim::{Overrides, Scenario};
 
@@ -63,14 +63,22 @@ fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 #[test]
 fn loss_free_seeds_differ_and_one_seed_repeats_byte_for_byte() {
-    let run = |seed| common::run_scenario(&parse(LOSS_FREE, seed));
+    let run = |text: &str, seed| common::run_scenario(&parse(text, seed));
     let completion = |r: &common::Run| {
         let flow = r.flow("download");
         assert_eq!(flow.verified, Some(true), "{flow:?}");
         flow.completion_s.unwrap()
     };
-    let first = run(1);
-    let again = run(1);
+    // The handshake's RTT without jitter: the client's Initial (padded to
+    // 1200 bytes, 1228 on the wire) up at 2 Mbit/s, the server's down at
+    // 10 Mbit/s, 40 ms each way.
+    let exact_rtt_ms =
+        80.0 + common::serialisation_ms(1228.0, 2.0) + common::serialisation_ms(1228.0, 10.0);
+    // With it, each of the two links adds less than its bound.
+    let bound_ms = 2.0 * DEFAULT_LINK_DELAY_JITTER_MS;
+
+    let first = run(LOSS_FREE, 1);
+    let again = run(LOSS_FREE, 1);
     let (a, b) = (outputs(first.dir.path()), outputs(again.dir.path()));
     assert!(a.contains_key("download-server.sqlog"), "{:?}", a.keys());
     for (name, bytes) in &a {
@@ -80,25 +88,40 @@ fn loss_free_seeds_differ_and_one_seed_repeats_byte_for_byte() {
         );
     }
 
-    let times: Vec<f64> = [1, 2, 3, 4]
-        .into_iter()
-        .map(|seed| {
-            if seed == 1 {
-                completion(&first)
-            } else {
-                completion(&run(seed))
-            }
-        })
+    let runs: Vec<common::Run> = std::iter::once(first)
+        .chain([2, 3, 4].map(|seed| run(LOSS_FREE, seed)))
         .collect();
-    for i in 0..times.len() {
-        for j in i + 1..times.len() {
+    let times: Vec<f64> = runs.iter().map(completion).collect();
+    let rtts: Vec<f64> = runs
+        .iter()
+        .map(|r| common::client_handshake_rtt_ms(r, "download"))
+        .collect();
+    for rtt in &rtts {
+        assert!(
+            *rtt >= exact_rtt_ms - 1e-3 && *rtt < exact_rtt_ms + bound_ms,
+            "handshake RTT {rtt} ms outside [{exact_rtt_ms}, {exact_rtt_ms} + {bound_ms})"
+        );
+    }
+    for i in 0..runs.len() {
+        for j in i + 1..runs.len() {
+            let (si, sj) = (i + 1, j + 1);
             assert!(
                 times[i] != times[j],
-                "seeds {} and {} completed at the same time: {times:?}",
-                i + 1,
-                j + 1
+                "seeds {si} and {sj} completed at the same time: {times:?}"
+            );
+            assert!(
+                rtts[i] != rtts[j],
+                "seeds {si} and {sj} had the same handshake RTT: {rtts:?}"
             );
         }
+    }
+
+    // Without jitter the seeds draw no timing: every handshake takes the
+    // exact RTT.
+    let off = format!("{LOSS_FREE}\n[jitter]\nenabled = false\n");
+    for seed in [1, 2, 3] {
+        let rtt = common::client_handshake_rtt_ms(&run(&off, seed), "download");
+        assert!((rtt - exact_rtt_ms).abs() < 1e-3, "seed {seed}: {rtt} ms");
     }
 }
 
@@ -153,7 +176,9 @@ fn start_jitter_is_drawn_per_flow_within_its_bound() {
 #[test]
 fn link_delay_jitter_defaults_and_overrides() {
     let s = parse(LOSS_FREE, 1);
-    assert!(s.links.iter().all(|l| l.delay_jitter == 500_000));
+    let default = (DEFAULT_LINK_DELAY_JITTER_MS * 1e6) as u64;
+    assert!(default > 0);
+    assert!(s.links.iter().all(|l| l.delay_jitter == default));
     let text = LOSS_FREE.replace(
         "delay_ms = 40\n    queue_packets = 30\n    [links.up]",
         "delay_ms = 40\n    queue_packets = 30\n    delay_jitter_ms = 3\n    jitter_reorders = true\n    [links.up]",
