@@ -209,12 +209,7 @@ impl Engine {
         let links = scenario
             .links
             .iter()
-            .map(|l| {
-                Link::new(
-                    l.clone(),
-                    RandomStream::named(seed, &format!("link:{}:loss", l.name)),
-                )
-            })
+            .map(|l| Link::new(l.clone(), seed))
             .collect();
         let mut routes = vec![
             Route {
@@ -369,7 +364,7 @@ impl Engine {
                 }
                 if let Some(mut datagram) = survivor {
                     datagram.hop += 1;
-                    let at = now + self.links[link].delay;
+                    let at = self.links[link].wire_arrival(now);
                     if datagram.hop >= self.routes[datagram.route].links.len() {
                         self.deliver(datagram, at);
                     } else {
@@ -488,6 +483,9 @@ mod tests {
         under_test = true
         forward_path = ["down"]
         return_path = ["up"]
+        # Exact times below: no jitter.
+        [jitter]
+        enabled = false
     "#;
 
     #[test]

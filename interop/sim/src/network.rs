@@ -2,8 +2,9 @@
 //!
 //! A link is one direction of a router's output port: a DropTail queue in
 //! front of a transmitter of a given rate, then a wire with a propagation
-//! delay and a loss model. The link itself schedules nothing; the simulator
-//! calls [`Link::arrive`] and [`Link::finish_transmission`] at the right
+//! delay (plus, optionally, a little random jitter) and a loss model. The
+//! link itself schedules nothing; the simulator calls [`Link::arrive`],
+//! [`Link::finish_transmission`] and [`Link::wire_arrival`] at the right
 //! times and schedules what they return.
 
 use std::collections::VecDeque;
@@ -88,6 +89,12 @@ pub struct Link {
     /// Gilbert-Elliott state: in the bad state.
     loss_state_bad: bool,
     rng: RandomStream,
+    /// Draws of the delay jitter: a stream of its own, so that switching
+    /// jitter on or off leaves the loss draws as they were.
+    jitter_rng: RandomStream,
+    /// When the latest datagram to leave reaches the far end; a FIFO wire
+    /// delivers none before it. Reset by a change of delay.
+    last_wire_arrival: Nanos,
     /// Datagrams leaving before this time are lost.
     blackout_until: Nanos,
     queue: VecDeque<Datagram>,
@@ -100,13 +107,18 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(config: LinkConfig, rng: RandomStream) -> Self {
+    /// The link of a scenario run with `seed`: its random streams are named
+    /// after it (`link:NAME:loss`, `link:NAME:delay`), so that adding a link
+    /// changes no other link's draws.
+    pub fn new(config: LinkConfig, seed: u64) -> Self {
         Link {
             rate_bps: config.rate_bps,
             delay: config.delay,
             loss: config.loss,
             loss_state_bad: false,
-            rng,
+            rng: RandomStream::named(seed, &format!("link:{}:loss", config.name)),
+            jitter_rng: RandomStream::named(seed, &format!("link:{}:delay", config.name)),
+            last_wire_arrival: 0,
             blackout_until: 0,
             queue: VecDeque::new(),
             queued_bytes: 0,
@@ -171,6 +183,7 @@ impl Link {
         // may overtake them after a cut in delay, as after a real route
         // change.
         self.delay = delay;
+        self.last_wire_arrival = 0;
     }
 
     pub fn set_loss(&mut self, loss: LossModel) {
@@ -255,6 +268,25 @@ impl Link {
         (survivor, next_done)
     }
 
+    /// When a datagram that finished its transmission at `now` (and survived
+    /// the wire) reaches the far end: `now + delay`, plus a uniform draw
+    /// below the link's `delay_jitter`. Unless the link may reorder, never
+    /// before the datagram that left before it: a jittered datagram delays
+    /// the ones right behind it, as on a FIFO wire.
+    pub fn wire_arrival(&mut self, now: Nanos) -> Nanos {
+        let jitter = self.config.delay_jitter;
+        let mut at = now + self.delay;
+        if jitter > 0 {
+            let extra = (self.jitter_rng.next_f64() * jitter as f64) as Nanos;
+            at += extra.min(jitter - 1);
+            if !self.config.jitter_reorders {
+                at = at.max(self.last_wire_arrival);
+            }
+        }
+        self.last_wire_arrival = self.last_wire_arrival.max(at);
+        at
+    }
+
     /// Whether the loss model drops a datagram of `wire_bytes`. Draws from the
     /// link's own stream a fixed number of times per datagram, so the draws
     /// of one link never depend on another.
@@ -307,8 +339,10 @@ mod tests {
                 queue_limit: limit,
                 loss,
                 aqt: true,
+                delay_jitter: 0,
+                jitter_reorders: false,
             },
-            RandomStream::from_seed(3),
+            3,
         )
     }
 
@@ -362,6 +396,111 @@ mod tests {
         let p = packet_error_rate_from_ber(1e-6, 1250);
         assert!((p - (1.0 - (1.0f64 - 1e-6).powi(10_000))).abs() < 1e-12);
         assert!((packet_error_rate_from_ber(1e-12, 1) - 8e-12).abs() < 1e-20);
+    }
+
+    fn jittery(jitter: Nanos, reorders: bool, loss: LossModel) -> Link {
+        Link::new(
+            LinkConfig {
+                name: "j".into(),
+                rate_bps: 8_000_000,
+                delay: 10_000_000,
+                queue_limit: QueueLimit::Packets(1000),
+                loss,
+                aqt: false,
+                delay_jitter: jitter,
+                jitter_reorders: reorders,
+            },
+            11,
+        )
+    }
+
+    #[test]
+    fn without_jitter_the_wire_takes_exactly_the_delay() {
+        let mut l = jittery(0, false, LossModel::None);
+        for now in [0, 5, 5, 1_000_000, 1_000_001] {
+            assert_eq!(l.wire_arrival(now), now + 10_000_000);
+        }
+    }
+
+    #[test]
+    fn sparse_datagrams_get_uniform_jitter() {
+        // Datagrams 10 ms apart, jitter below 2 ms: the FIFO rule never
+        // binds, so each extra delay is one uniform draw on [0, 2 ms).
+        let jitter = 2_000_000;
+        let mut l = jittery(jitter, false, LossModel::None);
+        let n = 20_000;
+        let extras: Vec<f64> = (0..n)
+            .map(|i| {
+                let now = i * 10_000_000;
+                let extra = l.wire_arrival(now) - now - 10_000_000;
+                assert!(extra < jitter, "{extra}");
+                extra as f64
+            })
+            .collect();
+        let mean = extras.iter().sum::<f64>() / n as f64;
+        // Uniform: mean 1 ms, standard deviation of the mean
+        // 2 ms / sqrt(12 n) = 4.1 us; within 4 of them.
+        assert!((mean - 1e6).abs() < 16.4e3, "{mean}");
+        let below_half_ms = extras.iter().filter(|e| **e < 0.5e6).count() as f64 / n as f64;
+        // P = 0.25, standard deviation sqrt(0.25 x 0.75 / n) = 0.0031.
+        assert!((below_half_ms - 0.25).abs() < 0.0124, "{below_half_ms}");
+    }
+
+    #[test]
+    fn dense_datagrams_stay_in_order_unless_the_link_may_reorder() {
+        // 0.1 ms apart with up to 1 ms of jitter: without the FIFO rule a
+        // datagram overtakes the one before it with probability
+        // 0.9^2 / 2 = 0.405.
+        let jitter = 1_000_000;
+        let mut fifo = jittery(jitter, false, LossModel::None);
+        let mut free = jittery(jitter, true, LossModel::None);
+        let (mut last_fifo, mut last_free, mut swaps) = (0, 0, 0);
+        for i in 0..5_000u64 {
+            let now = i * 100_000;
+            let a = fifo.wire_arrival(now);
+            assert!(a >= last_fifo, "datagram {i} overtook the one before it");
+            assert!((now + 10_000_000..now + 10_000_000 + jitter).contains(&a));
+            last_fifo = a;
+            let b = free.wire_arrival(now);
+            assert!((now + 10_000_000..now + 10_000_000 + jitter).contains(&b));
+            swaps += u64::from(b < last_free);
+            last_free = b;
+        }
+        assert!(swaps > 1_000, "{swaps}");
+    }
+
+    #[test]
+    fn a_cut_in_delay_still_lets_later_datagrams_overtake() {
+        let mut l = jittery(1_000_000, false, LossModel::None);
+        let before = l.wire_arrival(0);
+        l.set_delay(1_000_000);
+        let after = l.wire_arrival(100_000);
+        assert!(
+            before >= 10_000_000 && after < 2_100_000,
+            "{before} {after}"
+        );
+    }
+
+    #[test]
+    fn jitter_leaves_the_loss_draws_as_they_were() {
+        let run = |jitter| {
+            let mut l = jittery(jitter, false, LossModel::PacketErrorRate(0.3));
+            (0..2_000u64)
+                .map(|i| {
+                    let now = i * 2_000_000;
+                    l.arrive(now, datagram(1000));
+                    let (out, _) = l.finish_transmission(now + 1_000_000);
+                    if out.is_some() {
+                        l.wire_arrival(now + 1_000_000);
+                    }
+                    out.is_some()
+                })
+                .collect::<Vec<_>>()
+        };
+        let (calm, jittered) = (run(0), run(1_000_000));
+        assert_eq!(calm, jittered);
+        let lost = calm.iter().filter(|s| !**s).count();
+        assert!((480..=720).contains(&lost), "{lost}");
     }
 
     #[test]

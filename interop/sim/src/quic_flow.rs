@@ -209,6 +209,7 @@ impl QuicFlow {
                 receive_timestamps: config.receive_timestamps,
                 queueing_time_frame: config.queueing_time_frame,
             },
+            idle_timeout_ms: config.idle_timeout_ms,
             ..TransportSettings::default()
         };
         let alpn = [config.protocol.alpn()];

@@ -17,7 +17,8 @@ use indexmap::IndexMap;
 use quiche_vegas::transfer::HttpVersion;
 use serde::Deserialize;
 
-use crate::time::{millis_f64, seconds_f64, Nanos};
+use crate::random::RandomStream;
+use crate::time::{millis_f64, seconds_f64, serialisation_time, Nanos};
 
 /// Smallest UDP payload QUIC allows (RFC 9000, section 14).
 pub const MIN_QUIC_DATAGRAM_BYTES: usize = 1200;
@@ -57,6 +58,43 @@ pub struct ScenarioSpec {
     pub cross_traffic: IndexMap<String, CrossTrafficSpec>,
     #[serde(default)]
     pub changes: Vec<ChangeSpec>,
+    /// What a seed varies besides losses.
+    #[serde(default)]
+    pub jitter: JitterSpec,
+}
+
+/// The timing a seed varies, as it varies in reality: when each flow
+/// starts, each datagram's propagation delay, the phase of cross traffic.
+/// Without these a loss-free scenario gives nearly the same result for
+/// every seed, while its result moves with tiny timing changes; with them
+/// the spread over seeds shows that sensitivity. All on by default.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JitterSpec {
+    /// `false` switches every kind of jitter off (per-flow and per-link
+    /// values too): timing exactly as written.
+    pub enabled: bool,
+    /// Default of every flow's `start_jitter_ms`.
+    pub flow_start_ms: f64,
+    /// Default of every link's `delay_jitter_ms`.
+    pub link_delay_ms: f64,
+    /// Each cross-traffic source starts up to one datagram spacing late.
+    pub cross_phase: bool,
+}
+
+/// Defaults of [`JitterSpec`].
+pub const DEFAULT_FLOW_START_JITTER_MS: f64 = 10.0;
+pub const DEFAULT_LINK_DELAY_JITTER_MS: f64 = 0.1;
+
+impl Default for JitterSpec {
+    fn default() -> Self {
+        JitterSpec {
+            enabled: true,
+            flow_start_ms: DEFAULT_FLOW_START_JITTER_MS,
+            link_delay_ms: DEFAULT_LINK_DELAY_JITTER_MS,
+            cross_phase: true,
+        }
+    }
 }
 
 fn default_seed() -> u64 {
@@ -95,6 +133,13 @@ pub struct LinkSpec {
     /// datagram's accumulated-queueing-time field (RoVegas).
     #[serde(default)]
     pub aqt: bool,
+    /// Each datagram's propagation takes `delay_ms` plus a uniform draw
+    /// below this (default `[jitter] link_delay_ms`).
+    pub delay_jitter_ms: Option<f64>,
+    /// `true`: the jitter may reorder datagrams. By default a datagram never
+    /// arrives before the one that left the link before it (a FIFO wire).
+    #[serde(default)]
+    pub jitter_reorders: bool,
 }
 
 /// A loss model as written: at most one of the three. Links and changes both
@@ -144,7 +189,13 @@ pub struct FlowSpec {
     pub transfer_bytes: Option<u64>,
     #[serde(default)]
     pub start_s: f64,
+    /// The flow starts at `start_s` plus a uniform draw below this (default
+    /// `[jitter] flow_start_ms`).
+    pub start_jitter_ms: Option<f64>,
     pub stop_s: Option<f64>,
+    /// Both endpoints' `max_idle_timeout` (default: the apps' 30 s). A
+    /// connection that hears nothing from its peer for this long closes.
+    pub idle_timeout_s: Option<f64>,
     /// Links the data travels, from the server to the client.
     pub forward_path: Vec<String>,
     /// Links the client's packets (ACKs, requests) travel to the server.
@@ -242,6 +293,11 @@ pub struct LinkConfig {
     pub queue_limit: QueueLimit,
     pub loss: LossModel,
     pub aqt: bool,
+    /// Upper bound of the uniform extra propagation delay of each datagram
+    /// (0: none).
+    pub delay_jitter: Nanos,
+    /// The jitter may reorder datagrams (otherwise the wire is FIFO).
+    pub jitter_reorders: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,8 +322,12 @@ pub struct FlowConfig {
     pub under_test: bool,
     pub protocol: HttpVersion,
     pub transfer_bytes: Option<u64>,
+    /// When the flow starts: `start_s` plus its start jitter, drawn from the
+    /// seed.
     pub start: Nanos,
     pub stop: Option<Nanos>,
+    /// Both endpoints' `max_idle_timeout`.
+    pub idle_timeout_ms: u64,
     pub forward_path: Vec<LinkId>,
     pub return_path: Vec<LinkId>,
     pub access_delay: Nanos,
@@ -293,6 +353,8 @@ pub struct CrossTrafficConfig {
     pub kind: CrossTrafficKind,
     pub rate_bps: u64,
     pub packet_bytes: u32,
+    /// When the first datagram leaves: `start_s` plus the source's phase,
+    /// drawn from the seed.
     pub start: Nanos,
     pub stop: Option<Nanos>,
     pub path: Vec<LinkId>,
@@ -403,9 +465,13 @@ impl Scenario {
             return Err("links: expected at least one link ([links.NAME])".to_string());
         }
 
+        let seed = overrides.seed.unwrap_or(spec.seed);
+        let jitter = &spec.jitter;
+        check_non_negative("jitter.flow_start_ms", jitter.flow_start_ms)?;
+        check_non_negative("jitter.link_delay_ms", jitter.link_delay_ms)?;
         let mut links = Vec::new();
         for (name, link) in &spec.links {
-            links.push(link_config(name, link)?);
+            links.push(link_config(name, link, jitter)?);
         }
         let link_names: Vec<&str> = spec.links.keys().map(String::as_str).collect();
         let resolve_path = |key: String, names: &[String]| -> Result<Vec<LinkId>, String> {
@@ -455,6 +521,31 @@ impl Scenario {
             check_non_negative(&key("start_s"), flow.start_s)?;
             check_non_negative(&key("access_delay_ms"), flow.access_delay_ms)?;
             let stop = check_stop(&key("stop_s"), flow.start_s, flow.stop_s)?;
+            let start_jitter = flow.start_jitter_ms.unwrap_or(jitter.flow_start_ms);
+            check_non_negative(&key("start_jitter_ms"), start_jitter)?;
+            let start_jitter = if jitter.enabled {
+                millis_f64(start_jitter)
+            } else {
+                0
+            };
+            let start = seconds_f64(flow.start_s)
+                + draw_below(seed, &format!("flow:{name}:start"), start_jitter);
+            if stop.is_some_and(|stop| stop <= seconds_f64(flow.start_s) + start_jitter) {
+                return Err(format!(
+                    "{}: expected a time after start_s + start_jitter_ms ({} s), got {}",
+                    key("stop_s"),
+                    flow.start_s + start_jitter as f64 / 1e9,
+                    flow.stop_s.unwrap_or_default()
+                ));
+            }
+            let idle_timeout_ms = match flow.idle_timeout_s {
+                None => quiche_vegas::settings::DEFAULT_IDLE_TIMEOUT_MS,
+                Some(idle) => {
+                    check_positive(&key("idle_timeout_s"), idle)?;
+                    // quiche takes whole milliseconds; at least one.
+                    ((idle * 1e3).round() as u64).max(1)
+                }
+            };
             flows.push(FlowConfig {
                 name: name.clone(),
                 cc,
@@ -462,8 +553,9 @@ impl Scenario {
                 under_test: flow.under_test,
                 protocol,
                 transfer_bytes: flow.transfer_bytes,
-                start: seconds_f64(flow.start_s),
+                start,
                 stop,
+                idle_timeout_ms,
                 forward_path: resolve_path(key("forward_path"), &flow.forward_path)?,
                 return_path: resolve_path(key("return_path"), &flow.return_path)?,
                 access_delay: millis_f64(flow.access_delay_ms),
@@ -535,12 +627,24 @@ impl Scenario {
             }
             check_non_negative(&key("start_s"), cross.start_s)?;
             let stop = check_stop(&key("stop_s"), cross.start_s, cross.stop_s)?;
+            let rate_bps = mbps_to_bps(cross.rate_mbps);
+            let start = seconds_f64(cross.start_s);
+            // The phase: up to one datagram spacing (the source's period at
+            // its rate), never past its stop time.
+            let phase = if jitter.enabled && jitter.cross_phase {
+                let wire_bytes = u64::from(cross.packet_bytes) + u64::from(spec.header_bytes);
+                let spacing = serialisation_time(wire_bytes, rate_bps);
+                let room = stop.map_or(spacing, |stop| spacing.min(stop.saturating_sub(start)));
+                draw_below(seed, &format!("cross:{name}:phase"), room)
+            } else {
+                0
+            };
             cross_traffic.push(CrossTrafficConfig {
                 name: name.clone(),
                 kind,
-                rate_bps: mbps_to_bps(cross.rate_mbps),
+                rate_bps,
                 packet_bytes: cross.packet_bytes,
-                start: seconds_f64(cross.start_s),
+                start: start + phase,
                 stop,
                 path: resolve_path(key("path"), &cross.path)?,
             });
@@ -622,7 +726,7 @@ impl Scenario {
         Ok(Scenario {
             source: path.to_path_buf(),
             description: spec.description,
-            seed: overrides.seed.unwrap_or(spec.seed),
+            seed,
             duration,
             sample_interval: millis_f64(spec.sample_interval_ms).max(1),
             qlog: spec.qlog,
@@ -721,11 +825,23 @@ fn parse_toml_value(text: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(text.to_string()))
 }
 
-fn link_config(name: &str, link: &LinkSpec) -> Result<LinkConfig, String> {
+/// A uniform draw from `[0, bound)` nanoseconds of the stream `name` (0 if
+/// `bound` is 0, without drawing).
+fn draw_below(seed: u64, name: &str, bound: Nanos) -> Nanos {
+    if bound == 0 {
+        return 0;
+    }
+    let mut rng = RandomStream::named(seed, name);
+    ((rng.next_f64() * bound as f64) as Nanos).min(bound - 1)
+}
+
+fn link_config(name: &str, link: &LinkSpec, jitter: &JitterSpec) -> Result<LinkConfig, String> {
     check_name("links", name)?;
     let key = |field: &str| format!("links.{name}.{field}");
     check_positive(&key("rate_mbps"), link.rate_mbps)?;
     check_non_negative(&key("delay_ms"), link.delay_ms)?;
+    let delay_jitter = link.delay_jitter_ms.unwrap_or(jitter.link_delay_ms);
+    check_non_negative(&key("delay_jitter_ms"), delay_jitter)?;
     let queue_limit = match (link.queue_packets, link.queue_bytes) {
         (Some(p), None) if p > 0 => QueueLimit::Packets(p),
         (None, Some(b)) if b > 0 => QueueLimit::Bytes(b),
@@ -756,6 +872,12 @@ fn link_config(name: &str, link: &LinkSpec) -> Result<LinkConfig, String> {
             },
         )?,
         aqt: link.aqt,
+        delay_jitter: if jitter.enabled {
+            millis_f64(delay_jitter)
+        } else {
+            0
+        },
+        jitter_reorders: link.jitter_reorders,
     })
 }
 

@@ -130,12 +130,7 @@ impl<'a> Simulation<'a> {
         let links: Vec<Link> = scenario
             .links
             .iter()
-            .map(|l| {
-                Link::new(
-                    l.clone(),
-                    RandomStream::named(seed, &format!("link:{}:loss", l.name)),
-                )
-            })
+            .map(|l| Link::new(l.clone(), seed))
             .collect();
         let mut routes = Vec::new();
         let env = FlowEnvironment {
@@ -268,7 +263,7 @@ impl<'a> Simulation<'a> {
                     self.schedule(done_at, Event::TransmissionDone { link });
                 }
                 if let Some(datagram) = survivor {
-                    let arrival = now + self.links[link].delay;
+                    let arrival = self.links[link].wire_arrival(now);
                     self.schedule(arrival, Event::Propagated { datagram });
                 }
             }

@@ -75,3 +75,19 @@ pub fn csv_column(path: &Path, column: &str) -> Vec<f64> {
 pub fn serialisation_ms(bytes: f64, mbps: f64) -> f64 {
     bytes * 8.0 / (mbps * 1e6) * 1e3
 }
+
+/// The first RTT sample of a client's qlog (the handshake's), in ms.
+pub fn client_handshake_rtt_ms(run: &Run, flow: &str) -> f64 {
+    let text = std::fs::read_to_string(run.path(&format!("{flow}-client.sqlog"))).unwrap();
+    for record in text.split('\u{1e}') {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(record.trim()) else {
+            continue;
+        };
+        if event["name"] == "quic:recovery_metrics_updated" {
+            if let Some(latest) = event["data"]["latest_rtt"].as_f64() {
+                return latest;
+            }
+        }
+    }
+    panic!("no RTT sample in the client's qlog");
+}
