@@ -38,6 +38,9 @@ fn reference_seconds(header: &Value) -> f64 {
 
 const ONE_LINK_EACH_WAY: &str = r#"
     duration_s = 10
+    # Exact times: no start or delay jitter.
+    [jitter]
+    enabled = false
     [links.down]
     rate_mbps = 4
     delay_ms = 40
