@@ -27,7 +27,13 @@ const QUICHE_METRICS: &[&str] = &[
 ];
 
 /// Internals the Vegas papers' state is reported as (cc/src/vegas.rs).
-const VEGAS_FIELDS: &[&str] = &["base_rtt_ms", "round_rtt_ms", "diff_packets", "alpha", "beta"];
+const VEGAS_FIELDS: &[&str] = &[
+    "base_rtt_ms",
+    "round_rtt_ms",
+    "diff_packets",
+    "alpha",
+    "beta",
+];
 
 /// A root directory with a 5 MB random `file`.
 fn root_with_file() -> (tempfile::TempDir, String) {
