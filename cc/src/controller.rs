@@ -4,6 +4,7 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
+use crate::params::{ParamInfo, ParamValues};
 
 /// Smallest congestion window of every algorithm, in packets (RFC 9002
 /// section 7.2, kMinimumWindow).
@@ -121,4 +122,34 @@ pub trait CongestionController: Send + Debug {
 
     /// The path's maximum datagram size changed (PMTUD).
     fn on_max_datagram_size(&mut self, max_datagram_size: usize);
+}
+
+/// Window sizes the stack starts a controller with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowConfig {
+    pub max_datagram_size: usize,
+    pub initial_cwnd_packets: usize,
+}
+
+impl WindowConfig {
+    pub fn initial_cwnd(&self) -> usize {
+        self.max_datagram_size * self.initial_cwnd_packets
+    }
+}
+
+/// One algorithm of this crate.
+pub struct AlgorithmInfo {
+    pub name: &'static str,
+    /// One line for `--list-cc-algorithms`.
+    pub description: &'static str,
+    pub params: &'static [ParamInfo],
+    /// Checks combinations of values that are each valid (e.g. alpha <= beta).
+    pub validate: fn(&ParamValues) -> Result<(), String>,
+    pub build: fn(&ParamValues, WindowConfig) -> Box<dyn CongestionController>,
+}
+
+/// An [`AlgorithmInfo::validate`] for algorithms whose parameters are
+/// independent of each other.
+pub fn no_constraints(_: &ParamValues) -> Result<(), String> {
+    Ok(())
 }

@@ -2,38 +2,11 @@
 
 use std::fmt;
 
+// The algorithms import these from `controller`, below this module: the
+// registry imports every algorithm, and none imports the registry.
 use crate::controller::CongestionController;
-use crate::params::{ParamError, ParamInfo, ParamValues};
-
-/// Window sizes the stack starts a controller with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WindowConfig {
-    pub max_datagram_size: usize,
-    pub initial_cwnd_packets: usize,
-}
-
-impl WindowConfig {
-    pub fn initial_cwnd(&self) -> usize {
-        self.max_datagram_size * self.initial_cwnd_packets
-    }
-}
-
-/// One algorithm of this crate.
-pub struct AlgorithmInfo {
-    pub name: &'static str,
-    /// One line for `--list-cc-algorithms`.
-    pub description: &'static str,
-    pub params: &'static [ParamInfo],
-    /// Checks combinations of values that are each valid (e.g. alpha <= beta).
-    pub validate: fn(&ParamValues) -> Result<(), String>,
-    pub build: fn(&ParamValues, WindowConfig) -> Box<dyn CongestionController>,
-}
-
-/// An [`AlgorithmInfo::validate`] for algorithms whose parameters are
-/// independent of each other.
-pub fn no_constraints(_: &ParamValues) -> Result<(), String> {
-    Ok(())
-}
+pub use crate::controller::{no_constraints, AlgorithmInfo, WindowConfig};
+use crate::params::{ParamError, ParamValues};
 
 /// quiche's own algorithms, selectable beside ours but implemented by quiche.
 pub const QUICHE_ALGORITHMS: &[(&str, &str)] = &[

@@ -78,9 +78,11 @@
 //!   ACK's BaseRTT sample is the smallest RTT − QTb − QTf over its packets;
 //!   the RTT Vegas sees for each packet is its RTT − QTb. `qt_forward_ms`
 //!   reports the QTf of the packet that gave the BaseRTT sample.
-//! - **"Newly measured RTT".** The round's RTT (now RTT − QTb) is the mean of
-//!   its samples by default (`round_rtt`): section 4 simulates with ns-2,
-//!   whose Vegas averages the round's RTTs.
+//! - **"Newly measured RTT".** The round's RTT (now RTT − QTb) is Vegas's:
+//!   the distinguished packet's by default (`round_rtt`), so that without
+//!   queueing information RoVegas is exactly `vegas`. Section 4 simulates
+//!   RoVegas and Vegas with ns-2, which averages the round's RTTs;
+//!   `round_rtt=mean` on both gives that reading.
 //! - **A probing ACK with only one of the two values** (one direction without
 //!   AQT-enabled routers, or an ACK that echoes no packet's AQT): the missing
 //!   one counts as zero queueing. RTT − (known queueing) is still at least the
@@ -114,22 +116,24 @@
 
 use std::time::Duration;
 
+use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
 use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
-use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::queueing_estimate::{
     EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM, DEFAULT_RESYNC_AFTER,
 };
-use crate::vegas::{Vegas, VegasFlavour, PAPER_COMMON_PARAMS, ROUND_RTT_MEAN, VEGAS};
+use crate::vegas::{Vegas, VegasFlavour, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED, VEGAS};
 
 /// Values of the `delay_source` parameter, in the order of its indices.
 const SOURCE_WORDS: &[&str] = &["auto", "aqt", "receive_timestamps", "none"];
 
 /// RoVegas's own parameters, after Vegas's.
 const OWN_PARAMS: &[ParamInfo] = &[
-    // 002 simulated with ns-2, whose Vegas takes the mean RTT of the round.
-    ROUND_RTT_MEAN,
+    // Vegas's own round RTT: RoVegas changes BaseRTT and Actual, nothing
+    // else (002 simulated it and its Vegas in ns-2, which averages the
+    // round: `round_rtt=mean` for both gives that reading).
+    ROUND_RTT_DISTINGUISHED,
     ParamInfo {
         name: "delay_source",
         default: 0.0,

@@ -80,9 +80,9 @@
 //! - **Units.** Diff_Now and Diff_Before are bytes per second (bits per
 //!   second in qlog); only their signs and their order matter.
 
+use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
-use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::vegas::{CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas};
 use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA};
 

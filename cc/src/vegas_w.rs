@@ -203,10 +203,10 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
-use crate::registry::{AlgorithmInfo, WindowConfig};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};

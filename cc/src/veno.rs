@@ -92,10 +92,10 @@
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
+use crate::controller::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, Internals};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
-use crate::registry::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::shared::base_rtt::BaseRttTracker;
 // Re-exported: it was `veno::RecoveryEpoch` before it was shared.
 pub use crate::shared::recovery_epoch::RecoveryEpoch;

@@ -130,10 +130,10 @@
 use std::cmp::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::controller::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, AckedPacket};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
-use crate::registry::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::shared::bandwidth_filter::{BandwidthSampler, Ewma, WESTWOOD_PLUS_HISTORY_WEIGHT};
 use crate::shared::relative_delay::{
     nanos_to_millis, DelaySource, DelaySum, Outcome, ReceiveStamp, RelativeDelayEstimator,

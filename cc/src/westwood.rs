@@ -62,10 +62,10 @@
 
 use std::time::Duration;
 
+use crate::controller::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, Internals, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
-use crate::registry::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::shared::bandwidth_filter::{
     BandwidthSampler, TwoStageLowPass, WESTWOOD_PLUS_HISTORY_WEIGHT,
 };

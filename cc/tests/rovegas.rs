@@ -355,7 +355,7 @@ fn slow_start_continues_through_backward_queueing() {
     assert_eq!(vegas_exit, Some(1));
 
     let mut rovegas = Flow::new(build("rovegas", &[]));
-    let mut vegas = Flow::new(build("vegas", &["round_rtt=mean"]));
+    let mut vegas = Flow::new(build("vegas", &[]));
     for (k, win) in windows.iter().enumerate() {
         let (echo, aqt_ms) = (win.echo as u64, win.aqt as u64);
         probing_round(&mut rovegas, win.rtt as u64, Some(echo), Some(aqt_ms));
@@ -420,7 +420,7 @@ fn losses_are_handled_as_vegas_does() {
 #[test]
 fn without_any_delay_information_rovegas_is_vegas() {
     let mut rovegas = Flow::new(build("rovegas", &[])).with_acks_per_window(3);
-    let mut vegas = Flow::new(build("vegas", &["round_rtt=mean"])).with_acks_per_window(3);
+    let mut vegas = Flow::new(build("vegas", &[])).with_acks_per_window(3);
     let rtts = [100, 100, 104, 110, 120, 110, 100, 95, 130, 130, 96, 96, 96];
     for (k, rtt) in rtts.iter().enumerate() {
         rovegas.round(ms(*rtt));
@@ -458,7 +458,7 @@ fn without_any_delay_information_rovegas_is_vegas() {
 #[test]
 fn delay_source_none_ignores_the_extension() {
     let mut rovegas = Flow::new(build("rovegas", &["delay_source=none"]));
-    let mut vegas = Flow::new(build("vegas", &["round_rtt=mean"]));
+    let mut vegas = Flow::new(build("vegas", &[]));
     for (k, (rtt, echo, aqt_ms)) in [(100, 0, 0), (150, 10, 40), (150, 10, 40), (150, 10, 40)]
         .into_iter()
         .enumerate()
@@ -534,7 +534,7 @@ impl TimestampPath {
 fn receive_timestamps_split_the_queueing_despite_a_clock_offset() {
     // A GEO hop each way; the peer's clock is 5000 s ahead and 20 ppm fast.
     let mut rovegas = Flow::new(build("rovegas", &[]));
-    let mut vegas = Flow::new(build("vegas", &["round_rtt=mean"]));
+    let mut vegas = Flow::new(build("vegas", &[]));
     let path = TimestampPath::new(rovegas.start, 270, 280, Duration::from_secs(5000), 20e-6);
     let vegas_path = TimestampPath {
         start: vegas.start,
@@ -659,7 +659,7 @@ fn aqt_takes_precedence_over_receive_timestamps() {
 fn a_source_that_is_not_allowed_is_not_used() {
     // delay_source=aqt: receive timestamps alone give `none`, i.e. Vegas.
     let mut rovegas = Flow::new(build("rovegas", &["delay_source=aqt"]));
-    let mut vegas = Flow::new(build("vegas", &["round_rtt=mean"]));
+    let mut vegas = Flow::new(build("vegas", &[]));
     let path = TimestampPath::new(rovegas.start, 48, 50, Duration::from_secs(7), 0.0);
     for (qf, qb) in [(0, 0), (0, 40), (0, 40), (0, 40)] {
         path.round(&mut rovegas, qf, qb);
@@ -679,7 +679,7 @@ fn a_source_that_is_not_allowed_is_not_used() {
 #[test]
 fn impossible_aqt_values_are_ignored() {
     let mut rovegas = Flow::new(build("rovegas", &[]));
-    let mut vegas = Flow::new(build("vegas", &["round_rtt=mean"]));
+    let mut vegas = Flow::new(build("vegas", &[]));
     // AQT as long as the RTT, then AQT-echo of Duration::MAX: no usable
     // value, so both ACKs are non-probing.
     rovegas.round_with(ms(100), aqt(None, Some(100)));
@@ -718,7 +718,7 @@ fn hostile_receive_timestamps_do_not_disturb_the_controller() {
     // must act as Vegas. The path's extra 10 ms from the second round on is
     // forward queueing (it ends slow start, as for Vegas).
     let mut rovegas = Flow::new(build("rovegas", &[]));
-    let mut vegas = Flow::new(build("vegas", &["round_rtt=mean"]));
+    let mut vegas = Flow::new(build("vegas", &[]));
     let mut path = TimestampPath::new(rovegas.start, 48, 50, Duration::from_secs(10_000), 0.0);
     fn round(rovegas: &mut Flow, vegas: &mut Flow, path: &TimestampPath, qf: u64, k: usize) {
         path.round(rovegas, qf, 0);
@@ -988,7 +988,7 @@ proptest! {
         ops in prop::collection::vec(op(), 1..120),
     ) {
         let mut rovegas = Flow::new(build("rovegas", &[]));
-        let mut vegas = Flow::new(build("vegas", &["round_rtt=mean"]));
+        let mut vegas = Flow::new(build("vegas", &[]));
         let (mut rovegas_datagram_size, mut vegas_datagram_size) = (MDS, MDS);
         for (k, op) in ops.iter().enumerate() {
             apply(&mut rovegas, op, &mut rovegas_datagram_size, false);

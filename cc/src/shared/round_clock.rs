@@ -39,12 +39,15 @@
 //!
 //! # Which RTT is "the round's RTT"
 //!
-//! The papers disagree, so [`RoundRtt`] names the choice and each algorithm
-//! takes its paper's: 004 (section 3.5.2) divides by the RTT of the
-//! distinguished segment; ns-2's Vegas, which 000, 002 and 003 simulated
-//! with, uses the mean of the round's samples (it sees slow-start burst
-//! queueing); Linux's `tcp_vegas.c` and Veno use the round's minimum, which
-//! filters out delayed ACKs.
+//! The papers disagree, so [`RoundRtt`] names the choice: 004 (section 3.5.2)
+//! divides by the RTT of the distinguished segment; ns-2's Vegas, which 000,
+//! 002 and 003 simulated with, uses the mean of the round's samples (it sees
+//! slow-start burst queueing); Linux's `tcp_vegas.c` and Veno use the round's
+//! minimum, which filters out delayed ACKs. `vegas` and the members that
+//! change only its rules (Vegas-A, Vegas-L, RoVegas) take 004's, so that
+//! they differ from `vegas` only where their papers say; Vegas-W, whose
+//! IV.A is about slow-start burst queueing, takes ns-2's mean;
+//! `vegas-linux` and Veno the minimum.
 //!
 //! # Full-size packets only
 //!

@@ -11,8 +11,8 @@
 //! The rules that move the window are the algorithms'; this type only holds
 //! the steps several of them take the same way.
 
+use crate::controller::WindowConfig;
 use crate::controller::{CcState, MINIMUM_WINDOW_PACKETS};
-use crate::registry::WindowConfig;
 
 /// The congestion window and slow-start threshold; see the module
 /// documentation.
