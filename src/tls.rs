@@ -94,8 +94,9 @@ impl Identity {
             ctx.add_extra_chain_cert(cert)
                 .map_err(|e| anyhow!("cannot use an intermediate certificate: {e}"))?;
         }
-        ctx.set_private_key(&key)
-            .map_err(|e| anyhow!("cannot use the private key: {e}"))?;
+        ctx.set_private_key(&key).map_err(|e| {
+            anyhow!("cannot use the private key (it does not match the certificate?): {e}")
+        })?;
         ctx.check_private_key()
             .map_err(|_| anyhow!("the private key does not match the certificate"))?;
         Ok(ctx)
@@ -189,12 +190,11 @@ mod tests {
         // A key that belongs to another certificate.
         let other = Identity::self_signed().unwrap();
         std::fs::write(&files.key, &other.key_pem).unwrap();
-        let e = Identity::from_files(&files)
-            .unwrap()
-            .tls_context()
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("does not match"), "{e}");
+        let Err(e) = Identity::from_files(&files).unwrap().tls_context() else {
+            panic!("a mismatched key was accepted");
+        };
+        let e = e.to_string();
+        assert!(e.contains("does not match the certificate"), "{e}");
     }
 
     #[test]

@@ -167,6 +167,7 @@ struct FileIdentity {
     dev: u64,
     ino: u64,
     len: u64,
+    mtime: (i64, i64),
 }
 
 impl FileIdentity {
@@ -176,6 +177,7 @@ impl FileIdentity {
             dev: meta.dev(),
             ino: meta.ino(),
             len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
         }
     }
 }
@@ -388,7 +390,7 @@ mod tests {
         // other file's bytes.
         let file = dir.path().join("root/file");
         std::fs::remove_file(&file).unwrap();
-        std::fs::write(&file, b"HELLO").unwrap();
+        std::fs::write(&file, b"HELLO WORLD").unwrap();
         let mut out = Vec::new();
         assert!(body.reader.read_to_end(&mut out).is_err());
         assert!(out.is_empty());
