@@ -31,8 +31,12 @@ struct Args {
 
     /// Directory whose files are served (required: nothing is served by
     /// accident). Dotfiles in it are not served unless --serve-dotfiles.
-    #[arg(long, value_name = "DIR")]
-    root: PathBuf,
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "list_cc_algorithms"
+    )]
+    root: Option<PathBuf>,
 
     /// Serve files and directories whose names start with '.' too.
     #[arg(long)]
@@ -89,7 +93,8 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> anyhow::Result<()> {
     let settings = args.transport.settings();
-    let source = DirSource::new(&args.root)?.with_dotfiles(args.serve_dotfiles);
+    let root = args.root.as_deref().context("--root is required")?;
+    let source = DirSource::new(root)?.with_dotfiles(args.serve_dotfiles);
     let identity = match (&args.cert, &args.key) {
         (Some(cert), Some(key)) => Identity::from_files(&CertFiles {
             cert: cert.clone(),
