@@ -657,7 +657,7 @@ impl ServerState {
 /// Closes a just-accepted connection with CONNECTION_REFUSED (RFC 9000
 /// section 5.2.2) and sends the close at once; no state is kept.
 fn refuse_connection(
-    mut conn: quiche::Connection,
+    conn: quiche::Connection,
     data: &mut [u8],
     from: SocketAddr,
     local: SocketAddr,
@@ -665,15 +665,36 @@ fn refuse_connection(
     socket: &UdpSocket,
 ) {
     log::info!("refusing a connection from {from}: {reason}");
+    for (packet, to) in refusal(conn, data, from, local, reason) {
+        send(socket, &packet, to).ok();
+    }
+}
+
+/// The datagrams that refuse the connection whose first Initial is `data`.
+fn refusal(
+    mut conn: quiche::Connection,
+    data: &mut [u8],
+    from: SocketAddr,
+    local: SocketAddr,
+    reason: &str,
+) -> Vec<(Vec<u8>, SocketAddr)> {
     // Receiving the Initial lifts the anti-amplification limit enough to
-    // answer it.
+    // answer it. quiche cannot seal a CONNECTION_CLOSE before its first
+    // flight has left (send fails with CryptoFail), so that goes first:
+    // the client then reads the close with the keys it brings. The costly
+    // part of the handshake (the signature) was already done by `recv`.
     conn.recv(data, quiche::RecvInfo { from, to: local }).ok();
+    let mut out = [0; 1500];
+    let mut packets = Vec::new();
+    while let Ok((n, info)) = conn.send(&mut out) {
+        packets.push((out[..n].to_vec(), info.to));
+    }
     conn.close(false, CONNECTION_REFUSED, reason.as_bytes())
         .ok();
-    let mut out = [0; 1500];
     while let Ok((n, info)) = conn.send(&mut out) {
-        send(socket, &out[..n], info.to).ok();
+        packets.push((out[..n].to_vec(), info.to));
     }
+    packets
 }
 
 fn connection_report(c: &ServerConn, now: Instant) -> String {
@@ -1117,6 +1138,55 @@ mod tests {
         };
         let e = Wire::new(socket, true).err().unwrap().to_string();
         assert!(e.contains("needs an IPv4 socket"), "{e}");
+    }
+
+    #[test]
+    fn a_refused_client_learns_why_at_once() {
+        let identity = crate::tls::Identity::self_signed().unwrap();
+        let settings = crate::settings::TransportSettings::default();
+        let (mut server_config, _) = settings
+            .build_server_config(&[crate::transfer::ALPN_H3], &identity)
+            .unwrap();
+        let (mut client_config, _) = settings.build_config(&[crate::transfer::ALPN_H3]).unwrap();
+        client_config.verify_peer(false);
+        let client_addr: SocketAddr = "127.0.0.1:1000".parse().unwrap();
+        let server_addr: SocketAddr = "127.0.0.1:2000".parse().unwrap();
+        let mut client = quiche::connect(
+            Some("localhost"),
+            &quiche::ConnectionId::from_ref(&[1; 16]),
+            client_addr,
+            server_addr,
+            &mut client_config,
+        )
+        .unwrap();
+        let mut initial = vec![0; 1500];
+        let (n, _) = client.send(&mut initial).unwrap();
+        initial.truncate(n);
+        let server = quiche::accept(
+            &quiche::ConnectionId::from_ref(&[2; 16]),
+            None,
+            server_addr,
+            client_addr,
+            &mut server_config,
+        )
+        .unwrap();
+        let packets = refusal(server, &mut initial, client_addr, server_addr, "busy");
+        assert!(!packets.is_empty());
+        for (mut p, to) in packets {
+            assert_eq!(to, client_addr);
+            client
+                .recv(
+                    &mut p,
+                    quiche::RecvInfo {
+                        from: server_addr,
+                        to: client_addr,
+                    },
+                )
+                .ok();
+        }
+        let e = client.peer_error().expect("the client saw no close");
+        assert_eq!((e.is_app, e.error_code), (false, CONNECTION_REFUSED));
+        assert_eq!(e.reason, b"busy");
     }
 
     #[test]
