@@ -233,6 +233,23 @@ fn download_from_liar(cc: &str, identity: &Identity) -> Result<(), String> {
             }
         }
         if fin {
+            // The lies reached the server, and its controller.
+            let stats = server
+                .as_ref()
+                .map(|s| s.conn.extension_stats())
+                .ok_or("no server")?;
+            if stats.queueing_times_received == 0 || stats.receive_timestamps_received == 0 {
+                return Err(format!("the lies never arrived: {stats:?}"));
+            }
+            // quiche's own controllers take no extension input.
+            let ours = vegas_cc::registry::find(cc).is_some();
+            let handed = &stats.handed;
+            if ours
+                && (handed.receive_times == 0
+                    || handed.forward_queueing + handed.rejected_forward_queueing == 0)
+            {
+                return Err(format!("the lies never reached the controller: {stats:?}"));
+            }
             break;
         }
         if client.is_closed() {
