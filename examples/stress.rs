@@ -122,7 +122,8 @@ struct Client {
 
 impl Client {
     fn connect(peer: SocketAddr) -> Client {
-        let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        // With the apps' socket buffers (quiche-client's own).
+        let socket = quiche_vegas::net::bind_udp("127.0.0.1:0".parse().expect("addr")).expect("bind");
         let local = socket.local_addr().expect("local");
         let mut scid = [0u8; 16];
         getrandom::fill(&mut scid).expect("random");
@@ -192,6 +193,17 @@ impl Client {
                 Err(_) => self.conn.on_timeout(),
             }
         }
+    }
+
+    /// How the connection ended, for failure reports.
+    fn why(&self) -> String {
+        format!(
+            "closed={} timed_out={} local_error={:?} peer_error={:?}",
+            self.conn.is_closed(),
+            self.conn.is_timed_out(),
+            self.conn.local_error(),
+            self.conn.peer_error()
+        )
     }
 
     fn establish(&mut self) -> bool {
@@ -471,7 +483,14 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
                     while ok && !go.load(Ordering::SeqCst) && !c.conn.is_closed() {
                         c.run_until(Duration::from_millis(100), |_| false);
                     }
-                    ok && c.download("/file", Duration::from_secs(300)).as_deref() == Some(&sha)
+                    if !ok {
+                        return Err(format!("no handshake: {}", c.why()));
+                    }
+                    match c.download("/file", Duration::from_secs(300)) {
+                        Some(got) if got == sha => Ok(()),
+                        Some(_) => Err("wrong SHA-256".to_string()),
+                        None => Err(format!("{} of {FILE_SIZE} bytes: {}", c.bytes, c.why())),
+                    }
                 })
                 .expect("thread")
         })
@@ -490,11 +509,14 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
         .map(|e| (e.is_app, e.error_code, refused_start.elapsed()));
     go.store(true, Ordering::SeqCst);
     let start = Instant::now();
-    let intact = threads
+    let outcomes: Vec<Result<(), String>> = threads
         .into_iter()
-        .map(|t| t.join().unwrap_or(false))
-        .filter(|ok| *ok)
-        .count();
+        .map(|t| t.join().unwrap_or_else(|_| Err("panicked".into())))
+        .collect();
+    let intact = outcomes.iter().filter(|o| o.is_ok()).count();
+    for e in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+        println!("concurrent: a failed download: {e}");
+    }
     println!(
         "concurrent: {n} connections established in {:.1} s; the {}st: {}; then {intact} of \
          {n} 1 MB downloads intact (SHA-256) in {:.1} s; server RSS {:.1} MB",
