@@ -95,11 +95,20 @@ impl Drop for Server {
     }
 }
 
+/// Idle timeout of both ends in the concurrent phase (`STRESS_IDLE_TIMEOUT_MS`,
+/// default the apps' 30 s).
+fn idle_timeout_ms() -> u64 {
+    std::env::var("STRESS_IDLE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30_000)
+}
+
 fn client_config() -> quiche::Config {
     let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).expect("config");
     c.verify_peer(false);
     c.set_application_protos(&[b"h3"]).expect("alpn");
-    c.set_max_idle_timeout(30_000);
+    c.set_max_idle_timeout(idle_timeout_ms());
     c.set_initial_max_data(10_000_000);
     c.set_initial_max_stream_data_bidi_local(10_000_000);
     c.set_initial_max_stream_data_bidi_remote(10_000_000);
@@ -123,7 +132,8 @@ struct Client {
 impl Client {
     fn connect(peer: SocketAddr) -> Client {
         // With the apps' socket buffers (quiche-client's own).
-        let socket = quiche_vegas::net::bind_udp("127.0.0.1:0".parse().expect("addr")).expect("bind");
+        let socket =
+            quiche_vegas::net::bind_udp("127.0.0.1:0".parse().expect("addr")).expect("bind");
         let local = socket.local_addr().expect("local");
         let mut scid = [0u8; 16];
         getrandom::fill(&mut scid).expect("random");
@@ -453,6 +463,7 @@ fn abandon(binary: &Path, root: &Path, sha: &str) {
 /// 1,000 connections open at once download the file; one more is refused.
 fn concurrent(binary: &Path, root: &Path, sha: &str) {
     let n = 1000;
+    let idle = idle_timeout_ms().to_string();
     let server = Server::start(
         binary,
         root,
@@ -461,6 +472,8 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
             "1000",
             "--max-connections-per-ip",
             "1000",
+            "--idle-timeout",
+            &idle,
         ],
     );
     let addr = server.addr;
@@ -518,8 +531,9 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
         println!("concurrent: a failed download: {e}");
     }
     println!(
-        "concurrent: {n} connections established in {:.1} s; the {}st: {}; then {intact} of \
-         {n} 1 MB downloads intact (SHA-256) in {:.1} s; server RSS {:.1} MB",
+        "concurrent (idle timeout {idle} ms): {n} connections established in {:.1} s; the \
+         {}st: {}; then {intact} of {n} 1 MB downloads intact (SHA-256) in {:.1} s; server \
+         RSS {:.1} MB",
         handshakes.as_secs_f64(),
         n + 1,
         match refused {
