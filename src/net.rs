@@ -6,7 +6,7 @@
 //! by its [`crate::pacing::Outbox`]), handles what arrived, fires due timers,
 //! then flushes every endpoint, which sends what is due and holds the rest.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -352,7 +352,24 @@ struct ServerState {
     aliases: HashMap<Vec<u8>, Vec<u8>>,
     per_ip: HashMap<IpAddr, usize>,
     token_key: TokenKey,
+    /// Datagrams for no connection (Initials), answered after the traffic
+    /// of existing connections: a flood of them delays nobody's transfer.
+    waiting: VecDeque<Waiting>,
 }
+
+/// A datagram for no connection, waiting for [`ServerState::answer_waiting`].
+struct Waiting {
+    data: Vec<u8>,
+    from: SocketAddr,
+    local: SocketAddr,
+    aqt: Option<Duration>,
+}
+
+/// Datagrams for no connection held at once; more are dropped (their
+/// clients send their Initial again).
+const MAX_WAITING: usize = 1024;
+/// Datagrams for no connection answered per turn of the loop.
+const ANSWERED_PER_TURN: usize = 64;
 
 /// Serves connections on `socket` until an I/O error on the socket.
 pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
@@ -364,6 +381,7 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         aliases: HashMap::new(),
         per_ip: HashMap::new(),
         token_key: TokenKey::random()?,
+        waiting: VecDeque::new(),
     };
     let mut buf = vec![0; MAX_RECV_DATAGRAM_SIZE];
     let mut reaped_since_trim = 0usize;
@@ -382,17 +400,21 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         } else {
             deadline
         };
-        wire.read_batch(&mut buf, deadline, &mut |data, from, aqt, socket| {
-            state.datagram(
-                Datagram {
-                    data,
-                    from,
-                    local,
-                    aqt,
-                },
-                socket,
-            )
+        // Initials still waiting: do not wait for more datagrams.
+        let deadline = if state.waiting.is_empty() {
+            deadline
+        } else {
+            Some(Instant::now())
+        };
+        wire.read_batch(&mut buf, deadline, &mut |data, from, aqt, _| {
+            state.datagram(Datagram {
+                data,
+                from,
+                local,
+                aqt,
+            })
         })?;
+        state.answer_waiting(&wire.socket);
         let now = Instant::now();
         for c in state.conns.values_mut() {
             c.endpoint.on_timer(now);
@@ -482,17 +504,15 @@ struct Datagram<'a> {
 }
 
 impl ServerState {
-    /// Routes one datagram to its connection, making a connection for a
-    /// new client's Initial packet (after Retry, if on, and within the
-    /// limits).
-    fn datagram(&mut self, datagram: Datagram<'_>, socket: &UdpSocket) {
+    /// Routes one datagram to its connection; an Initial for no connection
+    /// waits for [`Self::answer_waiting`].
+    fn datagram(&mut self, datagram: Datagram<'_>) {
         let Datagram {
             data,
             from,
             local,
             aqt,
         } = datagram;
-        let len = data.len();
         let hdr = match quiche::Header::from_slice(data, SERVER_CID_LEN) {
             Ok(h) => h,
             Err(e) => {
@@ -506,14 +526,51 @@ impl ServerState {
         } else if let Some(key) = self.aliases.get(&dcid) {
             key.clone()
         } else {
-            match self.new_connection(&hdr, len, data, from, local, socket) {
-                Some(key) => key,
-                None => return,
+            if hdr.ty != quiche::Type::Initial {
+                log::debug!("{:?} packet from {from} for no connection", hdr.ty);
+            } else if self.waiting.len() < MAX_WAITING {
+                self.waiting.push_back(Waiting {
+                    data: data.to_vec(),
+                    from,
+                    local,
+                    aqt,
+                });
+            } else {
+                log::debug!("Initial from {from} dropped: {MAX_WAITING} waiting");
             }
+            return;
         };
         if let Some(c) = self.conns.get_mut(&key) {
             c.endpoint
                 .on_datagram_with_queueing_time(data, from, local, aqt);
+        }
+    }
+
+    /// Answers up to [`ANSWERED_PER_TURN`] waiting datagrams for no
+    /// connection, making connections as they allow.
+    fn answer_waiting(&mut self, socket: &UdpSocket) {
+        for _ in 0..ANSWERED_PER_TURN {
+            let Some(mut w) = self.waiting.pop_front() else {
+                return;
+            };
+            let len = w.data.len();
+            let Ok(hdr) = quiche::Header::from_slice(&mut w.data, SERVER_CID_LEN) else {
+                continue;
+            };
+            let dcid = hdr.dcid.to_vec();
+            // An earlier Initial of the same client may have made it.
+            let key = if self.conns.contains_key(&dcid) {
+                Some(dcid)
+            } else if let Some(key) = self.aliases.get(&dcid) {
+                Some(key.clone())
+            } else {
+                let hdr = hdr.clone();
+                self.new_connection(&hdr, len, &mut w.data, w.from, w.local, socket)
+            };
+            if let Some(c) = key.and_then(|k| self.conns.get_mut(&k)) {
+                c.endpoint
+                    .on_datagram_with_queueing_time(&mut w.data, w.from, w.local, w.aqt);
+            }
         }
     }
 

@@ -210,12 +210,12 @@ mod tests {
     #[test]
     fn malformed_requests() {
         // Every pseudo-header of GOOD twice, in turn.
-        for i in 0..4 {
+        for (i, field) in GOOD.iter().enumerate().take(4) {
             let mut v = GOOD.to_vec();
-            v.insert(i, GOOD[i]);
+            v.insert(i, *field);
             assert_eq!(
                 h3(&v),
-                Err(Malformed::Duplicate(GOOD[i].0.to_string())),
+                Err(Malformed::Duplicate(field.0.to_string())),
                 "{v:?}"
             );
         }
