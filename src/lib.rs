@@ -14,7 +14,9 @@
 //! - [`endpoint`]: one connection with its application and its paced
 //!   [`pacing::Outbox`]; every method takes `now`, so it runs on real or
 //!   virtual time alike.
-//! - [`net`]: the real-socket event loops that drive endpoints with real time.
+//! - [`net`]: the real-socket event loops that drive endpoints with real time,
+//!   with the server's defences (Retry address validation from [`retry`],
+//!   connection limits).
 //! - [`qlog_output`]: one `.sqlog` per connection when `QLOGDIR` is set.
 
 pub mod cc_select;
@@ -22,6 +24,7 @@ pub mod endpoint;
 pub mod net;
 pub mod pacing;
 pub mod qlog_output;
+pub mod retry;
 pub mod settings;
 pub mod tls;
 pub mod transfer;

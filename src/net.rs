@@ -6,11 +6,12 @@
 //! by its [`crate::pacing::Outbox`]), handles what arrived, fires due timers,
 //! then flushes every endpoint, which sends what is due and holds the rest.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use crate::endpoint::Endpoint;
 use crate::pacing::REAL_TIME_PACING_GRANULARITY;
 use crate::qlog_output::{self, Role};
+use crate::retry::{self, TokenKey};
 use crate::settings::MAX_RECV_DATAGRAM_SIZE;
 use crate::transfer::{ClientSession, ContentSource, ServerSession};
 
@@ -30,8 +32,12 @@ const MAX_READ_BATCH: usize = 256;
 /// Smallest UDP payload carrying a client's first Initial packet (RFC 9000
 /// section 14.1); smaller ones are not worth a connection.
 const MIN_INITIAL_DATAGRAM: usize = 1200;
-/// Length of the connection IDs the server picks.
-const SERVER_CID_LEN: usize = quiche::MAX_CONN_ID_LEN;
+/// Length of the connection IDs the server picks: 128 random bits. Not the
+/// 20 bytes QUIC allows: quiche encodes the server's transport parameters
+/// into a 128-byte buffer, which three 20-byte connection IDs (original,
+/// Retry and initial source), our windows and the extensions' parameters
+/// overflow (`accept` fails with BufferTooShort after a Retry).
+const SERVER_CID_LEN: usize = 16;
 
 /// Binds a UDP socket on `addr`, with large buffers.
 pub fn bind_udp(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
@@ -298,57 +304,189 @@ pub struct ServerSetup {
     pub report_connections: bool,
     /// Read the AQT from each datagram's IPv4 options (IPv4 sockets only).
     pub aqt_from_ip_option: bool,
+    /// Validate client addresses with Retry before creating any state.
+    pub retry: bool,
+    pub limits: ServerLimits,
 }
+
+/// How many connections the server holds at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// In all; one more gets CONNECTION_REFUSED.
+    pub max_connections: usize,
+    /// From one IP address; one more gets CONNECTION_REFUSED.
+    pub max_connections_per_ip: usize,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        ServerLimits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
+        }
+    }
+}
+
+/// Default of `--max-connections`.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
+/// Default of `--max-connections-per-ip`.
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 100;
+/// QUIC's CONNECTION_REFUSED transport error.
+pub const CONNECTION_REFUSED: u64 = 0x2;
+/// Free memory goes back to the system at most this often (glibc keeps
+/// what connections freed for reuse otherwise).
+const TRIM_INTERVAL: Duration = Duration::from_secs(1);
 
 struct ServerConn {
     endpoint: Endpoint<ServerSession>,
     /// The connection ID the client first sent to, until the client uses ours.
     original_dcid: Vec<u8>,
+    peer_ip: IpAddr,
     started: Instant,
 }
 
+/// The server loop's state besides the socket.
+struct ServerState {
+    setup: ServerSetup,
+    conns: HashMap<Vec<u8>, ServerConn>,
+    aliases: HashMap<Vec<u8>, Vec<u8>>,
+    per_ip: HashMap<IpAddr, usize>,
+    token_key: TokenKey,
+    /// Datagrams for no connection (Initials), answered after the traffic
+    /// of existing connections: a flood of them delays nobody's transfer.
+    waiting: VecDeque<Waiting>,
+}
+
+/// A datagram for no connection, waiting for [`ServerState::answer_waiting`].
+struct Waiting {
+    data: Vec<u8>,
+    from: SocketAddr,
+    local: SocketAddr,
+    aqt: Option<Duration>,
+}
+
+/// Datagrams for no connection held at once; more are dropped (their
+/// clients send their Initial again).
+const MAX_WAITING: usize = 1024;
+/// Datagrams for no connection answered per turn of the loop.
+const ANSWERED_PER_TURN: usize = 64;
+
 /// Serves connections on `socket` until an I/O error on the socket.
-pub fn run_server(socket: UdpSocket, mut setup: ServerSetup) -> anyhow::Result<()> {
+pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
     let mut wire = Wire::new(socket, setup.aqt_from_ip_option)?;
     let local = wire.local;
-    let mut conns: HashMap<Vec<u8>, ServerConn> = HashMap::new();
-    let mut aliases: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+    let mut state = ServerState {
+        setup,
+        conns: HashMap::new(),
+        aliases: HashMap::new(),
+        per_ip: HashMap::new(),
+        token_key: TokenKey::random()?,
+        waiting: VecDeque::new(),
+    };
     let mut buf = vec![0; MAX_RECV_DATAGRAM_SIZE];
+    let mut reaped_since_trim = 0usize;
+    let mut last_trim = Instant::now();
     loop {
-        let deadline = conns
+        let deadline = state
+            .conns
             .values()
             .filter_map(|c| c.endpoint.next_wakeup())
             .min();
-        wire.read_batch(&mut buf, deadline, &mut |data, from, aqt, socket| {
-            server_datagram(
-                &mut setup,
-                &mut conns,
-                &mut aliases,
-                Datagram {
-                    data,
-                    from,
-                    local,
-                    aqt,
-                },
-                socket,
-            )
+        // With connections closed but memory not yet returned, wake up to
+        // return it.
+        let deadline = if reaped_since_trim > 0 {
+            let trim_at = last_trim + TRIM_INTERVAL;
+            Some(deadline.map_or(trim_at, |d| d.min(trim_at)))
+        } else {
+            deadline
+        };
+        // Initials still waiting: do not wait for more datagrams.
+        let deadline = if state.waiting.is_empty() {
+            deadline
+        } else {
+            Some(Instant::now())
+        };
+        wire.read_batch(&mut buf, deadline, &mut |data, from, aqt, _| {
+            state.datagram(Datagram {
+                data,
+                from,
+                local,
+                aqt,
+            })
         })?;
+        state.answer_waiting(&wire.socket);
         let now = Instant::now();
-        for c in conns.values_mut() {
+        for c in state.conns.values_mut() {
             c.endpoint.on_timer(now);
             c.endpoint
                 .flush(now, &mut |data, info| send(&wire.socket, data, info.to));
         }
+        reaped_since_trim += state.reap(now);
+        if reaped_since_trim > 0 && now >= last_trim + TRIM_INTERVAL {
+            state.shrink();
+            release_free_memory();
+            reaped_since_trim = 0;
+            last_trim = now;
+        }
+    }
+}
+
+/// Hands memory freed by closed connections back to the system.
+fn release_free_memory() {
+    // SAFETY: malloc_trim only walks glibc's own heap.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+impl ServerState {
+    /// Drops the connections that are done; returns how many.
+    fn reap(&mut self, now: Instant) -> usize {
+        let before = self.conns.len();
+        let ServerState {
+            setup,
+            conns,
+            aliases,
+            per_ip,
+            ..
+        } = self;
         conns.retain(|_, c| {
             if !c.endpoint.is_done() {
                 return true;
             }
             aliases.remove(&c.original_dcid);
+            if let Some(n) = per_ip.get_mut(&c.peer_ip) {
+                *n -= 1;
+                if *n == 0 {
+                    per_ip.remove(&c.peer_ip);
+                }
+            }
             if setup.report_connections {
                 eprintln!("quiche-server: {}", connection_report(c, now));
             }
             false
         });
+        before - self.conns.len()
+    }
+
+    /// Gives back the maps' room once load has gone.
+    fn shrink(&mut self) {
+        for (len, cap) in [
+            (self.conns.len(), self.conns.capacity()),
+            (self.aliases.len(), self.aliases.capacity()),
+        ] {
+            if cap > 64 && len < cap / 4 {
+                self.conns.shrink_to_fit();
+                self.aliases.shrink_to_fit();
+                self.per_ip.shrink_to_fit();
+                return;
+            }
+        }
+    }
+
+    /// Connections open in all and from `ip`.
+    pub fn counts(&self, ip: IpAddr) -> (usize, usize) {
+        (self.conns.len(), self.per_ip.get(&ip).copied().unwrap_or(0))
     }
 }
 
@@ -365,38 +503,91 @@ struct Datagram<'a> {
     aqt: Option<Duration>,
 }
 
-/// Routes one datagram to its connection, making a connection for a new
-/// client's Initial packet.
-fn server_datagram(
-    setup: &mut ServerSetup,
-    conns: &mut HashMap<Vec<u8>, ServerConn>,
-    aliases: &mut HashMap<Vec<u8>, Vec<u8>>,
-    datagram: Datagram<'_>,
-    socket: &UdpSocket,
-) {
-    let Datagram {
-        data,
-        from,
-        local,
-        aqt,
-    } = datagram;
-    let len = data.len();
-    let hdr = match quiche::Header::from_slice(data, SERVER_CID_LEN) {
-        Ok(h) => h,
-        Err(e) => {
-            log::debug!("datagram from {from} without a QUIC header: {e}");
+impl ServerState {
+    /// Routes one datagram to its connection; an Initial for no connection
+    /// waits for [`Self::answer_waiting`].
+    fn datagram(&mut self, datagram: Datagram<'_>) {
+        let Datagram {
+            data,
+            from,
+            local,
+            aqt,
+        } = datagram;
+        let hdr = match quiche::Header::from_slice(data, SERVER_CID_LEN) {
+            Ok(h) => h,
+            Err(e) => {
+                log::debug!("datagram from {from} without a QUIC header: {e}");
+                return;
+            }
+        };
+        let dcid = hdr.dcid.to_vec();
+        let key = if self.conns.contains_key(&dcid) {
+            dcid
+        } else if let Some(key) = self.aliases.get(&dcid) {
+            key.clone()
+        } else {
+            if hdr.ty != quiche::Type::Initial {
+                log::debug!("{:?} packet from {from} for no connection", hdr.ty);
+            } else if self.waiting.len() < MAX_WAITING {
+                self.waiting.push_back(Waiting {
+                    data: data.to_vec(),
+                    from,
+                    local,
+                    aqt,
+                });
+            } else {
+                log::debug!("Initial from {from} dropped: {MAX_WAITING} waiting");
+            }
             return;
+        };
+        if let Some(c) = self.conns.get_mut(&key) {
+            c.endpoint
+                .on_datagram_with_queueing_time(data, from, local, aqt);
         }
-    };
-    let dcid = hdr.dcid.to_vec();
-    let key = if conns.contains_key(&dcid) {
-        dcid
-    } else if let Some(key) = aliases.get(&dcid) {
-        key.clone()
-    } else {
+    }
+
+    /// Answers up to [`ANSWERED_PER_TURN`] waiting datagrams for no
+    /// connection, making connections as they allow.
+    fn answer_waiting(&mut self, socket: &UdpSocket) {
+        for _ in 0..ANSWERED_PER_TURN {
+            let Some(mut w) = self.waiting.pop_front() else {
+                return;
+            };
+            let len = w.data.len();
+            let Ok(hdr) = quiche::Header::from_slice(&mut w.data, SERVER_CID_LEN) else {
+                continue;
+            };
+            let dcid = hdr.dcid.to_vec();
+            // An earlier Initial of the same client may have made it.
+            let key = if self.conns.contains_key(&dcid) {
+                Some(dcid)
+            } else if let Some(key) = self.aliases.get(&dcid) {
+                Some(key.clone())
+            } else {
+                let hdr = hdr.clone();
+                self.new_connection(&hdr, len, &mut w.data, w.from, w.local, socket)
+            };
+            if let Some(c) = key.and_then(|k| self.conns.get_mut(&k)) {
+                c.endpoint
+                    .on_datagram_with_queueing_time(&mut w.data, w.from, w.local, w.aqt);
+            }
+        }
+    }
+
+    /// Answers an Initial for no connection: version negotiation, Retry,
+    /// refusal, or a new connection, whose key it returns.
+    fn new_connection(
+        &mut self,
+        hdr: &quiche::Header<'_>,
+        len: usize,
+        data: &mut [u8],
+        from: SocketAddr,
+        local: SocketAddr,
+        socket: &UdpSocket,
+    ) -> Option<Vec<u8>> {
         if hdr.ty != quiche::Type::Initial {
             log::debug!("{:?} packet from {from} for no connection", hdr.ty);
-            return;
+            return None;
         }
         if !quiche::version_is_supported(hdr.version) {
             let mut out = [0; 256];
@@ -406,29 +597,67 @@ fn server_datagram(
                 }
                 Err(e) => log::debug!("cannot negotiate version with {from}: {e}"),
             }
-            return;
+            return None;
         }
         if len < MIN_INITIAL_DATAGRAM {
             log::debug!("Initial datagram of {len} bytes from {from} is too short");
-            return;
+            return None;
         }
-        let scid = match random_bytes::<SERVER_CID_LEN>() {
-            Ok(v) => v,
-            Err(e) => {
-                log::error!("{e}");
-                return;
+        // With Retry, the connection ID the client was told to use becomes
+        // ours; without, a fresh one.
+        let (scid, odcid) = if self.setup.retry {
+            let token = hdr.token.as_deref().unwrap_or_default();
+            if token.is_empty() {
+                self.send_retry(hdr, from, socket);
+                return None;
+            }
+            let now = retry::now_secs();
+            match self.token_key.validate(token, from, &hdr.dcid, now) {
+                Some(odcid) if hdr.dcid.len() == SERVER_CID_LEN => (hdr.dcid.to_vec(), Some(odcid)),
+                _ => {
+                    log::debug!("Initial from {from} with an invalid or expired token");
+                    return None;
+                }
+            }
+        } else {
+            match random_bytes::<SERVER_CID_LEN>() {
+                Ok(v) => (v.to_vec(), None),
+                Err(e) => {
+                    log::error!("{e}");
+                    return None;
+                }
             }
         };
+        let (total, from_ip) = self.counts(from.ip());
+        let limits = self.setup.limits;
+        let refuse = if total >= limits.max_connections {
+            Some("server busy: too many connections")
+        } else if from_ip >= limits.max_connections_per_ip {
+            Some("server busy: too many connections from this address")
+        } else {
+            None
+        };
         let scid_ref = quiche::ConnectionId::from_ref(&scid);
-        let mut conn = match quiche::accept(&scid_ref, None, local, from, &mut setup.config) {
+        let odcid_ref = odcid.as_deref().map(quiche::ConnectionId::from_ref);
+        let mut conn = match quiche::accept(
+            &scid_ref,
+            odcid_ref.as_ref(),
+            local,
+            from,
+            &mut self.setup.config,
+        ) {
             Ok(c) => c,
             Err(e) => {
                 log::warn!("cannot accept a connection from {from}: {e}");
-                return;
+                return None;
             }
         };
-        if let Some(dir) = &setup.qlog_dir {
-            let detail = format!("cc={}", setup.cc_description);
+        if let Some(reason) = refuse {
+            refuse_connection(conn, data, from, local, reason, socket);
+            return None;
+        }
+        if let Some(dir) = &self.setup.qlog_dir {
+            let detail = format!("cc={}", self.setup.cc_description);
             if let Err(e) =
                 qlog_output::attach(&mut conn, dir, Role::Server, "quiche-server", &detail)
             {
@@ -436,23 +665,93 @@ fn server_datagram(
             }
         }
         log::info!("{} new connection from {from}", conn.trace_id());
-        let key = scid.to_vec();
-        aliases.insert(dcid.clone(), key.clone());
-        let session = ServerSession::new(Arc::clone(&setup.source));
-        conns.insert(
-            key.clone(),
+        let dcid = hdr.dcid.to_vec();
+        if dcid != scid {
+            self.aliases.insert(dcid.clone(), scid.clone());
+        }
+        *self.per_ip.entry(from.ip()).or_default() += 1;
+        let session = ServerSession::new(Arc::clone(&self.setup.source));
+        self.conns.insert(
+            scid.clone(),
             ServerConn {
                 endpoint: Endpoint::new(conn, session, REAL_TIME_PACING_GRANULARITY),
                 original_dcid: dcid,
+                peer_ip: from.ip(),
                 started: Instant::now(),
             },
         );
-        key
-    };
-    if let Some(c) = conns.get_mut(&key) {
-        c.endpoint
-            .on_datagram_with_queueing_time(data, from, local, aqt);
+        Some(scid)
     }
+
+    fn send_retry(&self, hdr: &quiche::Header<'_>, from: SocketAddr, socket: &UdpSocket) {
+        let new_scid = match random_bytes::<SERVER_CID_LEN>() {
+            Ok(v) => v,
+            Err(e) => {
+                log::error!("{e}");
+                return;
+            }
+        };
+        let token = self
+            .token_key
+            .mint(from, &hdr.dcid, &new_scid, retry::now_secs());
+        let mut out = [0; 512];
+        match quiche::retry(
+            &hdr.scid,
+            &hdr.dcid,
+            &quiche::ConnectionId::from_ref(&new_scid),
+            &token,
+            hdr.version,
+            &mut out,
+        ) {
+            Ok(n) => {
+                send(socket, &out[..n], from).ok();
+            }
+            Err(e) => log::debug!("cannot make a Retry for {from}: {e}"),
+        }
+    }
+}
+
+/// Closes a just-accepted connection with CONNECTION_REFUSED (RFC 9000
+/// section 5.2.2) and sends the close at once; no state is kept.
+fn refuse_connection(
+    conn: quiche::Connection,
+    data: &mut [u8],
+    from: SocketAddr,
+    local: SocketAddr,
+    reason: &str,
+    socket: &UdpSocket,
+) {
+    log::info!("refusing a connection from {from}: {reason}");
+    for (packet, to) in refusal(conn, data, from, local, reason) {
+        send(socket, &packet, to).ok();
+    }
+}
+
+/// The datagrams that refuse the connection whose first Initial is `data`.
+fn refusal(
+    mut conn: quiche::Connection,
+    data: &mut [u8],
+    from: SocketAddr,
+    local: SocketAddr,
+    reason: &str,
+) -> Vec<(Vec<u8>, SocketAddr)> {
+    // Receiving the Initial lifts the anti-amplification limit enough to
+    // answer it. quiche cannot seal a CONNECTION_CLOSE before its first
+    // flight has left (send fails with CryptoFail), so that goes first:
+    // the client then reads the close with the keys it brings. The costly
+    // part of the handshake (the signature) was already done by `recv`.
+    conn.recv(data, quiche::RecvInfo { from, to: local }).ok();
+    let mut out = [0; 1500];
+    let mut packets = Vec::new();
+    while let Ok((n, info)) = conn.send(&mut out) {
+        packets.push((out[..n].to_vec(), info.to));
+    }
+    conn.close(false, CONNECTION_REFUSED, reason.as_bytes())
+        .ok();
+    while let Ok((n, info)) = conn.send(&mut out) {
+        packets.push((out[..n].to_vec(), info.to));
+    }
+    packets
 }
 
 fn connection_report(c: &ServerConn, now: Instant) -> String {
@@ -489,6 +788,42 @@ fn connection_report(c: &ServerConn, now: Instant) -> String {
         line.push_str("; idle timeout");
     }
     line
+}
+
+/// The signal that asked the client to stop (SIGINT, SIGTERM), or 0.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_stop_signal(signal: libc::c_int) {
+    STOP_SIGNAL.store(signal, Ordering::Relaxed);
+}
+
+/// Makes SIGINT and SIGTERM stop [`run_client`] cleanly: it closes the
+/// connection, fails every unfinished request (whose partial bodies are
+/// then discarded, never saved) and returns an error naming the signal.
+pub fn stop_client_on_signals() -> io::Result<()> {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: an all-zero sigaction is valid; the handler only stores to
+        // an atomic, which is async-signal-safe. No SA_RESTART: a blocking
+        // receive returns at once.
+        let rc = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_stop_signal as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
 }
 
 /// Everything `run_client` needs besides the configuration and session.
@@ -567,8 +902,23 @@ pub fn run_client(
     let mut finished = None;
     let mut next_tick = setup.tick.map(|t| start + t);
     let mut buf = vec![0; MAX_RECV_DATAGRAM_SIZE];
+    let mut stopped_by = None;
     endpoint.flush(start, &mut |data, info| send(&wire.socket, data, info.to));
     loop {
+        let signal = STOP_SIGNAL.load(Ordering::Relaxed);
+        if signal != 0 {
+            stopped_by = Some(signal);
+            // H3_REQUEST_CANCELLED, or 0 for hq-interop.
+            let code = match endpoint.app.version() {
+                crate::transfer::HttpVersion::Http3 => 0x10c,
+                crate::transfer::HttpVersion::Http09 => 0,
+            };
+            endpoint.conn.close(true, code, b"interrupted").ok();
+            endpoint.flush(Instant::now(), &mut |data, info| {
+                send(&wire.socket, data, info.to)
+            });
+            break;
+        }
         let deadline = match (endpoint.next_wakeup(), next_tick) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -604,18 +954,26 @@ pub fn run_client(
         ..
     } = endpoint;
     let elapsed = match finished {
-        Some(elapsed) => elapsed,
-        None => {
-            let mut reason = close_reason(&conn, setup, peer, start.elapsed());
+        Some(elapsed) if stopped_by.is_none() => elapsed,
+        _ => {
+            let mut reason = match stopped_by {
+                Some(signal) => format!("interrupted by {}", signal_name(signal)),
+                None => close_reason(&conn, setup, peer, start.elapsed()),
+            };
             if let Some(e) = app_error {
                 reason = format!("{reason} ({e})");
             }
             session.abandon(&reason);
             let received = session.bytes_received();
+            let unsaved = if session.saves_bodies() {
+                "; no incomplete response was saved"
+            } else {
+                ""
+            };
             if received > 0 {
-                bail!("{reason}; {received} response bytes had arrived");
+                bail!("{reason}; {received} response bytes had arrived{unsaved}");
             }
-            bail!("{reason}");
+            bail!("{reason}{unsaved}");
         }
     };
     let report = ClientReport {
@@ -837,6 +1195,55 @@ mod tests {
         };
         let e = Wire::new(socket, true).err().unwrap().to_string();
         assert!(e.contains("needs an IPv4 socket"), "{e}");
+    }
+
+    #[test]
+    fn a_refused_client_learns_why_at_once() {
+        let identity = crate::tls::Identity::self_signed().unwrap();
+        let settings = crate::settings::TransportSettings::default();
+        let (mut server_config, _) = settings
+            .build_server_config(&[crate::transfer::ALPN_H3], &identity)
+            .unwrap();
+        let (mut client_config, _) = settings.build_config(&[crate::transfer::ALPN_H3]).unwrap();
+        client_config.verify_peer(false);
+        let client_addr: SocketAddr = "127.0.0.1:1000".parse().unwrap();
+        let server_addr: SocketAddr = "127.0.0.1:2000".parse().unwrap();
+        let mut client = quiche::connect(
+            Some("localhost"),
+            &quiche::ConnectionId::from_ref(&[1; 16]),
+            client_addr,
+            server_addr,
+            &mut client_config,
+        )
+        .unwrap();
+        let mut initial = vec![0; 1500];
+        let (n, _) = client.send(&mut initial).unwrap();
+        initial.truncate(n);
+        let server = quiche::accept(
+            &quiche::ConnectionId::from_ref(&[2; 16]),
+            None,
+            server_addr,
+            client_addr,
+            &mut server_config,
+        )
+        .unwrap();
+        let packets = refusal(server, &mut initial, client_addr, server_addr, "busy");
+        assert!(!packets.is_empty());
+        for (mut p, to) in packets {
+            assert_eq!(to, client_addr);
+            client
+                .recv(
+                    &mut p,
+                    quiche::RecvInfo {
+                        from: server_addr,
+                        to: client_addr,
+                    },
+                )
+                .ok();
+        }
+        let e = client.peer_error().expect("the client saw no close");
+        assert_eq!((e.is_app, e.error_code), (false, CONNECTION_REFUSED));
+        assert_eq!(e.reason, b"busy");
     }
 
     #[test]

@@ -13,6 +13,10 @@ pub const DEFAULT_MAX_DATA: u64 = 100_000_000;
 pub const DEFAULT_MAX_STREAM_DATA: u64 = 50_000_000;
 /// Idle timeout in milliseconds (quiche's apps use the same default).
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 30_000;
+/// Largest idle timeout the apps accept (10 minutes). 0, which QUIC reads as
+/// "no idle timeout" and would keep a vanished peer's state forever, is
+/// refused too.
+pub const MAX_IDLE_TIMEOUT_MS: u64 = 600_000;
 /// UDP payload size of every datagram (quiche's apps use the same).
 pub const MAX_DATAGRAM_SIZE: usize = 1350;
 /// Largest UDP datagram accepted on receive.
@@ -134,8 +138,10 @@ pub struct TransportFlags {
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_STREAM_DATA)]
     pub max_stream_data: u64,
 
-    /// Idle timeout in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = DEFAULT_IDLE_TIMEOUT_MS)]
+    /// Idle timeout in milliseconds, 1 to 600000 (0, no timeout, is
+    /// refused: a vanished peer would be kept forever).
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_IDLE_TIMEOUT_MS,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_IDLE_TIMEOUT_MS))]
     pub idle_timeout: u64,
 
     #[command(flatten)]
@@ -228,8 +234,31 @@ impl TransportSettings {
     /// with these settings and the selected congestion controller. TLS
     /// certificates and peer verification are left to the caller.
     pub fn build_config(&self, alpns: &[&[u8]]) -> anyhow::Result<(quiche::Config, ResolvedCc)> {
-        let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION)
+        let config = quiche::Config::new(quiche::PROTOCOL_VERSION)
             .context("cannot create the QUIC configuration")?;
+        self.configure(config, alpns)
+    }
+
+    /// Like [`Self::build_config`], for a server presenting `identity`
+    /// (certificate and key from memory).
+    pub fn build_server_config(
+        &self,
+        alpns: &[&[u8]],
+        identity: &crate::tls::Identity,
+    ) -> anyhow::Result<(quiche::Config, ResolvedCc)> {
+        let config = quiche::Config::with_boring_ssl_ctx_builder(
+            quiche::PROTOCOL_VERSION,
+            identity.tls_context()?,
+        )
+        .context("cannot create the QUIC configuration")?;
+        self.configure(config, alpns)
+    }
+
+    fn configure(
+        &self,
+        mut config: quiche::Config,
+        alpns: &[&[u8]],
+    ) -> anyhow::Result<(quiche::Config, ResolvedCc)> {
         config
             .set_application_protos(alpns)
             .context("invalid ALPN list")?;

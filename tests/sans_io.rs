@@ -78,10 +78,10 @@ fn simulate(cc: &str, version: HttpVersion) -> Outcome {
         cc: CcSelection::new(cc),
         ..Default::default()
     };
-    let certs = tempfile::tempdir().unwrap();
-    let cert = tls::write_self_signed(certs.path()).unwrap();
-    let (mut server_config, _) = settings.build_config(&[ALPN_H3, ALPN_HQ]).unwrap();
-    tls::load(&mut server_config, &cert).unwrap();
+    let identity = tls::Identity::self_signed().unwrap();
+    let (mut server_config, _) = settings
+        .build_server_config(&[ALPN_H3, ALPN_HQ], &identity)
+        .unwrap();
     let (mut client_config, _) = settings.build_config(&[version.alpn()]).unwrap();
     client_config.verify_peer(false);
 

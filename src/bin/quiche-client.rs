@@ -13,7 +13,7 @@ use clap::Parser;
 use url::Url;
 
 use quiche_vegas::cc_select::listing_text;
-use quiche_vegas::net::{run_client, ClientReport, ClientSetup};
+use quiche_vegas::net::{run_client, stop_client_on_signals, ClientReport, ClientSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
 use quiche_vegas::transfer::{ClientSession, HttpVersion, RequestOutcome, ResponseSummary};
@@ -34,7 +34,10 @@ struct Args {
     #[arg(long)]
     no_verify: bool,
 
-    /// Write each response body into DIR, named after the URL's last segment.
+    /// Save each response body into DIR, named after the URL's last
+    /// segment: written to a temporary file there and renamed only once the
+    /// response is complete (its content-length matched) and 2xx, so an
+    /// existing file is replaced only by a good response.
     #[arg(long, value_name = "DIR")]
     dump_responses: Option<PathBuf>,
 
@@ -149,6 +152,7 @@ fn run(args: Args) -> anyhow::Result<bool> {
         &target.paths,
         args.dump_responses.as_deref(),
     )?;
+    stop_client_on_signals().context("cannot handle SIGINT/SIGTERM")?;
     let show_progress = std::io::stderr().is_terminal();
     let setup = ClientSetup {
         peer,

@@ -6,14 +6,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Parser;
 
 use quiche_vegas::cc_select::listing_text;
-use quiche_vegas::net::{bind_udp, run_server, ServerSetup};
+use quiche_vegas::net::{
+    bind_udp, run_server, ServerLimits, ServerSetup, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_IP,
+};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
-use quiche_vegas::tls::{self, CertFiles};
+use quiche_vegas::tls::{CertFiles, Identity};
 use quiche_vegas::transfer::{DirSource, ALPN_H3, ALPN_HQ};
 
 /// Serves the files under --root over QUIC (HTTP/3 and hq-interop).
@@ -26,12 +29,21 @@ struct Args {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4433")]
     listen: SocketAddr,
 
-    /// Directory whose files are served.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    root: PathBuf,
+    /// Directory whose files are served (required: nothing is served by
+    /// accident). Dotfiles in it are not served unless --serve-dotfiles.
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "list_cc_algorithms"
+    )]
+    root: Option<PathBuf>,
+
+    /// Serve files and directories whose names start with '.' too.
+    #[arg(long)]
+    serve_dotfiles: bool,
 
     /// TLS certificate chain (PEM). Without --cert and --key a self-signed
-    /// certificate for localhost is made at start.
+    /// certificate for localhost is made at start, in memory only.
     #[arg(long, value_name = "FILE", requires = "key")]
     cert: Option<PathBuf>,
 
@@ -41,6 +53,22 @@ struct Args {
 
     #[command(flatten)]
     transport: TransportFlags,
+
+    /// Do not validate client addresses with a Retry round trip before
+    /// creating connection state (on by default: it makes floods of
+    /// Initial packets from forged addresses cheap).
+    #[arg(long)]
+    no_retry: bool,
+
+    /// Connections held at once; one more is refused (CONNECTION_REFUSED).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    max_connections: usize,
+
+    /// Connections held at once from one IP address; one more is refused.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_IP,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    max_connections_per_ip: usize,
 
     /// Do not print a line per closed connection on stderr.
     #[arg(long)]
@@ -65,26 +93,22 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> anyhow::Result<()> {
     let settings = args.transport.settings();
-    let (mut config, cc) = settings.build_config(&[ALPN_H3, ALPN_HQ])?;
-    let source = DirSource::new(&args.root)?;
-
-    let cert = match (&args.cert, &args.key) {
-        (Some(cert), Some(key)) => CertFiles {
+    let root = args.root.as_deref().context("--root is required")?;
+    let source = DirSource::new(root)?.with_dotfiles(args.serve_dotfiles);
+    let identity = match (&args.cert, &args.key) {
+        (Some(cert), Some(key)) => Identity::from_files(&CertFiles {
             cert: cert.clone(),
             key: key.clone(),
-        },
-        (None, None) => {
-            let files = tls::write_self_signed(&std::env::temp_dir())?;
+        })?,
+        _ => {
             eprintln!(
                 "quiche-server: no --cert/--key given: using a self-signed certificate for \
-                 localhost written to {} (clients need --no-verify)",
-                files.cert.display()
+                 localhost, kept in memory (clients need --no-verify)"
             );
-            files
+            Identity::self_signed()?
         }
-        _ => bail!("--cert and --key go together"),
     };
-    tls::load(&mut config, &cert)?;
+    let (config, cc) = settings.build_server_config(&[ALPN_H3, ALPN_HQ], &identity)?;
 
     let socket = bind_udp(args.listen)?;
     let local = socket
@@ -93,9 +117,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     let qlog_dir = qlog_dir_from_env();
     eprintln!(
         "quiche-server: listening on {local}, serving {}, cc {cc}, HTTP/3 and hq-interop, \
-         extensions: {}{}",
+         extensions: {}, retry {}, at most {} connections ({} per IP){}",
         source.root().display(),
         settings.extensions,
+        if args.no_retry { "off" } else { "on" },
+        args.max_connections,
+        args.max_connections_per_ip,
         qlog_dir
             .as_ref()
             .map_or_else(String::new, |d| format!(", qlog to {}", d.display()))
@@ -109,6 +136,11 @@ fn run(args: Args) -> anyhow::Result<()> {
             cc_description: cc.to_string(),
             report_connections: !args.quiet,
             aqt_from_ip_option: args.transport.aqt_from_ip_option,
+            retry: !args.no_retry,
+            limits: ServerLimits {
+                max_connections: args.max_connections,
+                max_connections_per_ip: args.max_connections_per_ip,
+            },
         },
     )
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context};
 use quiche::h3::{self, NameValue};
 
+use super::request::{parse_content_length, parse_status};
 use super::sink::{dump_file_name, BodySink};
 use super::{HttpVersion, CHUNK, HQ_BAD_REQUEST, HQ_NOT_FOUND, HQ_SERVER_ERROR};
 
@@ -67,15 +68,37 @@ struct Request {
 }
 
 impl Request {
+    /// The response ended cleanly (FIN). It is complete if it carried as
+    /// many bytes as its content-length announced; its body is saved only
+    /// if it is complete and, where there is a status, 2xx.
     fn complete(&mut self) {
-        self.outcome = Some(match self.sink.finish() {
-            Ok(sha256) => RequestOutcome::Complete { sha256 },
-            Err(e) => RequestOutcome::Failed(format!("cannot write response body: {e}")),
-        });
+        if self.outcome.is_some() {
+            return;
+        }
+        let received = self.sink.bytes();
+        if let Some(announced) = self.content_length.filter(|&n| n != received) {
+            self.fail(format!(
+                "the response ended after {received} of the {announced} bytes its \
+                 content-length announced"
+            ));
+            return;
+        }
+        let sha256 = self.sink.finish();
+        if self.status.is_none_or(|s| (200..300).contains(&s)) {
+            if let Err(e) = self.sink.commit() {
+                self.fail(format!("cannot save response body: {e}"));
+                return;
+            }
+        } else {
+            self.sink.discard();
+        }
+        self.outcome = Some(RequestOutcome::Complete { sha256 });
     }
 
+    /// The request failed: nothing of it is saved.
     fn fail(&mut self, reason: String) {
         if self.outcome.is_none() {
+            self.sink.discard();
             self.outcome = Some(RequestOutcome::Failed(reason));
         }
     }
@@ -93,13 +116,15 @@ pub struct ClientSession {
     next_hq_stream: u64,
     buf: Vec<u8>,
     closing: bool,
+    saves_bodies: bool,
 }
 
 impl ClientSession {
     /// Requests for `paths` (each starting with `/`, query allowed) on a
     /// server known as `authority` (`host[:port]`, HTTP/3's `:authority`).
-    /// With `dump_dir`, each body is also written there, named after the
-    /// path's last segment.
+    /// With `dump_dir`, each body is also saved there, named after the
+    /// path's last segment, once it has arrived complete with a 2xx status
+    /// (see [`BodySink`]); an existing file is replaced only then.
     pub fn new(
         version: HttpVersion,
         authority: &str,
@@ -123,7 +148,7 @@ impl ClientSession {
                 Some(dir) => {
                     let file = dir.join(unique_name(&mut used, dump_file_name(path)));
                     BodySink::to_file(&file)
-                        .with_context(|| format!("cannot create {}", file.display()))?
+                        .with_context(|| format!("cannot create a file in {}", dir.display()))?
                 }
                 None => BodySink::counting(),
             };
@@ -147,6 +172,7 @@ impl ClientSession {
             next_hq_stream: 0,
             buf: vec![0; CHUNK],
             closing: false,
+            saves_bodies: dump_dir.is_some(),
         })
     }
 
@@ -162,6 +188,11 @@ impl ClientSession {
     /// Every request ended with a complete 2xx response.
     pub fn all_succeeded(&self) -> bool {
         self.summaries().iter().all(|s| s.is_success())
+    }
+
+    /// Bodies are saved (`--dump-responses`).
+    pub fn saves_bodies(&self) -> bool {
+        self.saves_bodies
     }
 
     /// Body bytes received so far, over all requests.
@@ -295,18 +326,29 @@ impl ClientSession {
             };
             match event {
                 h3::Event::Headers { list, .. } => {
+                    let mut bad_length = false;
                     for header in &list {
-                        let value = std::str::from_utf8(header.value()).ok();
                         match header.name() {
-                            b":status" => request.status = value.and_then(|v| v.parse().ok()),
+                            b":status" => request.status = parse_status(header.value()),
                             b"content-length" => {
-                                request.content_length = value.and_then(|v| v.parse().ok())
+                                let value = parse_content_length(header.value());
+                                bad_length |= value.is_none()
+                                    || (request.content_length.is_some()
+                                        && request.content_length != value);
+                                request.content_length = value;
                             }
                             _ => {}
                         }
                     }
-                    if request.status.is_none() {
-                        request.fail("response without a valid :status".into());
+                    let problem = if request.status.is_none() {
+                        Some("response without a valid :status")
+                    } else if bad_length {
+                        Some("response with an invalid content-length")
+                    } else {
+                        None
+                    };
+                    if let Some(problem) = problem {
+                        request.fail(problem.into());
                         conn.stream_shutdown(id, quiche::Shutdown::Read, H3_REQUEST_CANCELLED)
                             .ok();
                     }
@@ -332,11 +374,7 @@ impl ClientSession {
                         }
                     }
                 },
-                h3::Event::Finished => {
-                    if request.outcome.is_none() {
-                        request.complete();
-                    }
-                }
+                h3::Event::Finished => request.complete(),
                 h3::Event::Reset(code) => {
                     request.fail(format!("the server reset the stream (error {code:#x})"))
                 }
@@ -392,9 +430,7 @@ impl ClientSession {
                             break;
                         }
                         if fin {
-                            if request.outcome.is_none() {
-                                request.complete();
-                            }
+                            request.complete();
                             break;
                         }
                     }

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use sha2::{Digest, Sha256};
 
+use super::request::path_segments;
+
 /// A response body: its length and a reader that yields exactly that many
 /// bytes.
 pub struct Body {
@@ -34,29 +36,65 @@ pub enum Lookup {
 /// Maps request paths (as sent by the client, e.g. `/dir/file?x=1`) to bodies.
 pub trait ContentSource: Send + Sync {
     fn open(&self, path: &str) -> Result<Body, Lookup>;
+
+    /// The length of the body `open` would give (for HEAD), without
+    /// reading it.
+    fn length(&self, path: &str) -> Result<u64, Lookup> {
+        self.open(path).map(|b| b.len)
+    }
 }
 
 /// Files under a root directory. Paths are resolved segment by segment; `..`
-/// segments, paths not starting with `/`, and anything that resolves (through
-/// symbolic links) outside the root are not found. A directory serves its
+/// segments, paths not starting with `/`, dotfiles (any segment starting
+/// with `.`, unless allowed), and anything that resolves (through symbolic
+/// links) outside the root are not found. A directory serves its
 /// `index.html`.
+///
+/// A body holds no open file: each chunk is read by opening the file,
+/// reading at the offset, and closing it again, so that any number of
+/// pending responses costs no file descriptors. A file replaced or shrunk
+/// under a response fails that response (the client sees a reset stream,
+/// never a mix of two files).
 #[derive(Clone, Debug)]
 pub struct DirSource {
     root: PathBuf,
+    dotfiles: bool,
 }
 
 impl DirSource {
     pub fn new(root: &Path) -> anyhow::Result<Self> {
-        if !root.exists() {
-            bail!("root directory {} does not exist", root.display());
+        let meta = std::fs::metadata(root).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => {
+                anyhow::anyhow!("root directory {} does not exist", root.display())
+            }
+            io::ErrorKind::PermissionDenied => {
+                anyhow::anyhow!("root directory {}: permission denied", root.display())
+            }
+            _ => anyhow::anyhow!("root directory {}: {e}", root.display()),
+        })?;
+        if !meta.is_dir() {
+            bail!("root {} is not a directory", root.display());
         }
+        // Listing it proves we may read it.
+        std::fs::read_dir(root).map_err(|e| match e.kind() {
+            io::ErrorKind::PermissionDenied => {
+                anyhow::anyhow!("root directory {}: permission denied", root.display())
+            }
+            _ => anyhow::anyhow!("cannot read root directory {}: {e}", root.display()),
+        })?;
         let root = root
             .canonicalize()
             .with_context(|| format!("cannot resolve root directory {}", root.display()))?;
-        if !root.is_dir() {
-            bail!("root {} is not a directory", root.display());
-        }
-        Ok(DirSource { root })
+        Ok(DirSource {
+            root,
+            dotfiles: false,
+        })
+    }
+
+    /// Serve dotfiles (`/.env`, `/.git/config`) too; refused by default.
+    pub fn with_dotfiles(mut self, dotfiles: bool) -> Self {
+        self.dotfiles = dotfiles;
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -65,68 +103,115 @@ impl DirSource {
 
     /// The file a request path names, if it is inside the root.
     pub fn resolve(&self, path: &str) -> Option<PathBuf> {
-        let path = path.split(['?', '#']).next().unwrap_or("");
-        let path = percent_decode(path)?;
-        if !path.starts_with('/') {
-            return None;
-        }
+        let segments = path_segments(path, self.dotfiles)?;
         let mut candidate = self.root.clone();
-        for segment in path.split('/') {
-            match segment {
-                "" | "." => continue,
-                ".." => return None,
-                s if s.contains(['\0', '\\']) => return None,
-                s => candidate.push(s),
-            }
-        }
+        candidate.extend(segments);
         if candidate.is_dir() {
             candidate.push("index.html");
         }
         // Resolves symbolic links; whatever leaves the root is refused.
         let resolved = candidate.canonicalize().ok()?;
-        resolved.starts_with(&self.root).then_some(resolved)
+        if !resolved.starts_with(&self.root) {
+            return None;
+        }
+        // A link may lead to a dotfile inside the root.
+        if !self.dotfiles {
+            let inside = resolved.strip_prefix(&self.root).ok()?;
+            if inside
+                .components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+            {
+                return None;
+            }
+        }
+        Some(resolved)
     }
-}
 
-impl ContentSource for DirSource {
-    fn open(&self, path: &str) -> Result<Body, Lookup> {
+    fn lookup(&self, path: &str) -> Result<(PathBuf, std::fs::Metadata), Lookup> {
         let file = self.resolve(path).ok_or(Lookup::NotFound)?;
         let meta = std::fs::metadata(&file).map_err(|_| Lookup::NotFound)?;
         if !meta.is_file() {
             return Err(Lookup::NotFound);
         }
-        let reader = File::open(&file).map_err(|e| match e.kind() {
+        Ok((file, meta))
+    }
+}
+
+impl ContentSource for DirSource {
+    fn open(&self, path: &str) -> Result<Body, Lookup> {
+        let (file, meta) = self.lookup(path)?;
+        // Fail now, not after the headers, if the file cannot be read.
+        File::open(&file).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Lookup::NotFound,
             _ => Lookup::Failed(e),
         })?;
         Ok(Body {
             len: meta.len(),
-            reader: Box::new(reader.take(meta.len())),
+            reader: Box::new(LazyFile {
+                path: file,
+                identity: FileIdentity::of(&meta),
+                offset: 0,
+                end: meta.len(),
+            }),
         })
+    }
+
+    fn length(&self, path: &str) -> Result<u64, Lookup> {
+        self.lookup(path).map(|(_, meta)| meta.len())
     }
 }
 
-/// Decodes `%XX` escapes; `None` if an escape is malformed or the result is
-/// not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
-    if !s.contains('%') {
-        return Some(s.to_string());
-    }
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+/// What tells a file from its replacement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+}
+
+impl FileIdentity {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
         }
     }
-    String::from_utf8(out).ok()
+}
+
+/// Reads a file without keeping it open (see [`DirSource`]).
+struct LazyFile {
+    path: PathBuf,
+    identity: FileIdentity,
+    offset: u64,
+    end: u64,
+}
+
+impl Read for LazyFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let left = self.end - self.offset;
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        if want == 0 {
+            return Ok(0);
+        }
+        let file = File::open(&self.path)?;
+        if FileIdentity::of(&file.metadata()?) != self.identity {
+            return Err(io::Error::other(format!(
+                "{} changed while being served",
+                self.path.display()
+            )));
+        }
+        let n = file.read_at(&mut buf[..want], self.offset)?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        self.offset += n as u64;
+        Ok(n)
+    }
 }
 
 /// The same `size` pseudo-random bytes for every path, made on the fly from
@@ -273,6 +358,43 @@ mod tests {
         }
         // The root has no index.html.
         assert!(matches!(s.open("/"), Err(Lookup::NotFound)));
+    }
+
+    #[test]
+    fn dotfiles_are_refused_unless_allowed() {
+        let (dir, s) = tree();
+        let root = dir.path().join("root");
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/config"), b"git").unwrap();
+        std::fs::write(root.join(".env"), b"secret=1").unwrap();
+        std::os::unix::fs::symlink(root.join(".env"), root.join("visible")).unwrap();
+        for path in ["/.env", "/.git/config", "/%2eenv", "/visible"] {
+            assert!(matches!(s.open(path), Err(Lookup::NotFound)), "{path}");
+        }
+        let s = s.with_dotfiles(true);
+        assert_eq!(read_all(s.open("/.env").unwrap()), b"secret=1");
+        assert_eq!(read_all(s.open("/visible").unwrap()), b"secret=1");
+        assert_eq!(read_all(s.open("/.git/config").unwrap()), b"git");
+    }
+
+    #[test]
+    fn bodies_hold_no_file_open_and_notice_replacement() {
+        let (dir, s) = tree();
+        let fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let before = fds();
+        let bodies: Vec<Body> = (0..50).map(|_| s.open("/file").unwrap()).collect();
+        assert_eq!(fds(), before, "open bodies hold file descriptors");
+        assert_eq!(s.length("/file").unwrap(), 5);
+        let mut body = s.open("/file").unwrap();
+        // Replaced (new inode) between lookup and read: an error, not the
+        // other file's bytes.
+        let file = dir.path().join("root/file");
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, b"HELLO WORLD").unwrap();
+        let mut out = Vec::new();
+        assert!(body.reader.read_to_end(&mut out).is_err());
+        assert!(out.is_empty());
+        drop(bodies);
     }
 
     #[test]

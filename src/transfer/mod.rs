@@ -15,6 +15,7 @@
 
 mod client;
 mod content;
+pub mod request;
 mod server;
 mod sink;
 

@@ -9,11 +9,16 @@ use anyhow::{anyhow, bail};
 use quiche::h3::{self, NameValue};
 
 use super::content::{Body, ContentSource, Lookup};
+use super::request::{parse_h3_request, parse_hq_request};
 use super::{HttpVersion, CHUNK, HQ_BAD_REQUEST, HQ_NOT_FOUND, HQ_SERVER_ERROR};
 
 /// HTTP/3 error codes used here (RFC 9114 section 8.1).
 const H3_INTERNAL_ERROR: u64 = 0x102;
 const H3_REQUEST_CANCELLED: u64 = 0x10c;
+/// A malformed request (RFC 9114 section 4.1.2).
+pub const H3_MESSAGE_ERROR: u64 = 0x10e;
+/// Largest request header section accepted (SETTINGS_MAX_FIELD_SECTION_SIZE).
+const MAX_FIELD_SECTION_SIZE: u64 = 16 * 1024;
 /// TLS alert no_application_protocol as a QUIC transport error.
 const NO_APPLICATION_PROTOCOL: u64 = 0x100 + 120;
 /// Longest hq-interop request line accepted.
@@ -32,6 +37,8 @@ enum Proto {
 /// A response body being sent: read from its source chunk by chunk.
 struct BodyCursor {
     reader: Box<dyn Read + Send>,
+    /// The length announced in content-length.
+    announced: u64,
     /// Bytes not yet read from `reader`.
     unread: u64,
     chunk: Vec<u8>,
@@ -43,6 +50,7 @@ impl BodyCursor {
     fn new(body: Body) -> Self {
         BodyCursor {
             reader: body.reader,
+            announced: body.len,
             unread: body.len,
             chunk: Vec::new(),
             pos: 0,
@@ -54,6 +62,17 @@ impl BodyCursor {
             len: bytes.len() as u64,
             reader: Box::new(bytes),
         })
+    }
+
+    /// No body, announcing `len` bytes (HEAD: what GET would send).
+    fn announced(len: u64) -> Self {
+        BodyCursor {
+            reader: Box::new(io::empty()),
+            announced: len,
+            unread: 0,
+            chunk: Vec::new(),
+            pos: 0,
+        }
     }
 
     fn is_empty(&self) -> bool {
@@ -74,6 +93,11 @@ impl BodyCursor {
 
     fn advance(&mut self, n: usize) {
         self.pos += n;
+        if self.pos == self.chunk.len() {
+            // A response waiting for the peer keeps no buffer.
+            self.chunk = Vec::new();
+            self.pos = 0;
+        }
     }
 }
 
@@ -176,7 +200,8 @@ impl ServerSession {
     fn start(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<Proto> {
         match HttpVersion::from_alpn(conn.application_proto()) {
             Some(HttpVersion::Http3) => {
-                let config = h3::Config::new().map_err(|e| anyhow!("HTTP/3 config: {e}"))?;
+                let mut config = h3::Config::new().map_err(|e| anyhow!("HTTP/3 config: {e}"))?;
+                config.set_max_field_section_size(MAX_FIELD_SECTION_SIZE);
                 match h3::Connection::with_transport(conn, &config) {
                     Ok(h3_conn) => Ok(Proto::Http3(Box::new(h3_conn))),
                     Err(e) => {
@@ -306,14 +331,6 @@ impl ServerSession {
     }
 }
 
-/// `GET /path` (HTTP/0.9 request line, `\r` tolerated) → `/path`.
-fn parse_hq_request(line: &[u8]) -> Option<String> {
-    let line = std::str::from_utf8(line).ok()?.trim_end_matches('\r');
-    let mut words = line.split_ascii_whitespace();
-    let (method, path) = (words.next()?, words.next()?);
-    (method == "GET" && path.starts_with('/')).then(|| path.to_string())
-}
-
 fn poll_h3(
     h3_conn: &mut h3::Connection,
     conn: &mut quiche::Connection,
@@ -326,11 +343,20 @@ fn poll_h3(
         match h3_conn.poll(conn) {
             Ok((id, h3::Event::Headers { list, .. })) => {
                 *requests += 1;
-                // The response depends on the headers alone; a request body
-                // is not read.
-                conn.stream_shutdown(id, quiche::Shutdown::Read, 0).ok();
-                let response = respond_h3(source, &list, conn.trace_id());
-                responses.insert(id, response);
+                match respond_h3(source, &list, conn.trace_id()) {
+                    Some(response) => {
+                        // The response depends on the headers alone; a
+                        // request body is not read.
+                        conn.stream_shutdown(id, quiche::Shutdown::Read, 0).ok();
+                        responses.insert(id, response);
+                    }
+                    None => {
+                        conn.stream_shutdown(id, quiche::Shutdown::Read, H3_MESSAGE_ERROR)
+                            .ok();
+                        conn.stream_shutdown(id, quiche::Shutdown::Write, H3_MESSAGE_ERROR)
+                            .ok();
+                    }
+                }
             }
             Ok((id, h3::Event::Data)) => {
                 while let Ok(n) = h3_conn.recv_body(conn, id, buf) {
@@ -355,42 +381,64 @@ fn poll_h3(
     }
 }
 
-fn respond_h3(source: &dyn ContentSource, request: &[h3::Header], trace_id: &str) -> Response {
-    let mut method = None;
-    let mut path = None;
-    for header in request {
-        match header.name() {
-            b":method" => method = Some(header.value()),
-            b":path" => path = std::str::from_utf8(header.value()).ok(),
-            _ => {}
+/// The response to an HTTP/3 request; `None` if the request is malformed
+/// (the stream is then reset with H3_MESSAGE_ERROR). GET and HEAD are
+/// served; HEAD gets GET's headers, content-length included, and no body.
+fn respond_h3(
+    source: &dyn ContentSource,
+    request: &[h3::Header],
+    trace_id: &str,
+) -> Option<Response> {
+    let parsed = match parse_h3_request(request.iter().map(|h| (h.name(), h.value()))) {
+        Ok(r) => r,
+        Err(e) => {
+            log::info!("{trace_id} malformed request: {e}");
+            return None;
         }
-    }
+    };
+    let method = parsed.method;
+    let path = parsed.path;
+    let head = method == b"HEAD";
+    let found = |len: u64, body: Option<Body>| match body {
+        Some(body) => BodyCursor::new(body),
+        None => BodyCursor::announced(len),
+    };
     let (status, body) = match (method, path) {
-        (Some(b"GET"), Some(path)) => match source.open(path) {
-            Ok(body) => (200, BodyCursor::new(body)),
-            Err(Lookup::NotFound) => (404, BodyCursor::from_bytes(b"Not Found\n")),
-            Err(Lookup::Failed(e)) => {
-                log::warn!("{trace_id} GET {path}: {e}");
-                (500, BodyCursor::from_bytes(b"Internal Server Error\n"))
+        (b"GET" | b"HEAD", Some(path)) => {
+            let result = if head {
+                source.length(path).map(|len| found(len, None))
+            } else {
+                source.open(path).map(|b| found(b.len, Some(b)))
+            };
+            match result {
+                Ok(body) => (200, body),
+                Err(Lookup::NotFound) => (404, BodyCursor::from_bytes(b"Not Found\n")),
+                Err(Lookup::Failed(e)) => {
+                    log::warn!("{trace_id} GET {path}: {e}");
+                    (500, BodyCursor::from_bytes(b"Internal Server Error\n"))
+                }
             }
-        },
-        (Some(b"GET"), None) => (400, BodyCursor::from_bytes(b"Bad Request\n")),
+        }
         _ => (405, BodyCursor::from_bytes(b"Method Not Allowed\n")),
     };
     log::info!(
         "{trace_id} {} {} {status}",
-        String::from_utf8_lossy(method.unwrap_or(b"-")),
+        String::from_utf8_lossy(method),
         path.unwrap_or("-")
     );
-    let headers = vec![
+    let mut headers = vec![
         h3::Header::new(b":status", status.to_string().as_bytes()),
         h3::Header::new(b"server", SERVER_NAME),
-        h3::Header::new(b"content-length", body.unread.to_string().as_bytes()),
+        h3::Header::new(b"content-length", body.announced.to_string().as_bytes()),
     ];
-    Response {
+    if status == 405 {
+        headers.push(h3::Header::new(b"allow", b"GET, HEAD"));
+    }
+    let body = if head { BodyCursor::announced(0) } else { body };
+    Some(Response {
         headers: Some(headers),
         body,
-    }
+    })
 }
 
 fn write_h3(
@@ -450,21 +498,5 @@ fn write_hq(
             Err(quiche::Error::Done) => return Ok(WriteState::Blocked),
             Err(e) => bail!("cannot send body: {e}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hq_request_lines() {
-        assert_eq!(parse_hq_request(b"GET /file\r"), Some("/file".into()));
-        assert_eq!(parse_hq_request(b"GET /a/b"), Some("/a/b".into()));
-        assert_eq!(parse_hq_request(b"GET /x HTTP/1.0"), Some("/x".into()));
-        assert_eq!(parse_hq_request(b"POST /file"), None);
-        assert_eq!(parse_hq_request(b"GET file"), None);
-        assert_eq!(parse_hq_request(b"GET"), None);
-        assert_eq!(parse_hq_request(b"\xff\xfe"), None);
     }
 }

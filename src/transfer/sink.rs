@@ -1,17 +1,40 @@
 //! Where the client puts a response body: counted, hashed, optionally saved.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-/// Counts and hashes (SHA-256) a body, and writes it to a file if asked.
+/// Counts and hashes (SHA-256) a body, and saves it to a file if asked.
+///
+/// A saved body goes to a new temporary file beside its destination (a
+/// hidden name with a random part, created exclusively) and is renamed to
+/// the destination only by [`BodySink::commit`], once the caller has judged
+/// the response complete. Until then an existing file of that name is never
+/// touched; a sink dropped without commit removes its temporary file.
 #[derive(Debug)]
 pub struct BodySink {
     bytes: u64,
     hasher: Sha256,
-    file: Option<(PathBuf, BufWriter<File>)>,
+    file: Option<SavedFile>,
+}
+
+#[derive(Debug)]
+struct SavedFile {
+    destination: PathBuf,
+    temporary: PathBuf,
+    writer: Option<BufWriter<File>>,
+    committed: bool,
+}
+
+impl Drop for SavedFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.writer = None;
+            std::fs::remove_file(&self.temporary).ok();
+        }
+    }
 }
 
 impl BodySink {
@@ -24,11 +47,37 @@ impl BodySink {
         }
     }
 
-    /// A sink that also writes the body to `path` (created or truncated).
-    pub fn to_file(path: &Path) -> io::Result<Self> {
-        let file = File::create(path)?;
+    /// A sink that also saves the body as `destination`, once committed.
+    pub fn to_file(destination: &Path) -> io::Result<Self> {
+        let dir = destination.parent().unwrap_or(Path::new("."));
+        let name = destination
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut attempts = 0;
+        let (temporary, file) = loop {
+            let mut random = [0u8; 8];
+            getrandom::fill(&mut random).map_err(|e| io::Error::other(e.to_string()))?;
+            let temporary = dir.join(format!(".{name}.partial-{}", hex::encode(random)));
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temporary)
+            {
+                Ok(file) => break (temporary, file),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < 8 => {
+                    attempts += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        };
         Ok(BodySink {
-            file: Some((path.to_path_buf(), BufWriter::new(file))),
+            file: Some(SavedFile {
+                destination: destination.to_path_buf(),
+                temporary,
+                writer: Some(BufWriter::new(file)),
+                committed: false,
+            }),
             ..Self::counting()
         })
     }
@@ -36,8 +85,8 @@ impl BodySink {
     pub fn write(&mut self, data: &[u8]) -> io::Result<()> {
         self.bytes += data.len() as u64;
         self.hasher.update(data);
-        if let Some((_, file)) = &mut self.file {
-            file.write_all(data)?;
+        if let Some(writer) = self.file.as_mut().and_then(|f| f.writer.as_mut()) {
+            writer.write_all(data)?;
         }
         Ok(())
     }
@@ -47,18 +96,45 @@ impl BodySink {
         self.bytes
     }
 
+    /// Where the body was saved: only once committed.
     pub fn path(&self) -> Option<&Path> {
-        self.file.as_ref().map(|(p, _)| p.as_path())
+        self.file
+            .as_ref()
+            .filter(|f| f.committed)
+            .map(|f| f.destination.as_path())
     }
 
-    /// Flushes the file and returns the SHA-256 of everything written, as
-    /// lowercase hex. The sink can still be read (`bytes`) afterwards.
-    pub fn finish(&mut self) -> io::Result<String> {
-        if let Some((_, file)) = &mut self.file {
-            file.flush()?;
-        }
+    /// The temporary file the body is written to before commit.
+    pub fn temporary_path(&self) -> Option<&Path> {
+        self.file.as_ref().map(|f| f.temporary.as_path())
+    }
+
+    /// Returns the SHA-256 of everything written, as lowercase hex. The
+    /// sink can still be read (`bytes`) and committed afterwards.
+    pub fn finish(&mut self) -> String {
         let hasher = std::mem::take(&mut self.hasher);
-        Ok(hex::encode(hasher.finalize()))
+        hex::encode(hasher.finalize())
+    }
+
+    /// Saves the body under its destination: flushes and syncs the
+    /// temporary file and renames it over the destination. Nothing to do
+    /// for a counting sink.
+    pub fn commit(&mut self) -> io::Result<()> {
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
+        if let Some(mut writer) = file.writer.take() {
+            writer.flush()?;
+            writer.get_ref().sync_all()?;
+        }
+        std::fs::rename(&file.temporary, &file.destination)?;
+        file.committed = true;
+        Ok(())
+    }
+
+    /// Drops the body: removes the temporary file (also done on drop).
+    pub fn discard(&mut self) {
+        self.file = None;
     }
 }
 
@@ -95,20 +171,57 @@ mod tests {
         s.write(b"hello ").unwrap();
         s.write(b"world").unwrap();
         assert_eq!(s.bytes(), 11);
-        assert_eq!(
-            s.finish().unwrap(),
-            "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"
-        );
+        let expected = hex::encode(Sha256::digest(b"hello world"));
+        assert_eq!(s.finish(), expected);
+        s.commit().unwrap();
+        assert_eq!(s.path(), None);
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
     }
 
     #[test]
-    fn writes_file() {
+    fn saves_only_on_commit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out");
+        std::fs::write(&path, b"old good file").unwrap();
         let mut s = BodySink::to_file(&path).unwrap();
         s.write(b"abc").unwrap();
-        s.finish().unwrap();
+        s.finish();
+        // Before commit the old file is intact; the body is elsewhere.
+        assert_eq!(std::fs::read(&path).unwrap(), b"old good file");
+        assert_eq!(s.path(), None);
+        let temporary = s.temporary_path().unwrap().to_path_buf();
+        assert_eq!(temporary.parent(), Some(dir.path()));
+        s.commit().unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"abc");
+        assert_eq!(s.path(), Some(path.as_path()));
+        assert!(!temporary.exists());
+        drop(s);
+        assert_eq!(std::fs::read(&path).unwrap(), b"abc");
+        assert_eq!(names(dir.path()), vec!["out"]);
+    }
+
+    #[test]
+    fn dropped_or_discarded_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        std::fs::write(&path, b"old").unwrap();
+        let mut a = BodySink::to_file(&path).unwrap();
+        a.write(b"partial").unwrap();
+        let mut b = BodySink::to_file(&path).unwrap();
+        assert_ne!(a.temporary_path(), b.temporary_path());
+        b.write(b"x").unwrap();
+        b.discard();
+        drop(a);
+        assert_eq!(names(dir.path()), vec!["out"]);
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
     }
 
     #[test]

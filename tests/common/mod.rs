@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod raw;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -48,6 +50,11 @@ impl Server {
     /// Starts the server with `args` (plus `--listen 127.0.0.1:0`) and waits
     /// until it listens.
     pub fn start(args: &[&str], qlog_dir: Option<&Path>) -> Server {
+        Self::start_with_env(args, qlog_dir, &[])
+    }
+
+    /// Like [`Server::start`], with extra environment variables.
+    pub fn start_with_env(args: &[&str], qlog_dir: Option<&Path>, env: &[(&str, &Path)]) -> Server {
         let mut cmd = Command::new(SERVER);
         cmd.args(["--listen", "127.0.0.1:0"])
             .args(args)
@@ -59,6 +66,9 @@ impl Server {
             Some(dir) => cmd.env("QLOGDIR", dir),
             None => cmd.env_remove("QLOGDIR"),
         };
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
         let mut child = cmd.spawn().expect("cannot start quiche-server");
         let stderr = child.stderr.take().expect("stderr is piped");
         let (tx, rx) = mpsc::channel();
@@ -120,6 +130,18 @@ impl Server {
             .nth(2)
             .unwrap_or_else(|| panic!("no connection id in '{line}'"))
             .to_string()
+    }
+
+    /// The server's process ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Open file descriptors of the server process.
+    pub fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .map(|d| d.count())
+            .unwrap_or(0)
     }
 
     pub fn url(&self, path: &str) -> String {
