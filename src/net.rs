@@ -137,17 +137,27 @@ impl Wire {
         buf: &mut [u8],
         deadline: Option<Instant>,
     ) -> io::Result<Option<Received>> {
+        // A datagram already waiting is taken at once.
+        if let Some(received) = self.try_recv(buf)? {
+            return Ok(Some(received));
+        }
         let timeout = match deadline {
             Some(d) => match d.checked_duration_since(Instant::now()) {
-                // Below a microsecond a blocking wait is not worth it.
+                // Below a microsecond a wait is not worth it.
                 Some(t) if t >= Duration::from_micros(1) => Some(t),
-                _ => return self.try_recv(buf),
+                _ => return Ok(None),
             },
             None => None,
         };
+        // Not SO_RCVTIMEO: the kernel rounds it up to its tick (4 ms at
+        // 250 Hz), so every paced packet left about 5 ms late and a pacing
+        // sender (BBR2) never reached its probing rate. ppoll waits to the
+        // nanosecond.
+        wait_readable(&self.socket, timeout)?;
+        let received = self.try_recv(buf);
+        // Sends expect a blocking socket, as before.
         self.set_nonblocking(false)?;
-        self.socket.set_read_timeout(timeout)?;
-        self.recv(buf)
+        received
     }
 
     /// A datagram if one is waiting.
@@ -488,6 +498,34 @@ impl ServerState {
     pub fn counts(&self, ip: IpAddr) -> (usize, usize) {
         (self.conns.len(), self.per_ip.get(&ip).copied().unwrap_or(0))
     }
+}
+
+/// Waits until `socket` is readable or `timeout` has passed (forever if
+/// `None`); a signal ends the wait early, which the caller treats as a
+/// timeout.
+fn wait_readable(socket: &UdpSocket, timeout: Option<Duration>) -> io::Result<()> {
+    let mut fd = libc::pollfd {
+        fd: socket.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let spec = timeout.map(|t| libc::timespec {
+        tv_sec: libc::time_t::try_from(t.as_secs()).unwrap_or(libc::time_t::MAX),
+        tv_nsec: libc::c_long::from(t.subsec_nanos()),
+    });
+    let spec_ptr = spec
+        .as_ref()
+        .map_or(std::ptr::null(), |s| s as *const libc::timespec);
+    // SAFETY: one valid pollfd for the length 1 given; the timeout is null or
+    // points to a timespec that lives until the call returns; no signal mask.
+    let rc = unsafe { libc::ppoll(&mut fd, 1, spec_ptr, std::ptr::null()) };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 fn send(socket: &UdpSocket, data: &[u8], to: SocketAddr) -> io::Result<()> {

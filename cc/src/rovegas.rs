@@ -405,9 +405,11 @@ impl CongestionController for RoVegas {
 
         // Probing ACK: baseRTTtemp = RTT − (AQT + AQT-echo), the smallest
         // over the ACK's packets. keep_possible() made every term positive.
+        // Only full-size packets' RTTs are samples, as in Vegas.
+        let min_size = self.vegas.min_sample_size();
         let mut base_sample: Option<(Duration, Duration)> = None;
         for (packet, qf) in ack.acked.iter().zip(&self.forward) {
-            if packet.rtt.is_zero() {
+            if packet.rtt.is_zero() || packet.size < min_size {
                 continue;
             }
             let qf = qf.unwrap_or(Duration::ZERO);

@@ -531,6 +531,11 @@ impl Vegas {
         self.base_rtt.base_rtt()
     }
 
+    /// Packets smaller than this give no RTT sample (see the round clock).
+    pub fn min_sample_size(&self) -> usize {
+        self.rounds.min_sample_size()
+    }
+
     /// Offers a BaseRTT sample measured outside the ACKs' RTTs, for variants
     /// that know more of the path's fixed delay (RoVegas subtracts the
     /// queueing times routers report). BaseRTT stays the minimum of all

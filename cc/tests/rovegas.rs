@@ -997,3 +997,39 @@ proptest! {
         }
     }
 }
+
+/// A probing ACK of a small packet gives no baseRTTtemp: as in Vegas, only
+/// full-size packets' RTTs are samples of the path (a 60-byte packet crosses
+/// the bottleneck faster and would read baseRTT low).
+#[test]
+fn probing_sample_ignores_small_packets() {
+    let mut cc = build("rovegas", &[]);
+    let t0 = std::time::Instant::now();
+    for (n, size) in [(0u64, 60usize), (1, MDS)] {
+        cc.on_packet_sent(&vegas_cc::PacketSent {
+            pkt_num: n,
+            size,
+            time_sent: t0,
+            bytes_in_flight: 0,
+        });
+    }
+    for (n, size, rtt) in [(0u64, 60usize, 93u64), (1, MDS, 100)] {
+        let mut packet = vegas_cc::AckedPacket::new(n, size, t0, t0 + ms(rtt));
+        packet.forward_queueing = Some(Duration::ZERO);
+        cc.on_ack(&vegas_cc::AckEvent {
+            now: t0 + ms(rtt),
+            acked: &[packet],
+            ack_delay: Duration::ZERO,
+            rtt: vegas_cc::RttSnapshot::uniform(ms(rtt)),
+            bytes_in_flight: 0,
+            app_limited: false,
+            backward_queueing: Some(Duration::ZERO),
+        });
+    }
+    let mut internals = vegas_cc::Internals::default();
+    cc.internals(&mut internals);
+    assert_eq!(
+        internals.get("base_rtt_ms"),
+        Some(vegas_cc::InternalValue::Float(100.0))
+    );
+}

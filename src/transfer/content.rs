@@ -383,7 +383,14 @@ mod tests {
         let fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
         let before = fds();
         let bodies: Vec<Body> = (0..50).map(|_| s.open("/file").unwrap()).collect();
-        assert_eq!(fds(), before, "open bodies hold file descriptors");
+        // Other tests run in parallel threads and open files of their own,
+        // so the count may move a little; 50 open bodies holding a file
+        // each would move it by 50.
+        let after = fds();
+        assert!(
+            after < before + 25,
+            "open bodies hold file descriptors: {before} before, {after} after"
+        );
         assert_eq!(s.length("/file").unwrap(), 5);
         let mut body = s.open("/file").unwrap();
         // Replaced (new inode) between lookup and read: an error, not the
