@@ -571,16 +571,7 @@ mod persistent_congestion_tests {
         let losses = recorder.losses.clone();
         let mut host = ControllerHost::with_controller(Box::new(recorder), 1200);
         send(&mut host, 0, t0);
-        let acked = [crate::events::AckedPacket::new(0, 1200, t0, t0 + ms(100))];
-        host.on_ack(&AckEvent {
-            now: t0 + ms(100),
-            acked: &acked,
-            ack_delay: Duration::ZERO,
-            rtt: RttSnapshot::uniform(ms(100)),
-            bytes_in_flight: 1200,
-            app_limited: false,
-            backward_queueing: None,
-        });
+        ack(&mut host, 0, t0, t0 + ms(100));
         (host, losses)
     }
 
@@ -590,6 +581,21 @@ mod persistent_congestion_tests {
             size: 1200,
             time_sent: at,
             bytes_in_flight: 0,
+        });
+    }
+
+    /// Packet `pkt_num` (1200 bytes, sent at `sent`) acknowledged at `at`,
+    /// with an RTT of 100 ms.
+    fn ack(host: &mut ControllerHost, pkt_num: u64, sent: Instant, at: Instant) {
+        let acked = [crate::events::AckedPacket::new(pkt_num, 1200, sent, at)];
+        host.on_ack(&AckEvent {
+            now: at,
+            acked: &acked,
+            ack_delay: Duration::ZERO,
+            rtt: RttSnapshot::uniform(ms(100)),
+            bytes_in_flight: 1200,
+            app_limited: false,
+            backward_queueing: None,
         });
     }
 
@@ -635,21 +641,7 @@ mod persistent_congestion_tests {
         host.on_congestion_event(t1 + ms(500), 1200, 1, t1, 0);
         assert_eq!(last(&losses), Some(false));
         send(&mut host, 2, t1 + ms(600));
-        let acked = [crate::events::AckedPacket::new(
-            2,
-            1200,
-            t1 + ms(600),
-            t1 + ms(700),
-        )];
-        host.on_ack(&AckEvent {
-            now: t1 + ms(700),
-            acked: &acked,
-            ack_delay: Duration::ZERO,
-            rtt: RttSnapshot::uniform(ms(100)),
-            bytes_in_flight: 1200,
-            app_limited: false,
-            backward_queueing: None,
-        });
+        ack(&mut host, 2, t1 + ms(600), t1 + ms(700));
         send(&mut host, 3, t1 + ms(2_000));
         // 1 and 3 are 2 s apart, but 2, sent between them, was acknowledged.
         host.on_congestion_event(t1 + ms(2_500), 1200, 3, t1 + ms(2_000), 0);
