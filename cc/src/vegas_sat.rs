@@ -18,7 +18,7 @@
 //! | scalable update towards `alpha` queued packets | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)` | `scalable_update`, `fast_gain` |
 //! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds` |
-//! | paced start-up and avoidance | RFC 9002 section 7.7, the paper's spike suppression (004 section 3.4) | `startup_pacing_gain`, `pacing_gain`, `pacing_cap` |
+//! | paced start-up and avoidance | RFC 9002 section 7.7, the paper's spike suppression (004 section 3.4) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap` |
 //!
 //! # Per round (a round ends when a packet sent after it began is acknowledged)
 //!
@@ -32,7 +32,7 @@
 //!     Diff > gamma:                 cwnd = cwnd − Diff + alpha; avoidance
 //!     first round with C:           cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
-//! avoidance (paced at 1.25 × cwnd/RTT):
+//! avoidance (paced at 1.25 × cwnd/RTT ≤ C; no growth unless the window was used):
 //!     cwnd += fast_gain × (alpha − Diff)            (FAST; at most ×2, ÷2)
 //!     Diff < alpha / 2 and cwnd < target:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
@@ -155,6 +155,13 @@ pub const PARAMS: &[ParamInfo] = &[
                       nothing is queued",
     },
     ParamInfo {
+        name: "regrowth_quiet_rounds",
+        default: 30.0,
+        kind: ParamKind::Integer { min: 0, max: 1000 },
+        description: "rounds after a congestive loss before avoidance regrows towards the BDP \
+                      again (a loss means the link may be shared: grow as FAST alone)",
+    },
+    ParamInfo {
         name: "capacity_pairs",
         default: 128.0,
         kind: ParamKind::Integer {
@@ -221,14 +228,24 @@ pub const PARAMS: &[ParamInfo] = &[
                       round)",
     },
     ParamInfo {
+        name: "startup_pacing_cap",
+        default: 1.0,
+        kind: ParamKind::Number {
+            min: 0.0,
+            max: 10.0,
+        },
+        description: "start-up pacing rate at most this multiple of the packet-pair capacity \
+                      (0: no cap): no queue forms while the window grows",
+    },
+    ParamInfo {
         name: "pacing_cap",
         default: 1.0,
         kind: ParamKind::Number {
             min: 0.0,
             max: 10.0,
         },
-        description: "pacing rate at most this multiple of the packet-pair capacity, in \
-                      start-up and avoidance (0: no cap)",
+        description: "avoidance pacing rate at most this multiple of the packet-pair capacity \
+                      (0: no cap)",
     },
     ParamInfo {
         name: "pacing_gain",
@@ -277,6 +294,7 @@ struct Config {
     capacity_jump: bool,
     jump_fraction: f64,
     regrowth_fraction: f64,
+    regrowth_quiet_rounds: u64,
     capacity_pairs: usize,
     min_pairs: usize,
     forward_delay: bool,
@@ -286,6 +304,7 @@ struct Config {
     loss_factor: f64,
     rebase_rounds: u64,
     startup_pacing_gain: f64,
+    startup_pacing_cap: f64,
     pacing_cap: f64,
     pacing_gain: f64,
 }
@@ -302,6 +321,7 @@ impl Config {
             capacity_jump: on("capacity_jump"),
             jump_fraction: p.get("jump_fraction"),
             regrowth_fraction: p.get("regrowth_fraction"),
+            regrowth_quiet_rounds: p.get("regrowth_quiet_rounds") as u64,
             capacity_pairs: p.get("capacity_pairs") as usize,
             min_pairs: p.get("min_pairs") as usize,
             forward_delay: on("forward_delay"),
@@ -311,6 +331,7 @@ impl Config {
             loss_factor: p.get("loss_factor"),
             rebase_rounds: p.get("rebase_rounds") as u64,
             startup_pacing_gain: p.get("startup_pacing_gain"),
+            startup_pacing_cap: p.get("startup_pacing_cap"),
             pacing_cap: p.get("pacing_cap"),
             pacing_gain: p.get("pacing_gain"),
         }
@@ -379,6 +400,10 @@ pub struct VegasSat {
     standing_queue_rounds: u64,
     rebases: u64,
     losses: LossCounts,
+    /// Evaluated rounds since the last congestive loss.
+    rounds_since_congestion: u64,
+    /// Most bytes in flight in the round in progress, the packet included.
+    round_max_in_flight: usize,
 }
 
 impl VegasSat {
@@ -400,6 +425,8 @@ impl VegasSat {
             standing_queue_rounds: 0,
             rebases: 0,
             losses: LossCounts::default(),
+            rounds_since_congestion: u64::MAX,
+            round_max_in_flight: 0,
         }
     }
 
@@ -468,8 +495,15 @@ impl VegasSat {
     fn on_round_end(&mut self, round: &CompletedRound) {
         let queue = self.round_queue(round);
         self.last_queue = queue.or(self.last_queue);
+        if let Some(queue) = queue {
+            self.decide(round, queue);
+        }
         self.end_estimator_rounds();
-        let Some(queue) = queue else { return };
+    }
+
+    /// The round's decision (the module's pseudo-code), before the
+    /// estimators move on to the next round.
+    fn decide(&mut self, round: &CompletedRound, queue: QueueEstimate) {
         let mds = self.mds();
         match self.phase {
             Phase::Startup if queue.packets > self.config.gamma => {
@@ -505,6 +539,7 @@ impl VegasSat {
         self.base_rtt.end_round();
         self.forward.end_round();
         self.losses.round_random_bytes = 0;
+        self.round_max_in_flight = 0;
     }
 
     fn avoidance_round(&mut self, round: &CompletedRound, queue: QueueEstimate) {
@@ -520,7 +555,9 @@ impl VegasSat {
         } else {
             0.0
         };
-        if queue.packets < alpha / 2.0 {
+        self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
+        let quiet = self.rounds_since_congestion > self.config.regrowth_quiet_rounds;
+        if quiet && queue.packets < alpha / 2.0 {
             if let Some(target) = self.target_window() {
                 let gap = target as f64 / self.mds() - cwnd;
                 if gap > 0.0 {
@@ -528,7 +565,11 @@ impl VegasSat {
                 }
             }
         }
-        if round.app_limited {
+        // A window the round did not fill must not grow (RFC 9002 section
+        // 7.8): application-limited, or held to the capacity by the pacer.
+        let used =
+            self.round_max_in_flight + 2 * self.window.max_datagram_size() >= self.window.cwnd();
+        if round.app_limited || !used {
             change = change.min(0.0);
         }
         self.track_standing_queue(round, queue, change);
@@ -568,6 +609,9 @@ impl CongestionController for VegasSat {
     fn on_packet_sent(&mut self, sent: &PacketSent) {
         self.rounds
             .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
+        self.round_max_in_flight = self
+            .round_max_in_flight
+            .max(sent.bytes_in_flight.saturating_add(sent.size));
     }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
@@ -632,6 +676,7 @@ impl CongestionController for VegasSat {
             }
         }
         self.losses.congestive = self.losses.congestive.saturating_add(1);
+        self.rounds_since_congestion = 0;
         let reduced = self.window.scaled(self.config.loss_factor);
         if self.phase == Phase::Startup {
             let cwnd = self.target_window().map_or(reduced, |t| reduced.min(t));
@@ -671,7 +716,8 @@ impl CongestionController for VegasSat {
     }
 
     /// Pairs at `startup_pacing_gain` × cwnd/RTT in start-up (at most
-    /// `pacing_cap` × capacity) and `pacing_gain` × cwnd/RTT after.
+    /// `startup_pacing_cap` × capacity) and `pacing_gain` × cwnd/RTT after
+    /// (at most `pacing_cap` × capacity).
     /// Unpaced before the first RTT sample: the initial window leaves at once
     /// and gives the first packet pairs.
     fn pacing(&self) -> Option<Pacing> {
@@ -680,14 +726,15 @@ impl CongestionController for VegasSat {
             .or(self.base_rtt.get())
             .filter(|r| !r.is_zero())?;
         let per_rtt = self.window.cwnd() as f64 / rtt.as_secs_f64();
-        let gain = match self.phase {
-            Phase::Startup => self.config.startup_pacing_gain,
-            Phase::Avoidance => self.config.pacing_gain,
+        let (gain, cap) = match self.phase {
+            Phase::Startup => (
+                self.config.startup_pacing_gain,
+                self.config.startup_pacing_cap,
+            ),
+            Phase::Avoidance => (self.config.pacing_gain, self.config.pacing_cap),
         };
         let rate = match self.capacity() {
-            Some(c) if self.config.pacing_cap > 0.0 => {
-                (gain * per_rtt).min(self.config.pacing_cap * c)
-            }
+            Some(c) if cap > 0.0 => (gain * per_rtt).min(cap * c),
             _ => gain * per_rtt,
         };
         (rate.is_finite() && rate > 0.0).then_some(Pacing::trains(rate, 2))
@@ -732,4 +779,435 @@ impl CongestionController for VegasSat {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    //! One test per decision of the module's pseudo-code, against values
+    //! computed here from the formulas.
+
+    use std::time::Instant;
+
+    use super::*;
+    use crate::events::{AckedPacket, RttSnapshot};
+
+    const MDS: usize = 1200;
+    const BASE: Duration = Duration::from_millis(600);
+    /// 20 Mbit/s in bytes per second.
+    const CAPACITY: f64 = 2.5e6;
+
+    fn sat(pairs: &[&str]) -> VegasSat {
+        let mut params = ParamValues::defaults("vegas-sat", PARAMS);
+        for pair in pairs {
+            params.set_pair(pair).expect("valid parameter");
+        }
+        VegasSat::new(
+            &params,
+            WindowConfig {
+                max_datagram_size: MDS,
+                initial_cwnd_packets: 10,
+            },
+        )
+    }
+
+    /// BaseRTT 600 ms and, optionally, a measured capacity of `CAPACITY`.
+    fn measured(v: &mut VegasSat, with_capacity: bool) {
+        v.base_rtt.on_sample(BASE);
+        if with_capacity {
+            let t0 = Instant::now();
+            let spacing = MDS as f64 / CAPACITY;
+            for i in 0..8u64 {
+                let first = 10 * i;
+                let recv = Duration::from_millis(10 * i);
+                for (n, r) in [
+                    (first, recv),
+                    (first + 1, recv + Duration::from_secs_f64(spacing)),
+                ] {
+                    let mut p = AckedPacket::new(n, MDS, t0, t0 + BASE);
+                    p.receive_time = Some(r);
+                    v.pairs.on_packet(&p, MDS / 2);
+                }
+            }
+        }
+    }
+
+    fn round(app_limited: bool) -> CompletedRound {
+        let t = Instant::now();
+        CompletedRound {
+            index: 5,
+            start: t,
+            end: t + BASE,
+            min_rtt: Some(BASE),
+            mean_rtt: Some(BASE),
+            distinguished_rtt: Some(BASE),
+            rtt_samples: 10,
+            bytes_acked: 1_000_000,
+            app_limited,
+        }
+    }
+
+    fn queue(packets: f64) -> QueueEstimate {
+        QueueEstimate {
+            delay: Duration::from_millis(1),
+            source: QueueSource::Rtt,
+            packets,
+        }
+    }
+
+    /// In avoidance with `cwnd_packets`, all of them in flight this round.
+    fn avoiding(v: &mut VegasSat, cwnd_packets: usize) {
+        v.phase = Phase::Avoidance;
+        v.window.set_cwnd(cwnd_packets * MDS);
+        v.window.set_ssthresh(cwnd_packets * MDS);
+        v.round_max_in_flight = cwnd_packets * MDS;
+    }
+
+    fn packets(v: &VegasSat) -> f64 {
+        v.window.cwnd() as f64 / MDS as f64
+    }
+
+    #[test]
+    fn fast_update_closes_gamma_of_the_distance_to_alpha() {
+        for diff in [0.0, 3.0, 5.0, 9.0, 40.0] {
+            let mut v = sat(&[]);
+            measured(&mut v, false);
+            avoiding(&mut v, 800);
+            v.avoidance_round(&round(false), queue(diff));
+            // w + 0.5 × (5 − Diff), in whole bytes.
+            let expected = 800.0 + 0.5 * (5.0 - diff);
+            assert!(
+                (packets(&v) - expected).abs() < 1.0 / MDS as f64 + 1e-9,
+                "Diff {diff}"
+            );
+        }
+    }
+
+    #[test]
+    fn fast_update_is_bounded_to_halving() {
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        avoiding(&mut v, 100);
+        v.avoidance_round(&round(false), queue(10_000.0));
+        assert_eq!(v.window.cwnd(), 50 * MDS);
+    }
+
+    #[test]
+    fn without_the_scalable_update_vegas_steps_one_packet() {
+        for (diff, expected) in [(2.0, 801), (7.0, 800), (11.0, 799)] {
+            let mut v = sat(&["scalable_update=off"]);
+            measured(&mut v, false);
+            avoiding(&mut v, 800);
+            v.avoidance_round(&round(false), queue(diff));
+            assert_eq!(v.window.cwnd(), expected * MDS, "Diff {diff}");
+        }
+    }
+
+    #[test]
+    fn an_empty_queue_regrows_half_the_gap_to_the_bdp() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        let target = CAPACITY * 0.6 / MDS as f64 + 5.0;
+        v.avoidance_round(&round(false), queue(0.0));
+        let expected = 600.0 + 0.5 * (target - 600.0);
+        assert!(
+            (packets(&v) - expected).abs() < 0.01,
+            "{} vs {expected}",
+            packets(&v)
+        );
+        // At alpha / 2 queued or more there is no regrowth: FAST alone.
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        v.avoidance_round(&round(false), queue(2.5));
+        assert!((packets(&v) - (600.0 + 0.5 * 2.5)).abs() < 0.01);
+    }
+
+    #[test]
+    fn no_regrowth_soon_after_a_congestive_loss() {
+        let mut v = sat(&["regrowth_quiet_rounds=3"]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        v.rounds_since_congestion = 0;
+        for _ in 0..3 {
+            let before = packets(&v);
+            v.round_max_in_flight = v.window.cwnd();
+            v.avoidance_round(&round(false), queue(0.0));
+            assert!((packets(&v) - (before + 2.5)).abs() < 0.01, "FAST only");
+        }
+        let before = packets(&v);
+        v.round_max_in_flight = v.window.cwnd();
+        v.avoidance_round(&round(false), queue(0.0));
+        assert!(packets(&v) > before + 100.0, "regrowth again");
+    }
+
+    #[test]
+    fn an_application_limited_round_does_not_grow() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        v.avoidance_round(&round(true), queue(0.0));
+        assert_eq!(v.window.cwnd(), 600 * MDS);
+        // Decreases still apply.
+        v.avoidance_round(&round(true), queue(25.0));
+        assert!((packets(&v) - (600.0 - 10.0)).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_window_the_round_did_not_fill_does_not_grow() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        // Three packets short of the window: held by the pacer, not cwnd.
+        v.round_max_in_flight = 597 * MDS;
+        v.avoidance_round(&round(false), queue(0.0));
+        assert_eq!(v.window.cwnd(), 600 * MDS);
+        // Two short still counts as using it.
+        v.round_max_in_flight = 598 * MDS;
+        v.avoidance_round(&round(false), queue(0.0));
+        assert!(v.window.cwnd() > 600 * MDS);
+    }
+
+    #[test]
+    fn a_queue_that_does_not_drain_rebases() {
+        let mut v = sat(&["rebase_rounds=3"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 800);
+        let mut later = round(false);
+        later.min_rtt = Some(BASE + Duration::from_millis(50));
+        for _ in 0..2 {
+            v.avoidance_round(&later, queue(60.0));
+            assert_eq!(v.base_rtt.get(), Some(BASE));
+        }
+        v.avoidance_round(&later, queue(60.0));
+        assert_eq!(v.base_rtt.get(), Some(BASE + Duration::from_millis(50)));
+        assert_eq!(v.rebases, 1);
+        // A queue at or below beta resets the count.
+        let mut v = sat(&["rebase_rounds=2"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 800);
+        v.avoidance_round(&later, queue(60.0));
+        v.avoidance_round(&later, queue(10.0));
+        v.avoidance_round(&later, queue(60.0));
+        assert_eq!(v.rebases, 0);
+    }
+
+    fn loss(v: &VegasSat, bytes: usize, sent: Instant, persistent: bool) -> CongestionEvent {
+        CongestionEvent {
+            now: sent + BASE,
+            lost_bytes: bytes,
+            largest_lost_pkt_num: 1,
+            largest_lost_time_sent: sent,
+            persistent_congestion: persistent,
+            bytes_in_flight: v.window.cwnd(),
+        }
+    }
+
+    #[test]
+    fn a_loss_without_a_queue_is_random_and_costs_nothing() {
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        // Latest RTT 3 ms above BaseRTT: 1000 × 3/603 ≈ 5 packets < 10.
+        v.latest_rtt = Some(BASE + Duration::from_millis(3));
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.window.cwnd(), 1000 * MDS);
+        assert_eq!(v.losses.random, 1);
+        // 12 ms above: 1000 × 12/612 ≈ 19.6 packets: congestive, cwnd × 3/4.
+        v.latest_rtt = Some(BASE + Duration::from_millis(12));
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+        assert_eq!(v.losses.congestive, 1);
+    }
+
+    #[test]
+    fn random_losses_beyond_the_budget_are_congestive() {
+        let mut v = sat(&["max_random_loss_fraction=0.01"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        v.latest_rtt = Some(BASE);
+        // The budget is 1% of 1000 packets: ten packets a round.
+        for _ in 0..10 {
+            v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        }
+        assert_eq!(v.window.cwnd(), 1000 * MDS);
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+        // Without loss discrimination every loss is congestive.
+        let mut v = sat(&["loss_discrimination=off"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        v.latest_rtt = Some(BASE);
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+    }
+
+    #[test]
+    fn losses_sent_before_the_last_reduction_are_ignored() {
+        let mut v = sat(&["loss_discrimination=off"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        let old = Instant::now();
+        let reduction = old + Duration::from_millis(10);
+        v.on_congestion_event(&CongestionEvent {
+            now: reduction,
+            ..loss(&v, MDS, reduction, false)
+        });
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+        v.on_congestion_event(&loss(&v, MDS, old, false));
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+    }
+
+    #[test]
+    fn persistent_congestion_restarts_start_up_from_the_minimum() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 1000);
+        v.jumped = true;
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), true));
+        assert_eq!(v.window.cwnd(), MINIMUM_WINDOW_PACKETS * MDS);
+        assert_eq!(v.phase, Phase::Startup);
+        assert!(!v.jumped);
+        assert_eq!(v.state(), CcState::Recovery);
+    }
+
+    #[test]
+    fn start_up_jumps_to_half_the_target_then_ends_at_it() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        let target = CAPACITY * 0.6 + 5.0 * MDS as f64;
+        v.startup_jump();
+        assert!(v.jumped);
+        assert_eq!(v.window.cwnd(), (target * 0.5) as usize);
+        assert_eq!(v.phase, Phase::Startup);
+        v.window.slow_start(v.window.cwnd());
+        v.startup_jump();
+        assert_eq!(v.phase, Phase::Avoidance);
+        assert_eq!(v.window.cwnd(), target as usize);
+        // Without a capacity there is no jump.
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        v.startup_jump();
+        assert!(!v.jumped);
+        assert_eq!(v.window.cwnd(), 10 * MDS);
+        // capacity_jump=off ignores a measured capacity.
+        let mut v = sat(&["capacity_jump=off"]);
+        measured(&mut v, true);
+        v.startup_jump();
+        assert_eq!(v.window.cwnd(), 10 * MDS);
+    }
+
+    #[test]
+    fn a_queue_in_start_up_ends_it_drained() {
+        let mut v = sat(&["capacity_jump=off"]);
+        measured(&mut v, false);
+        v.window.set_cwnd(400 * MDS);
+        let mut r = round(false);
+        // 20 ms of queue at 400 packets: Diff = 400 × 20/620 ≈ 12.9 > 10.
+        r.min_rtt = Some(BASE + Duration::from_millis(20));
+        v.on_round_end(&r);
+        let diff = 400.0 * 20.0 / 620.0;
+        assert_eq!(v.phase, Phase::Avoidance);
+        assert!((packets(&v) - (400.0 - diff + 5.0)).abs() < 0.01);
+        // 10 ms (Diff ≈ 6.6): start-up goes on.
+        let mut v = sat(&["capacity_jump=off"]);
+        measured(&mut v, false);
+        v.window.set_cwnd(400 * MDS);
+        r.min_rtt = Some(BASE + Duration::from_millis(10));
+        v.on_round_end(&r);
+        assert_eq!(v.phase, Phase::Startup);
+        assert_eq!(v.window.cwnd(), 400 * MDS);
+    }
+
+    #[test]
+    fn forward_stamps_decide_the_queue_when_present() {
+        let t0 = Instant::now();
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        // The RTT says 30 ms of queue (a return-link queue); the receiver's
+        // stamps say none.
+        for (n, owd_ms) in [(1u64, 300u64), (2, 300)] {
+            let sent = t0 + Duration::from_millis(n);
+            let mut p = AckedPacket::new(n, MDS, sent, sent + BASE + Duration::from_millis(30));
+            p.receive_time = Some(Duration::from_millis(n + owd_ms));
+            v.forward.on_packet(&p, MDS / 2);
+        }
+        let mut r = round(false);
+        r.min_rtt = Some(BASE + Duration::from_millis(30));
+        let q = v.round_queue(&r).expect("a queue estimate");
+        assert_eq!(q.source, QueueSource::Forward);
+        assert_eq!(q.packets, 0.0);
+        // forward_delay=off reads the RTT: 1000 × 30/630 packets.
+        let mut v2 = sat(&["forward_delay=off"]);
+        measured(&mut v2, false);
+        avoiding(&mut v2, 1000);
+        let q = v2.round_queue(&r).expect("a queue estimate");
+        assert_eq!(q.source, QueueSource::Rtt);
+        assert!((q.packets - 1000.0 * 30.0 / 630.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pacing_is_in_pairs_capped_at_the_capacity() {
+        let mut v = sat(&[]);
+        assert_eq!(
+            v.pacing(),
+            None,
+            "no RTT yet: the initial window leaves at once"
+        );
+        v.smoothed_rtt = Some(BASE);
+        let p = v.pacing().expect("paced");
+        assert_eq!(p.train_packets, 2);
+        assert!((p.rate_bytes_per_sec - 2.0 * 10.0 * MDS as f64 / 0.6).abs() < 1e-6);
+        measured(&mut v, true);
+        v.window.set_cwnd(1000 * MDS);
+        // 2 × 1000 × 1200 / 0.6 = 4 MB/s, capped at the capacity.
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
+        avoiding(&mut v, 500);
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - 1.25 * 500.0 * MDS as f64 / 0.6).abs() < 1e-6);
+        // 1.25 × 2000 × 1200 / 0.6 = 5 MB/s, capped at the capacity.
+        avoiding(&mut v, 2000);
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
+        let mut v = sat(&["startup_pacing_cap=0"]);
+        measured(&mut v, true);
+        v.smoothed_rtt = Some(BASE);
+        v.window.set_cwnd(1000 * MDS);
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - 2.0 * 1000.0 * MDS as f64 / 0.6).abs() < 1e-6);
+    }
+
+    #[test]
+    fn alpha_above_beta_is_refused() {
+        let mut params = ParamValues::defaults("vegas-sat", PARAMS);
+        params.set_pair("alpha=20").expect("in range");
+        assert!(validate(&params).unwrap_err().contains("alpha (20)"));
+    }
+
+    #[test]
+    fn an_ack_feeds_every_estimator() {
+        let t0 = Instant::now();
+        let mut v = sat(&[]);
+        let acked: Vec<AckedPacket> = (0..2u64)
+            .map(|n| {
+                let mut p = AckedPacket::new(n, MDS, t0, t0 + BASE);
+                p.receive_time = Some(Duration::from_micros(300_000 + 480 * n));
+                p
+            })
+            .collect();
+        v.on_ack(&AckEvent {
+            now: t0 + BASE,
+            acked: &acked,
+            ack_delay: Duration::ZERO,
+            rtt: RttSnapshot::uniform(BASE),
+            bytes_in_flight: 2 * MDS,
+            app_limited: false,
+            backward_queueing: None,
+        });
+        assert_eq!(v.base_rtt.get(), Some(BASE));
+        assert_eq!(v.pairs.samples(), 1);
+        // The pair's second packet waited 480 µs behind the first.
+        assert_eq!(v.forward.latest(), Some(Duration::from_micros(480)));
+        // Slow start grew by the bytes acknowledged.
+        assert_eq!(v.window.cwnd(), 12 * MDS);
+    }
+}
