@@ -23,7 +23,7 @@
 //! # Per round (a round ends when a packet sent after it began is acknowledged)
 //!
 //! ```text
-//! q     = forward queueing delay (smallest of the round)        if stamped
+//! q     = forward queueing delay (mean of the round)             if stamped
 //!         else  round's smallest RTT − BaseRTT
 //! Diff  = cwnd × q / (BaseRTT + q)               packets queued (Vegas's Diff)
 //! C     = capacity from packet pairs; target = C × BaseRTT + alpha
@@ -46,10 +46,15 @@
 //!
 //! # Choices, measured (`docs/satellite.md` has the ablation)
 //!
-//! - **Diff from the round's smallest queueing delay.** At 1100 packets a
-//!   millisecond of noise is almost two packets of Diff; the smallest sample
-//!   of a round is the standing queue, which is what Diff means, and is
-//!   immune to ACK-path jitter that only ever adds delay.
+//! - **Which queueing delay of a round.** At 1100 packets a millisecond of
+//!   noise is almost two packets of Diff. Measured by RTT, the round's
+//!   smallest sample is used: ACK-path jitter only ever adds delay, and the
+//!   smallest sample is the standing queue. Measured by the receiver's
+//!   stamps there is no ACK path in it, and the round's mean is used: with
+//!   the minimum, a queue that drains once per round (after a loss, between
+//!   pacing bursts) reads as none, the window creeps above BDP + alpha and
+//!   overflows a 25-packet buffer (measured on fau-satl-bulk: losses at
+//!   10-12 queued packets every 30-50 s, each a 25 % cut).
 //! - **Pairs.** The pacer releases two packets at a time (as 004 section 3.4
 //!   allows), so every pacing interval carries a pair whose spacing at the
 //!   receiver is the bottleneck's serialisation time (`shared/packet_pair`).
@@ -462,8 +467,8 @@ impl VegasSat {
 
     /// The round's queue: forward stamps when there are any, else RTTs.
     fn round_queue(&self, round: &CompletedRound) -> Option<QueueEstimate> {
-        let (delay, source) = match self.forward.round_min() {
-            Some((delay, _)) if self.config.forward_delay => (delay, QueueSource::Forward),
+        let (delay, source) = match self.forward.round_mean() {
+            Some(delay) if self.config.forward_delay => (delay, QueueSource::Forward),
             _ => {
                 let base = self.base_rtt.get()?;
                 (round.min_rtt?.saturating_sub(base), QueueSource::Rtt)
@@ -476,10 +481,11 @@ impl VegasSat {
         })
     }
 
-    /// The queue right now, for a loss: the latest forward sample, else the
-    /// latest RTT above BaseRTT.
+    /// The queue now, for a loss: the forward queue's mean over the round so
+    /// far (or the latest sample), else the latest RTT above BaseRTT.
     fn current_queue_packets(&self) -> Option<f64> {
-        let delay = match self.forward.latest() {
+        let forward = self.forward.round_mean().or(self.forward.latest());
+        let delay = match forward {
             Some(d) if self.config.forward_delay => d,
             _ => self.latest_rtt?.saturating_sub(self.base_rtt.get()?),
         };

@@ -36,6 +36,7 @@ pub struct ForwardQueue {
     /// `R − S` baseline, in nanoseconds.
     base_offset: WindowedMin<i128>,
     round_min: Option<Duration>,
+    round_sum: Duration,
     round_samples: u64,
     last: Option<Duration>,
     clock_jumps: u64,
@@ -48,6 +49,7 @@ impl ForwardQueue {
             epoch: None,
             base_offset: WindowedMin::new(rounds),
             round_min: None,
+            round_sum: Duration::ZERO,
             round_samples: 0,
             last: None,
             clock_jumps: 0,
@@ -77,6 +79,7 @@ impl ForwardQueue {
             Duration::from_nanos(u64::try_from(queue_ns).unwrap_or(0))
         };
         self.round_min = Some(self.round_min.map_or(queue, |m| m.min(queue)));
+        self.round_sum = self.round_sum.saturating_add(queue);
         self.round_samples = self.round_samples.saturating_add(1);
         self.last = Some(queue);
         Some(queue)
@@ -88,6 +91,12 @@ impl ForwardQueue {
         self.round_min.map(|m| (m, self.round_samples))
     }
 
+    /// Mean forward queueing delay of the round in progress.
+    pub fn round_mean(&self) -> Option<Duration> {
+        let n = u32::try_from(self.round_samples).ok().filter(|n| *n > 0)?;
+        Some(self.round_sum / n)
+    }
+
     /// The most recent sample.
     pub fn latest(&self) -> Option<Duration> {
         self.last
@@ -97,6 +106,7 @@ impl ForwardQueue {
     pub fn end_round(&mut self) {
         self.base_offset.end_round();
         self.round_min = None;
+        self.round_sum = Duration::ZERO;
         self.round_samples = 0;
     }
 
@@ -105,6 +115,7 @@ impl ForwardQueue {
         self.epoch = None;
         self.base_offset = WindowedMin::new(self.window_rounds());
         self.round_min = None;
+        self.round_sum = Duration::ZERO;
         self.round_samples = 0;
         self.last = None;
     }
@@ -148,6 +159,7 @@ mod tests {
             Some(Duration::from_millis(4))
         );
         assert_eq!(q.round_min(), Some((Duration::ZERO, 3)));
+        assert_eq!(q.round_mean(), Some(Duration::from_millis(14) / 3));
         q.end_round();
         assert_eq!(q.round_min(), None);
         assert_eq!(q.latest(), Some(Duration::from_millis(4)));
