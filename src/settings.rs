@@ -147,6 +147,14 @@ pub struct TransportFlags {
     #[command(flatten)]
     pub extensions: ExtensionFlags,
 
+    /// Send packets as stock quiche does: each one cut to what the
+    /// congestion window has left, and the application's buffer no larger
+    /// than the window. By default a packet the window would cut short waits
+    /// for the next ACK while more data waits (patch 0006), so data packets
+    /// are full-size.
+    #[arg(long)]
+    pub no_full_size_packets: bool,
+
     /// Read the accumulated queueing time AQT-enabled routers (vegas-emu)
     /// report in an IPv4 option (IP_RECVOPTS) of each received datagram and
     /// hand it to the connection. IPv4 only; off by default.
@@ -165,6 +173,7 @@ impl TransportFlags {
                 params: self.cc_param.clone(),
             },
             extensions: self.extensions.settings(),
+            full_size_packets: !self.no_full_size_packets,
         }
     }
 }
@@ -215,6 +224,12 @@ pub struct TransportSettings {
     pub cc: CcSelection,
     /// Our QUIC extensions; all on by default.
     pub extensions: ExtensionSettings,
+    /// Full-size data packets (`quiche::Config::enable_full_size_packets`,
+    /// patch 0006): a packet the congestion window would cut short waits for
+    /// the next ACK while more data waits, and quiche holds a window plus one
+    /// packet of the application's data. On by default; off is stock quiche,
+    /// whose CUBIC then sends packets of a few bytes (docs/sender.md).
+    pub full_size_packets: bool,
 }
 
 impl Default for TransportSettings {
@@ -225,6 +240,7 @@ impl Default for TransportSettings {
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             cc: CcSelection::default(),
             extensions: ExtensionSettings::default(),
+            full_size_packets: true,
         }
     }
 }
@@ -277,6 +293,7 @@ impl TransportSettings {
         config.set_max_connection_window(self.max_data);
         config.set_max_stream_window(self.max_stream_data);
         config.set_disable_active_migration(true);
+        config.enable_full_size_packets(self.full_size_packets);
         self.extensions.apply(&mut config)?;
         let resolved = self.cc.apply(&mut config)?;
         Ok((config, resolved))

@@ -210,6 +210,7 @@ impl QuicFlow {
                 queueing_time_frame: config.queueing_time_frame,
             },
             idle_timeout_ms: config.idle_timeout_ms,
+            full_size_packets: config.full_size_packets,
             ..TransportSettings::default()
         };
         let alpn = [config.protocol.alpn()];

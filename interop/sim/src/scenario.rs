@@ -212,6 +212,10 @@ pub struct FlowSpec {
     /// queueing time AQT-enabled routers reported.
     #[serde(default = "default_true")]
     pub queueing_time_frame: bool,
+    /// Both endpoints send full-size data packets (the apps' default; false
+    /// is stock quiche's packet sizing, `--no-full-size-packets`).
+    #[serde(default = "default_true")]
+    pub full_size_packets: bool,
 }
 
 fn default_protocol() -> String {
@@ -334,6 +338,8 @@ pub struct FlowConfig {
     /// Our QUIC extensions, as both endpoints offer them.
     pub receive_timestamps: bool,
     pub queueing_time_frame: bool,
+    /// Full-size data packets (`TransportSettings::full_size_packets`).
+    pub full_size_packets: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -561,6 +567,7 @@ impl Scenario {
                 access_delay: millis_f64(flow.access_delay_ms),
                 receive_timestamps: flow.receive_timestamps,
                 queueing_time_frame: flow.queueing_time_frame,
+                full_size_packets: flow.full_size_packets,
             });
         }
         let overridden = overrides.cc.is_some() || !overrides.cc_params.is_empty();
