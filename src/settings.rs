@@ -21,6 +21,13 @@ pub const MAX_IDLE_TIMEOUT_MS: u64 = 600_000;
 pub const MAX_DATAGRAM_SIZE: usize = 1350;
 /// Largest UDP datagram accepted on receive.
 pub const MAX_RECV_DATAGRAM_SIZE: usize = 65_535;
+/// The data receiver's ACK ratio: an ACK per ack-eliciting packet, as stock
+/// quiche. Satellite scenarios thin it (docs/sender.md).
+pub const DEFAULT_ACK_EVERY: u64 = 1;
+/// Largest ACK ratio accepted: more packets per ACK than the receive
+/// timestamps one ACK carries ([`RECEIVE_TIMESTAMPS_PER_ACK`]) would lose
+/// timestamps.
+pub const MAX_ACK_EVERY: u64 = 64;
 /// Concurrent request streams each side allows the other.
 pub const MAX_STREAMS_BIDI: u64 = 128;
 /// Unidirectional streams (HTTP/3 control and QPACK streams).
@@ -155,6 +162,14 @@ pub struct TransportFlags {
     #[arg(long)]
     pub no_full_size_packets: bool,
 
+    /// As data receiver, acknowledge every N-th ack-eliciting packet (or
+    /// after max_ack_delay, 25 ms; out-of-order packets at once) instead of
+    /// every packet: ACK thinning for thin return links (patch 0007,
+    /// docs/sender.md). 1 is stock quiche.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_ACK_EVERY,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_ACK_EVERY))]
+    pub ack_every: u64,
+
     /// Read the accumulated queueing time AQT-enabled routers (vegas-emu)
     /// report in an IPv4 option (IP_RECVOPTS) of each received datagram and
     /// hand it to the connection. IPv4 only; off by default.
@@ -174,6 +189,7 @@ impl TransportFlags {
             },
             extensions: self.extensions.settings(),
             full_size_packets: !self.no_full_size_packets,
+            ack_every: self.ack_every,
         }
     }
 }
@@ -230,6 +246,9 @@ pub struct TransportSettings {
     /// packet of the application's data. On by default; off is stock quiche,
     /// whose CUBIC then sends packets of a few bytes (docs/sender.md).
     pub full_size_packets: bool,
+    /// As data receiver, ACK every this many ack-eliciting packets
+    /// (`quiche::Config::set_ack_every`, patch 0007); 1 is stock quiche.
+    pub ack_every: u64,
 }
 
 impl Default for TransportSettings {
@@ -241,6 +260,7 @@ impl Default for TransportSettings {
             cc: CcSelection::default(),
             extensions: ExtensionSettings::default(),
             full_size_packets: true,
+            ack_every: DEFAULT_ACK_EVERY,
         }
     }
 }
@@ -294,6 +314,13 @@ impl TransportSettings {
         config.set_max_stream_window(self.max_stream_data);
         config.set_disable_active_migration(true);
         config.enable_full_size_packets(self.full_size_packets);
+        if !(1..=MAX_ACK_EVERY).contains(&self.ack_every) {
+            anyhow::bail!(
+                "ack_every {} out of range: 1 to {MAX_ACK_EVERY}",
+                self.ack_every
+            );
+        }
+        config.set_ack_every(self.ack_every);
         self.extensions.apply(&mut config)?;
         let resolved = self.cc.apply(&mut config)?;
         Ok((config, resolved))

@@ -211,6 +211,7 @@ impl QuicFlow {
             },
             idle_timeout_ms: config.idle_timeout_ms,
             full_size_packets: config.full_size_packets,
+            ack_every: config.ack_every,
             ..TransportSettings::default()
         };
         let alpn = [config.protocol.alpn()];

@@ -100,3 +100,146 @@ fn stock_packet_sizing_sends_small_packets_on_the_same_run() {
         "mean data packet {mean_size:.0} bytes"
     );
 }
+
+/// What the client's qlog says of its 1-RTT packets: (time ms, packet
+/// number) of each ack-eliciting packet received, and time of each packet
+/// sent with an ACK frame.
+struct ClientAcks {
+    received: Vec<(f64, u64)>,
+    acks_sent: Vec<f64>,
+}
+
+fn client_acks(run: &Run, flow: &str) -> ClientAcks {
+    let text = std::fs::read_to_string(run.path(&format!("{flow}-client.sqlog"))).unwrap();
+    let mut acks = ClientAcks {
+        received: Vec::new(),
+        acks_sent: Vec::new(),
+    };
+    for record in text.split('\u{1e}') {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(record.trim()) else {
+            continue;
+        };
+        let data = &event["data"];
+        if data["header"]["packet_type"] != "1RTT" {
+            continue;
+        }
+        let time = event["time"].as_f64().unwrap();
+        if event["name"] == "quic:packet_received" {
+            let pn = data["header"]["packet_number"].as_u64().unwrap();
+            // RFC 9002 section 2: all frames but ACK and PADDING elicit ACKs.
+            let eliciting = data["frames"].as_array().is_some_and(|frames| {
+                frames
+                    .iter()
+                    .any(|f| f["frame_type"] != "ack" && f["frame_type"] != "padding")
+            });
+            if eliciting {
+                acks.received.push((time, pn));
+            }
+        } else if event["name"] == "quic:packet_sent" {
+            let has_ack = data["frames"]
+                .as_array()
+                .is_some_and(|frames| frames.iter().any(|f| f["frame_type"] == "ack"));
+            if has_ack {
+                acks.acks_sent.push(time);
+            }
+        }
+    }
+    acks
+}
+
+/// A download over a clean path (no loss, buffers larger than the window
+/// gets) with the client acknowledging every `ack_every` packets. ACK
+/// frames without receive timestamps, so qlog names them `ack`.
+fn download_acking_every(ack_every: u64, forward_mbps: f64, packet_loss: f64) -> Run {
+    run(&format!(
+        r#"
+        duration_s = 120
+        [links.forward]
+        rate_mbps = {forward_mbps}
+        delay_ms = 50
+        queue_packets = 1000
+        packet_loss = {packet_loss}
+        [links.return]
+        rate_mbps = 1
+        delay_ms = 50
+        queue_packets = 1000
+        [flows.download]
+        cc = "bbr2"
+        transfer_bytes = 300000
+        forward_path = ["forward"]
+        return_path = ["return"]
+        receive_timestamps = false
+        queueing_time_frame = false
+        ack_every = {ack_every}
+        "#
+    ))
+}
+
+#[test]
+fn the_client_acknowledges_every_nth_packet() {
+    for ack_every in [1, 4] {
+        let r = download_acking_every(ack_every, 10.0, 0.0);
+        assert_eq!(r.flow("download").verified, Some(true));
+        let acks = client_acks(&r, "download");
+        let received = acks.received.len() as f64;
+        let expected = received / ack_every as f64;
+        let sent = acks.acks_sent.len() as f64;
+        // The count rule gives received/N ACKs; the max_ack_delay timer
+        // adds some where the flight ends before the N-th packet (handshake,
+        // the ends of the first flights, the last packet); packets that
+        // arrive together (coalesced) share one.
+        assert!(
+            sent >= expected * 0.95 && sent <= expected * 1.1 + 10.0,
+            "ack_every {ack_every}: {sent} ACKs for {received} packets"
+        );
+    }
+}
+
+#[test]
+fn a_lone_packet_is_acknowledged_after_max_ack_delay() {
+    // At 0.2 Mbit/s a 1378-byte datagram takes 55 ms on the link: no second
+    // packet arrives within max_ack_delay (25 ms), so the timer, not the
+    // count, sends each ACK, 25 ms after its packet.
+    let r = download_acking_every(8, 0.2, 0.0);
+    assert_eq!(r.flow("download").verified, Some(true));
+    let acks = client_acks(&r, "download");
+    let delays: Vec<f64> = acks
+        .received
+        .iter()
+        .filter_map(|&(at, _)| {
+            acks.acks_sent
+                .iter()
+                .find(|&&sent| sent >= at)
+                .map(|sent| sent - at)
+        })
+        .collect();
+    let timer_acks = delays.iter().filter(|&&d| (d - 25.0).abs() < 0.01).count();
+    assert!(
+        timer_acks * 10 >= delays.len() * 8,
+        "{timer_acks} of {} packets acknowledged 25 ms later",
+        delays.len()
+    );
+    assert!(delays.iter().all(|&d| d <= 25.0 + 0.01), "{delays:?}");
+}
+
+#[test]
+fn a_packet_after_a_gap_is_acknowledged_at_once() {
+    let r = download_acking_every(8, 10.0, 0.02);
+    assert_eq!(r.flow("download").verified, Some(true));
+    let acks = client_acks(&r, "download");
+    let mut largest: Option<u64> = None;
+    let mut after_gap = 0;
+    for &(at, pn) in &acks.received {
+        let out_of_order = largest.is_some_and(|l| pn != l + 1);
+        if out_of_order {
+            after_gap += 1;
+            assert!(
+                acks.acks_sent.iter().any(|&sent| sent == at),
+                "packet {pn} at {at} ms arrived after a gap and was not acknowledged at once"
+            );
+        }
+        largest = Some(largest.map_or(pn, |l| l.max(pn)));
+    }
+    // 2% loss of ~230 packets: some gaps, or the test says nothing.
+    assert!(after_gap >= 2, "{after_gap} packets after a gap");
+}
