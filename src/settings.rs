@@ -377,6 +377,52 @@ mod tests {
         }
     }
 
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        transport: TransportFlags,
+    }
+
+    fn parse(args: &[&str]) -> Result<TransportSettings, clap::Error> {
+        use clap::Parser;
+        let argv = std::iter::once("app").chain(args.iter().copied());
+        Cli::try_parse_from(argv).map(|cli| cli.transport.settings())
+    }
+
+    #[test]
+    fn sender_flags_default_to_full_size_packets_and_an_ack_per_packet() {
+        let settings = parse(&[]).unwrap();
+        assert_eq!(settings, TransportSettings::default());
+        assert!(settings.full_size_packets);
+        assert_eq!(settings.ack_every, 1);
+        let changed = parse(&["--no-full-size-packets", "--ack-every", "4"]).unwrap();
+        assert!(!changed.full_size_packets);
+        assert_eq!(changed.ack_every, 4);
+        changed.build_config(&[b"h3"]).unwrap();
+    }
+
+    #[test]
+    fn ack_every_out_of_range_is_an_error() {
+        for bad in ["0", "65", "x"] {
+            let Err(e) = parse(&["--ack-every", bad]) else {
+                panic!("--ack-every {bad} was accepted");
+            };
+            assert!(e.to_string().contains("--ack-every"), "{e}");
+        }
+        assert_eq!(parse(&["--ack-every", "64"]).unwrap().ack_every, 64);
+        // The same bounds hold for settings made in code.
+        for bad in [0, MAX_ACK_EVERY + 1] {
+            let settings = TransportSettings {
+                ack_every: bad,
+                ..Default::default()
+            };
+            let Err(e) = settings.build_config(&[b"h3"]) else {
+                panic!("ack_every {bad} was accepted");
+            };
+            assert!(e.to_string().contains("ack_every"), "{e}");
+        }
+    }
+
     #[test]
     fn bad_cc_is_an_error() {
         let settings = TransportSettings {

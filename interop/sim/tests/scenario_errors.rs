@@ -237,7 +237,11 @@ fn ack_every_out_of_range_is_an_error() {
             &format!("return_path = [\"up\"]\nack_every = {good}"),
             1,
         );
-        Scenario::parse(&text, Path::new("scenarios/good.toml"), &Overrides::default())
-            .unwrap_or_else(|e| panic!("ack_every = {good}: {e}"));
+        Scenario::parse(
+            &text,
+            Path::new("scenarios/good.toml"),
+            &Overrides::default(),
+        )
+        .unwrap_or_else(|e| panic!("ack_every = {good}: {e}"));
     }
 }
