@@ -156,9 +156,9 @@ pub struct TransportFlags {
 
     /// Send packets as stock quiche does: each one cut to what the
     /// congestion window has left, and the application's buffer no larger
-    /// than the window. By default a packet the window would cut short waits
-    /// for the next ACK while more data waits (patch 0006), so data packets
-    /// are full-size.
+    /// than the window. By default, while the window has room and more data
+    /// waits, a packet is full-size, overshooting the window by less than a
+    /// packet (patch 0006, docs/sender.md).
     #[arg(long)]
     pub no_full_size_packets: bool,
 
@@ -241,10 +241,11 @@ pub struct TransportSettings {
     /// Our QUIC extensions; all on by default.
     pub extensions: ExtensionSettings,
     /// Full-size data packets (`quiche::Config::enable_full_size_packets`,
-    /// patch 0006): a packet the congestion window would cut short waits for
-    /// the next ACK while more data waits, and quiche holds a window plus one
-    /// packet of the application's data. On by default; off is stock quiche,
-    /// whose CUBIC then sends packets of a few bytes (docs/sender.md).
+    /// patch 0006): while the window has room and more data waits, a packet
+    /// is full-size (the window overshot by less than a packet), and quiche
+    /// holds a window plus one packet of the application's data. On by
+    /// default; off is stock quiche, whose CUBIC then sends packets of a few
+    /// bytes (docs/sender.md).
     pub full_size_packets: bool,
     /// As data receiver, ACK every this many ack-eliciting packets
     /// (`quiche::Config::set_ack_every`, patch 0007); 1 is stock quiche.
