@@ -21,6 +21,13 @@ pub const MAX_IDLE_TIMEOUT_MS: u64 = 600_000;
 pub const MAX_DATAGRAM_SIZE: usize = 1350;
 /// Largest UDP datagram accepted on receive.
 pub const MAX_RECV_DATAGRAM_SIZE: usize = 65_535;
+/// The data receiver's ACK ratio: an ACK per ack-eliciting packet, as stock
+/// quiche. Satellite scenarios thin it (docs/sender.md).
+pub const DEFAULT_ACK_EVERY: u64 = 1;
+/// Largest ACK ratio accepted: more packets per ACK than the receive
+/// timestamps one ACK carries ([`RECEIVE_TIMESTAMPS_PER_ACK`]) would lose
+/// timestamps.
+pub const MAX_ACK_EVERY: u64 = 64;
 /// Concurrent request streams each side allows the other.
 pub const MAX_STREAMS_BIDI: u64 = 128;
 /// Unidirectional streams (HTTP/3 control and QPACK streams).
@@ -147,6 +154,22 @@ pub struct TransportFlags {
     #[command(flatten)]
     pub extensions: ExtensionFlags,
 
+    /// Send packets as stock quiche does: each one cut to what the
+    /// congestion window has left, and the application's buffer no larger
+    /// than the window. By default, while the window has room and more data
+    /// waits, a packet is full-size, overshooting the window by less than a
+    /// packet (patch 0006, docs/sender.md).
+    #[arg(long)]
+    pub no_full_size_packets: bool,
+
+    /// As data receiver, acknowledge every N-th ack-eliciting packet (or
+    /// after max_ack_delay, 25 ms; out-of-order packets at once) instead of
+    /// every packet: ACK thinning for thin return links (patch 0007,
+    /// docs/sender.md). 1 is stock quiche.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_ACK_EVERY,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_ACK_EVERY))]
+    pub ack_every: u64,
+
     /// Read the accumulated queueing time AQT-enabled routers (vegas-emu)
     /// report in an IPv4 option (IP_RECVOPTS) of each received datagram and
     /// hand it to the connection. IPv4 only; off by default.
@@ -165,6 +188,8 @@ impl TransportFlags {
                 params: self.cc_param.clone(),
             },
             extensions: self.extensions.settings(),
+            full_size_packets: !self.no_full_size_packets,
+            ack_every: self.ack_every,
         }
     }
 }
@@ -215,6 +240,16 @@ pub struct TransportSettings {
     pub cc: CcSelection,
     /// Our QUIC extensions; all on by default.
     pub extensions: ExtensionSettings,
+    /// Full-size data packets (`quiche::Config::enable_full_size_packets`,
+    /// patch 0006): while the window has room and more data waits, a packet
+    /// is full-size (the window overshot by less than a packet), and quiche
+    /// holds a window plus one packet of the application's data. On by
+    /// default; off is stock quiche, whose CUBIC then sends packets of a few
+    /// bytes (docs/sender.md).
+    pub full_size_packets: bool,
+    /// As data receiver, ACK every this many ack-eliciting packets
+    /// (`quiche::Config::set_ack_every`, patch 0007); 1 is stock quiche.
+    pub ack_every: u64,
 }
 
 impl Default for TransportSettings {
@@ -225,6 +260,8 @@ impl Default for TransportSettings {
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             cc: CcSelection::default(),
             extensions: ExtensionSettings::default(),
+            full_size_packets: true,
+            ack_every: DEFAULT_ACK_EVERY,
         }
     }
 }
@@ -277,6 +314,14 @@ impl TransportSettings {
         config.set_max_connection_window(self.max_data);
         config.set_max_stream_window(self.max_stream_data);
         config.set_disable_active_migration(true);
+        config.enable_full_size_packets(self.full_size_packets);
+        if !(1..=MAX_ACK_EVERY).contains(&self.ack_every) {
+            anyhow::bail!(
+                "ack_every {} out of range: 1 to {MAX_ACK_EVERY}",
+                self.ack_every
+            );
+        }
+        config.set_ack_every(self.ack_every);
         self.extensions.apply(&mut config)?;
         let resolved = self.cc.apply(&mut config)?;
         Ok((config, resolved))
@@ -330,6 +375,52 @@ mod tests {
                 ..Default::default()
             };
             settings.build_config(&[b"h3"]).unwrap();
+        }
+    }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        transport: TransportFlags,
+    }
+
+    fn parse(args: &[&str]) -> Result<TransportSettings, clap::Error> {
+        use clap::Parser;
+        let argv = std::iter::once("app").chain(args.iter().copied());
+        Cli::try_parse_from(argv).map(|cli| cli.transport.settings())
+    }
+
+    #[test]
+    fn sender_flags_default_to_full_size_packets_and_an_ack_per_packet() {
+        let settings = parse(&[]).unwrap();
+        assert_eq!(settings, TransportSettings::default());
+        assert!(settings.full_size_packets);
+        assert_eq!(settings.ack_every, 1);
+        let changed = parse(&["--no-full-size-packets", "--ack-every", "4"]).unwrap();
+        assert!(!changed.full_size_packets);
+        assert_eq!(changed.ack_every, 4);
+        changed.build_config(&[b"h3"]).unwrap();
+    }
+
+    #[test]
+    fn ack_every_out_of_range_is_an_error() {
+        for bad in ["0", "65", "x"] {
+            let Err(e) = parse(&["--ack-every", bad]) else {
+                panic!("--ack-every {bad} was accepted");
+            };
+            assert!(e.to_string().contains("--ack-every"), "{e}");
+        }
+        assert_eq!(parse(&["--ack-every", "64"]).unwrap().ack_every, 64);
+        // The same bounds hold for settings made in code.
+        for bad in [0, MAX_ACK_EVERY + 1] {
+            let settings = TransportSettings {
+                ack_every: bad,
+                ..Default::default()
+            };
+            let Err(e) = settings.build_config(&[b"h3"]) else {
+                panic!("ack_every {bad} was accepted");
+            };
+            assert!(e.to_string().contains("ack_every"), "{e}");
         }
     }
 

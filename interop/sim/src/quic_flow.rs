@@ -210,6 +210,8 @@ impl QuicFlow {
                 queueing_time_frame: config.queueing_time_frame,
             },
             idle_timeout_ms: config.idle_timeout_ms,
+            full_size_packets: config.full_size_packets,
+            ack_every: config.ack_every,
             ..TransportSettings::default()
         };
         let alpn = [config.protocol.alpn()];

@@ -218,6 +218,19 @@ pub struct FlowSpec {
     /// queueing time AQT-enabled routers reported.
     #[serde(default = "default_true")]
     pub queueing_time_frame: bool,
+    /// Both endpoints send full-size data packets (the apps' default; false
+    /// is stock quiche's packet sizing, `--no-full-size-packets`).
+    #[serde(default = "default_true")]
+    pub full_size_packets: bool,
+    /// The client (data receiver) acknowledges every this many ack-eliciting
+    /// packets, or after max_ack_delay (`--ack-every`); 1, the default, is
+    /// stock quiche.
+    #[serde(default = "default_ack_every")]
+    pub ack_every: u64,
+}
+
+fn default_ack_every() -> u64 {
+    quiche_vegas::settings::DEFAULT_ACK_EVERY
 }
 
 fn default_protocol() -> String {
@@ -340,6 +353,10 @@ pub struct FlowConfig {
     /// Our QUIC extensions, as both endpoints offer them.
     pub receive_timestamps: bool,
     pub queueing_time_frame: bool,
+    /// Full-size data packets (`TransportSettings::full_size_packets`).
+    pub full_size_packets: bool,
+    /// ACK ratio of both endpoints as receivers (`TransportSettings::ack_every`).
+    pub ack_every: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -539,6 +556,14 @@ impl Scenario {
                     key("transfer_bytes")
                 ));
             }
+            let max_ack_every = quiche_vegas::settings::MAX_ACK_EVERY;
+            if !(1..=max_ack_every).contains(&flow.ack_every) {
+                return Err(format!(
+                    "{}: expected 1 to {max_ack_every}, got {}",
+                    key("ack_every"),
+                    flow.ack_every
+                ));
+            }
             check_non_negative(&key("start_s"), flow.start_s)?;
             check_non_negative(&key("access_delay_ms"), flow.access_delay_ms)?;
             let stop = check_stop(&key("stop_s"), flow.start_s, flow.stop_s)?;
@@ -582,6 +607,8 @@ impl Scenario {
                 access_delay: millis_f64(flow.access_delay_ms),
                 receive_timestamps: flow.receive_timestamps,
                 queueing_time_frame: flow.queueing_time_frame,
+                full_size_packets: flow.full_size_packets,
+                ack_every: flow.ack_every,
             });
         }
         let overridden = overrides.cc.is_some() || !overrides.cc_params.is_empty();

@@ -220,3 +220,28 @@ fn the_command_line_reports_the_file_and_exits_without_panicking() {
     assert_eq!(missing.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("/nonexistent/scenario.toml"), "{stderr}");
 }
+
+#[test]
+fn ack_every_out_of_range_is_an_error() {
+    for bad in ["0", "65"] {
+        let e = error_after(
+            "return_path = [\"up\"]",
+            &format!("return_path = [\"up\"]\nack_every = {bad}"),
+        );
+        assert_mentions(&e, &["flows.f.ack_every", "1 to 64", bad]);
+    }
+    // The bounds themselves are accepted.
+    for good in ["1", "64"] {
+        let text = GOOD.replacen(
+            "return_path = [\"up\"]",
+            &format!("return_path = [\"up\"]\nack_every = {good}"),
+            1,
+        );
+        Scenario::parse(
+            &text,
+            Path::new("scenarios/good.toml"),
+            &Overrides::default(),
+        )
+        .unwrap_or_else(|e| panic!("ack_every = {good}: {e}"));
+    }
+}
