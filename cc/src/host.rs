@@ -688,4 +688,26 @@ mod persistent_congestion_tests {
         let flags: Vec<bool> = host.sent.packets.iter().map(|r| r.app_limited).collect();
         assert_eq!(flags, vec![false, false, true]);
     }
+
+    #[test]
+    fn sent_packets_are_found_with_and_without_gaps_in_the_numbers() {
+        let t0 = Instant::now();
+        let mut sent = SentPackets::default();
+        // 10..=12 contiguous (found by offset), then a gap: 15 and 20 sit
+        // before the index their offset names (found by the binary search).
+        for pkt_num in [10, 11, 12, 15, 20] {
+            sent.on_sent(SentRecord {
+                pkt_num,
+                time_sent: t0,
+                app_limited: false,
+                acked: false,
+            });
+        }
+        let numbers: Vec<u64> = sent.packets.iter().map(|r| r.pkt_num).collect();
+        for pkt_num in 0..25 {
+            let expected = numbers.iter().position(|&n| n == pkt_num);
+            assert_eq!(sent.find(pkt_num), expected, "packet {pkt_num}");
+        }
+        assert_eq!(SentPackets::default().find(3), None);
+    }
 }
