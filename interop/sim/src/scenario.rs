@@ -67,6 +67,9 @@ pub struct ScenarioSpec {
     /// `profile=VALUE` goes before the flow's parameters (and before
     /// `--cc-param`s). Without it each algorithm runs its default (`quic`).
     pub cc_profile: Option<String>,
+    /// Full-size data packets for every flow that does not set its own
+    /// `full_size_packets` (default true, as the apps).
+    pub full_size_packets: Option<bool>,
 }
 
 /// The timing a seed varies, as it varies in reality: when each flow
@@ -219,9 +222,9 @@ pub struct FlowSpec {
     #[serde(default = "default_true")]
     pub queueing_time_frame: bool,
     /// Both endpoints send full-size data packets (the apps' default; false
-    /// is stock quiche's packet sizing, `--no-full-size-packets`).
-    #[serde(default = "default_true")]
-    pub full_size_packets: bool,
+    /// is stock quiche's packet sizing, `--no-full-size-packets`). Unset:
+    /// the scenario's `full_size_packets`, else true.
+    pub full_size_packets: Option<bool>,
     /// The client (data receiver) acknowledges every this many ack-eliciting
     /// packets, or after max_ack_delay (`--ack-every`); 1, the default, is
     /// stock quiche.
@@ -607,7 +610,10 @@ impl Scenario {
                 access_delay: millis_f64(flow.access_delay_ms),
                 receive_timestamps: flow.receive_timestamps,
                 queueing_time_frame: flow.queueing_time_frame,
-                full_size_packets: flow.full_size_packets,
+                full_size_packets: flow
+                    .full_size_packets
+                    .or(spec.full_size_packets)
+                    .unwrap_or(true),
                 ack_every: flow.ack_every,
             });
         }

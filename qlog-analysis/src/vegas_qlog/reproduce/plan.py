@@ -49,8 +49,11 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 # Every flow of ours sends as its paper's TCP: the simulator puts
 # `profile=paper` on every flow whose algorithm has the parameter, background
-# flows included (quiche's algorithms take none and are left alone).
-PAPER_PROFILE: dict[str, Any] = {"cc_profile": "paper"}
+# flows included (quiche's algorithms take none and are left alone). Packets
+# are sized as stock quiche sizes them (the reproduction's verdicts were made
+# so; full-size packets, the apps' default since, are a sender change the
+# papers' comparisons do not need).
+PAPER_PROFILE: dict[str, Any] = {"cc_profile": "paper", "full_size_packets": False}
 VEGAS_FAMILY = frozenset(
     {"vegas", "vegas-1,3", "vegas-2,4", "vegas-linux", "vegas-a", "vegas-l", "veno", "venodb", "rovegas", "vegas-w"}
 )
