@@ -108,8 +108,9 @@ TRANSLATION_TEXT = """\
   Vegas-family controllers pace only as 004's spike suppression does, through the project's pacer;
   Linux's Vegas, Veno, VenoDB and Westwood+ do not pace; quiche paces Reno, CUBIC and BBR2 itself.
   The papers' senders were otherwise ACK-clocked. Packets are sized as stock quiche sizes them
-  (`--set full_size_packets=false`): the apps' full-size packets (docs/sender.md) came after these
-  verdicts and change the loss-heavy experiments' throughput, not the papers' claims.
+  (`--set full_size_packets=false`), the sizing the reproduction has always used; the apps'
+  full-size packets (docs/sender.md) are a later sender change, measured to move nine verdicts
+  (four up, five down) because fewer, larger packets meet the same per-packet loss rates.
 - **ACKs.** QUIC ACK frames in their own small packets; quiche has no delayed-ACK timer of its own,
   so a receiver acknowledges in the next packet it sends.
 - **Flow control.** Transfers are HTTP/3 downloads with 100 MB connection windows, so flow control
