@@ -212,6 +212,14 @@ pub struct FlowSpec {
     /// queueing time AQT-enabled routers reported.
     #[serde(default = "default_true")]
     pub queueing_time_frame: bool,
+    /// Careful Resume (RFC 9959) on the server: it resumes what an earlier
+    /// flow between the same endpoints saved (see `after`). Off by default.
+    #[serde(default)]
+    pub careful_resume: bool,
+    /// Start when this earlier flow has finished, `start_s` later, between
+    /// the same two endpoints (its client and server addresses), as a
+    /// client that connects again.
+    pub after: Option<String>,
 }
 
 fn default_protocol() -> String {
@@ -334,6 +342,10 @@ pub struct FlowConfig {
     /// Our QUIC extensions, as both endpoints offer them.
     pub receive_timestamps: bool,
     pub queueing_time_frame: bool,
+    pub careful_resume: bool,
+    /// Index of the earlier flow this one follows: it starts `start` after
+    /// that one finished, with its addresses.
+    pub after: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -546,6 +558,28 @@ impl Scenario {
                     ((idle * 1e3).round() as u64).max(1)
                 }
             };
+            let after = match &flow.after {
+                None => None,
+                Some(earlier) => {
+                    let index = spec
+                        .flows
+                        .get_index_of(earlier)
+                        .filter(|&i| i < flows.len())
+                        .ok_or_else(|| {
+                            format!(
+                                "{}: expected the name of an earlier flow, got '{earlier}'",
+                                key("after")
+                            )
+                        })?;
+                    if flow.stop_s.is_some() {
+                        return Err(format!(
+                            "{}: a flow that starts after another cannot have a stop time",
+                            key("stop_s")
+                        ));
+                    }
+                    Some(index)
+                }
+            };
             flows.push(FlowConfig {
                 name: name.clone(),
                 cc,
@@ -561,6 +595,8 @@ impl Scenario {
                 access_delay: millis_f64(flow.access_delay_ms),
                 receive_timestamps: flow.receive_timestamps,
                 queueing_time_frame: flow.queueing_time_frame,
+                careful_resume: flow.careful_resume,
+                after,
             });
         }
         let overridden = overrides.cc.is_some() || !overrides.cc_params.is_empty();

@@ -1,0 +1,527 @@
+//! Careful Resume (RFC 9959, draft-ietf-tsvwg-careful-resume): a sender that
+//! measured a path's capacity and RTT on an earlier connection jumps to half
+//! that capacity once the new connection's RTT confirms the path, paces the
+//! jump over one RTT, validates it, and retreats safely if it was wrong.
+//!
+//! This is the phase machine, written once for every controller: the host
+//! ([`crate::host::ControllerHost`]) feeds it the same events it feeds the
+//! controller, overrides the controller's cwnd and pacing while the window is
+//! unvalidated, and applies the window changes it returns through
+//! [`crate::controller::CongestionController::set_window`]. No algorithm file
+//! knows about it.
+//!
+//! Choices where the text leaves room (each is documented in
+//! `docs/careful-resume.md`):
+//! - "initial data acknowledged" (section 3.2): an ACK that leaves nothing in
+//!   flight (the server's handshake flight, acknowledged by the client's
+//!   Finished), or initial-window bytes acknowledged since the start;
+//! - "current RTT" for pacing the jump (section 4.3): the smoothed RTT at the
+//!   jump; the RTT check uses the minimum RTT (too small) and the latest
+//!   sample (too large);
+//! - the jump is taken when the sender becomes cwnd-limited (section 3.2
+//!   allows deferring it to then);
+//! - in Safe Retreat, losses of packets sent before the retreat are not
+//!   passed to the controller: the retreat is the reaction to them (section
+//!   3.5: "loss recovery commences using the reduced CWND").
+
+use std::time::{Duration, Instant};
+
+use crate::controller::{Internals, Pacing, MINIMUM_WINDOW_PACKETS};
+use crate::events::{AckedPacket, RttSnapshot};
+
+/// What an earlier connection measured on the path (section 3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SavedPath {
+    /// saved_cwnd: bytes acknowledged in one RTT.
+    pub cwnd_bytes: u64,
+    /// saved_rtt: the minimum RTT.
+    pub rtt: Duration,
+}
+
+/// Careful Resume for one connection: whether it is on and what it may
+/// reuse. `Copy`, so that it rides in the controller spec.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CarefulResumeConfig {
+    pub saved: Option<SavedPath>,
+}
+
+/// The phases of section 3, named as draft-ietf-tsvwg-careful-resume-qlog
+/// names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Reconnaissance,
+    Unvalidated,
+    Validating,
+    SafeRetreat,
+    Normal,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Reconnaissance => "reconnaissance",
+            Phase::Unvalidated => "unvalidated",
+            Phase::Validating => "validating",
+            Phase::SafeRetreat => "safe_retreat",
+            Phase::Normal => "normal",
+        }
+    }
+}
+
+/// Why the phase changed (the qlog draft's triggers; `NoSavedState` is
+/// ours: the draft logs no trigger when there is nothing to resume).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    NoSavedState,
+    CongestionWindowLimited,
+    RttNotValidated,
+    LastUnvalidatedPacketSent,
+    FirstUnvalidatedPacketAcknowledged,
+    RttExceeded,
+    RateLimited,
+    LastUnvalidatedPacketAcknowledged,
+    PathChanged,
+    PacketLoss,
+    ExitRecovery,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::NoSavedState => "no_saved_state",
+            Trigger::CongestionWindowLimited => "congestion_window_limited",
+            Trigger::RttNotValidated => "rtt_not_validated",
+            Trigger::LastUnvalidatedPacketSent => "last_unvalidated_packet_sent",
+            Trigger::FirstUnvalidatedPacketAcknowledged => "first_unvalidated_packet_acknowledged",
+            Trigger::RttExceeded => "rtt_exceeded",
+            Trigger::RateLimited => "rate_limited",
+            Trigger::LastUnvalidatedPacketAcknowledged => "last_unvalidated_packet_acknowledged",
+            Trigger::PathChanged => "path_changed",
+            Trigger::PacketLoss => "packet_loss",
+            Trigger::ExitRecovery => "exit_recovery",
+        }
+    }
+}
+
+/// A window the host must give the wrapped controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetWindow {
+    pub cwnd: usize,
+    /// `None`: keep the controller's.
+    pub ssthresh: Option<usize>,
+}
+
+/// Section 4.3's ssthresh factor on leaving Safe Retreat.
+const RETREAT_BETA: f64 = 0.5;
+/// Section 4.2.1: a current RTT below half the saved one, or above ten
+/// times, means another path.
+const RTT_TOO_SMALL_DIVISOR: u32 = 2;
+const RTT_TOO_LARGE_FACTOR: u32 = 10;
+/// Section 3.1: a measured window below four initial windows is not worth
+/// saving.
+const MIN_SAVED_IW_MULTIPLE: usize = 4;
+
+#[derive(Clone, Debug)]
+pub struct CarefulResume {
+    saved: Option<SavedPath>,
+    phase: Phase,
+    trigger: Option<Trigger>,
+    /// Bumped on every phase change, so that a change back and forth between
+    /// two qlog reports still shows.
+    changes: u64,
+    max_datagram_size: usize,
+    initial_cwnd: usize,
+    pipesize: usize,
+    jump_cwnd: usize,
+    first_unvalidated: Option<u64>,
+    last_unvalidated: Option<u64>,
+    unvalidated_since: Option<Instant>,
+    /// The RTT the jump is paced over.
+    jump_rtt: Duration,
+    largest_sent: Option<u64>,
+    recon_acked: usize,
+    initial_data_acked: bool,
+    last_rtt: Option<RttSnapshot>,
+    retreat_cwnd: usize,
+    retreat_since: Option<Instant>,
+    /// Section 3.5: the saved parameters must not be used again.
+    saved_discarded: bool,
+}
+
+impl CarefulResume {
+    pub fn new(config: CarefulResumeConfig, max_datagram_size: usize, initial_cwnd: usize) -> Self {
+        let mut cr = CarefulResume {
+            saved: config.saved,
+            phase: Phase::Reconnaissance,
+            trigger: None,
+            changes: 0,
+            max_datagram_size,
+            initial_cwnd,
+            pipesize: 0,
+            jump_cwnd: 0,
+            first_unvalidated: None,
+            last_unvalidated: None,
+            unvalidated_since: None,
+            jump_rtt: Duration::ZERO,
+            largest_sent: None,
+            recon_acked: 0,
+            initial_data_acked: false,
+            last_rtt: None,
+            retreat_cwnd: 0,
+            retreat_since: None,
+            saved_discarded: false,
+        };
+        // Section 3.2: no saved parameters, nothing to resume.
+        if config.saved.is_none_or(|s| s.cwnd_bytes == 0 || s.rtt.is_zero()) {
+            cr.enter(Phase::Normal, Trigger::NoSavedState);
+        }
+        cr
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    pub fn trigger(&self) -> Option<Trigger> {
+        self.trigger
+    }
+
+    pub fn pipesize(&self) -> usize {
+        self.pipesize
+    }
+
+    pub fn jump_cwnd(&self) -> usize {
+        self.jump_cwnd
+    }
+
+    /// Whether a Safe Retreat told the application to forget the saved
+    /// parameters.
+    pub fn saved_discarded(&self) -> bool {
+        self.saved_discarded
+    }
+
+    fn minimum_window(&self) -> usize {
+        self.max_datagram_size * MINIMUM_WINDOW_PACKETS
+    }
+
+    fn enter(&mut self, phase: Phase, trigger: Trigger) {
+        self.phase = phase;
+        self.trigger = Some(trigger);
+        self.changes += 1;
+    }
+
+    /// The window the stack uses, given the controller's.
+    pub fn cwnd(&self, controller_cwnd: usize) -> usize {
+        match self.phase {
+            Phase::Unvalidated => self.jump_cwnd.max(controller_cwnd),
+            // Section 3.5: the window is not increased in Safe Retreat.
+            Phase::SafeRetreat => controller_cwnd.min(self.retreat_cwnd),
+            _ => controller_cwnd,
+        }
+    }
+
+    /// The pacing the stack uses, given the controller's. Section 4.3: the
+    /// jump is paced at jump_cwnd per current RTT, in bursts of at most the
+    /// initial window.
+    pub fn pacing(&self, controller: Option<Pacing>) -> Option<Pacing> {
+        if self.phase != Phase::Unvalidated || self.jump_rtt.is_zero() {
+            return controller;
+        }
+        Some(Pacing {
+            rate_bytes_per_sec: self.jump_cwnd as f64 / self.jump_rtt.as_secs_f64(),
+            burst_packets: (self.initial_cwnd / self.max_datagram_size.max(1)).max(1),
+        })
+    }
+
+    /// Section 4.2.1 against the saved RTT.
+    fn rtt_confirmed(&self, rtt: &RttSnapshot) -> bool {
+        let Some(saved) = self.saved else {
+            return false;
+        };
+        rtt.min_rtt >= saved.rtt / RTT_TOO_SMALL_DIVISOR
+            && rtt.latest_rtt <= saved.rtt * RTT_TOO_LARGE_FACTOR
+    }
+
+    /// A packet left; `flight` counts it. Returns a window for the
+    /// controller when the phase change sets one.
+    pub fn on_packet_sent(
+        &mut self,
+        now: Instant,
+        pkt_num: u64,
+        flight: usize,
+        controller_cwnd: usize,
+    ) -> Option<SetWindow> {
+        self.largest_sent = Some(self.largest_sent.map_or(pkt_num, |l| l.max(pkt_num)));
+        match self.phase {
+            Phase::Reconnaissance => self.maybe_jump(now, pkt_num, flight, controller_cwnd),
+            Phase::Unvalidated => {
+                if self.rtt_exceeded(now) {
+                    return Some(self.leave_unvalidated(Trigger::RttExceeded, flight));
+                }
+                // No room for another full packet in the jumped window.
+                if flight + self.max_datagram_size > self.jump_cwnd {
+                    return Some(self.leave_unvalidated(Trigger::LastUnvalidatedPacketSent, flight));
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Section 3.2: the path is confirmed, the initial data acknowledged
+    /// without congestion, and the sender has more to send than the window
+    /// allows (this packet fills it).
+    fn maybe_jump(
+        &mut self,
+        now: Instant,
+        pkt_num: u64,
+        flight: usize,
+        controller_cwnd: usize,
+    ) -> Option<SetWindow> {
+        let (Some(saved), Some(rtt)) = (self.saved, self.last_rtt) else {
+            return None;
+        };
+        if !self.initial_data_acked || flight + self.max_datagram_size <= controller_cwnd {
+            return None;
+        }
+        let jump = usize::try_from(saved.cwnd_bytes / 2).unwrap_or(usize::MAX);
+        if jump <= controller_cwnd {
+            // The controller is already past half the saved window.
+            self.enter(Phase::Normal, Trigger::CongestionWindowLimited);
+            return None;
+        }
+        self.jump_cwnd = jump;
+        self.jump_rtt = rtt.smoothed_rtt;
+        self.pipesize = flight;
+        self.first_unvalidated = Some(pkt_num + 1);
+        self.unvalidated_since = Some(now);
+        self.enter(Phase::Unvalidated, Trigger::CongestionWindowLimited);
+        None
+    }
+
+    fn rtt_exceeded(&self, now: Instant) -> bool {
+        self.unvalidated_since
+            .is_some_and(|since| now.saturating_duration_since(since) > self.jump_rtt)
+    }
+
+    /// Section 3.3's exit: the window becomes what is in flight
+    /// (Validating), or the PipeSize when the sender did not use the jump
+    /// (Normal, rate limited).
+    fn leave_unvalidated(&mut self, trigger: Trigger, flight: usize) -> SetWindow {
+        self.last_unvalidated = self.largest_sent;
+        if flight < self.initial_cwnd || flight <= self.pipesize {
+            self.enter(Phase::Normal, Trigger::RateLimited);
+            SetWindow {
+                cwnd: self.pipesize.max(self.initial_cwnd),
+                ssthresh: None,
+            }
+        } else {
+            self.enter(Phase::Validating, trigger);
+            SetWindow {
+                cwnd: flight,
+                ssthresh: None,
+            }
+        }
+    }
+
+    /// Whether `packet` is the given unvalidated packet or a later one
+    /// (later in the same number space: sent after the jump).
+    fn at_or_after(&self, packet: &AckedPacket, pkt_num: Option<u64>) -> bool {
+        match (pkt_num, self.unvalidated_since) {
+            (Some(n), Some(since)) => packet.pkt_num >= n && packet.time_sent >= since,
+            _ => false,
+        }
+    }
+
+    /// An ACK arrived; `flight` is what remains in flight after it.
+    pub fn on_ack(
+        &mut self,
+        now: Instant,
+        acked: &[AckedPacket],
+        rtt: RttSnapshot,
+        flight: usize,
+        controller_cwnd: usize,
+        controller_ssthresh: usize,
+    ) -> Option<SetWindow> {
+        self.last_rtt = Some(rtt);
+        let acked_bytes: usize = acked.iter().map(|p| p.size).sum();
+        match self.phase {
+            Phase::Reconnaissance => {
+                if !self.rtt_confirmed(&rtt) {
+                    self.enter(Phase::Normal, Trigger::RttNotValidated);
+                    return None;
+                }
+                self.recon_acked += acked_bytes;
+                if flight == 0 || self.recon_acked >= self.initial_cwnd {
+                    self.initial_data_acked = true;
+                }
+                None
+            }
+            Phase::Unvalidated => {
+                self.pipesize += acked_bytes;
+                if self
+                    .saved
+                    .is_some_and(|s| rtt.latest_rtt > s.rtt * RTT_TOO_LARGE_FACTOR)
+                {
+                    return Some(self.retreat(Trigger::PathChanged, now, None));
+                }
+                let first = self.first_unvalidated;
+                if acked.iter().any(|p| self.at_or_after(p, first)) {
+                    return Some(
+                        self.leave_unvalidated(Trigger::FirstUnvalidatedPacketAcknowledged, flight),
+                    );
+                }
+                if self.rtt_exceeded(now) {
+                    return Some(self.leave_unvalidated(Trigger::RttExceeded, flight));
+                }
+                None
+            }
+            Phase::Validating => {
+                self.pipesize += acked_bytes;
+                let last = self.last_unvalidated;
+                if acked.iter().any(|p| self.at_or_after(p, last)) {
+                    self.enter(Phase::Normal, Trigger::LastUnvalidatedPacketAcknowledged);
+                }
+                None
+            }
+            Phase::SafeRetreat => {
+                self.pipesize += acked_bytes;
+                let last = self.last_unvalidated;
+                if !acked.iter().any(|p| self.at_or_after(p, last)) {
+                    return None;
+                }
+                self.enter(Phase::Normal, Trigger::ExitRecovery);
+                let ssthresh = ((self.pipesize as f64 * RETREAT_BETA) as usize)
+                    .min(controller_ssthresh)
+                    .max(self.minimum_window());
+                Some(SetWindow {
+                    cwnd: controller_cwnd.min(self.retreat_cwnd),
+                    ssthresh: Some(ssthresh),
+                })
+            }
+            Phase::Normal => None,
+        }
+    }
+
+    /// Section 3.5: entry to Safe Retreat.
+    fn retreat(
+        &mut self,
+        trigger: Trigger,
+        now: Instant,
+        controller_cwnd: Option<usize>,
+    ) -> SetWindow {
+        if self.last_unvalidated.is_none() {
+            self.last_unvalidated = self.largest_sent;
+        }
+        let half = self.pipesize / 2;
+        let cwnd = controller_cwnd
+            .map_or(half, |c| c.min(half))
+            .max(self.minimum_window());
+        self.retreat_cwnd = cwnd;
+        self.retreat_since = Some(now);
+        self.saved_discarded = true;
+        self.enter(Phase::SafeRetreat, trigger);
+        SetWindow {
+            cwnd,
+            ssthresh: Some(cwnd),
+        }
+    }
+
+    /// Loss detection declared packets lost. Returns whether the controller
+    /// should be told (it should not when Careful Resume's retreat is the
+    /// reaction), and a window for it.
+    pub fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        largest_lost_time_sent: Instant,
+        persistent_congestion: bool,
+        controller_cwnd: usize,
+    ) -> (bool, Option<SetWindow>) {
+        match self.phase {
+            Phase::Reconnaissance => {
+                self.enter(Phase::Normal, Trigger::PacketLoss);
+                (true, None)
+            }
+            Phase::Unvalidated => (false, Some(self.retreat(Trigger::PacketLoss, now, None))),
+            Phase::Validating => (
+                false,
+                Some(self.retreat(Trigger::PacketLoss, now, Some(controller_cwnd))),
+            ),
+            Phase::SafeRetreat => {
+                // Section 3.6: an RTO ends Careful Resume.
+                if persistent_congestion {
+                    self.enter(Phase::Normal, Trigger::PacketLoss);
+                    return (true, None);
+                }
+                let after_retreat = self
+                    .retreat_since
+                    .is_some_and(|since| largest_lost_time_sent > since);
+                (after_retreat, None)
+            }
+            Phase::Normal => (true, None),
+        }
+    }
+
+    /// The draft's state and restored parameters, for qlog (names from
+    /// draft-ietf-tsvwg-careful-resume-qlog, prefixed `cr_`).
+    pub fn internals(&self, out: &mut Internals) {
+        out.text("cr_phase", self.phase.as_str());
+        out.text("cr_trigger", self.trigger.map_or("none", Trigger::as_str));
+        out.int("cr_phase_changes", self.changes);
+        out.int("cr_pipesize", self.pipesize as u64);
+        if let Some(first) = self.first_unvalidated {
+            out.int("cr_first_unvalidated_packet", first);
+        }
+        if let Some(last) = self.last_unvalidated {
+            out.int("cr_last_unvalidated_packet", last);
+        }
+        if let Some(saved) = self.saved {
+            out.int("cr_saved_congestion_window", saved.cwnd_bytes);
+            out.millis("cr_saved_rtt", saved.rtt);
+        }
+        if self.jump_cwnd > 0 {
+            out.int("cr_jump_congestion_window", self.jump_cwnd as u64);
+        }
+    }
+}
+
+/// The Observe phase (section 3.1): bytes acknowledged per minimum RTT, the
+/// largest over rounds in which the sender was not application-limited, and
+/// the minimum RTT.
+#[derive(Clone, Debug, Default)]
+pub struct CapacityObserver {
+    round_start: Option<Instant>,
+    round_bytes: usize,
+    round_limited: bool,
+    best_bytes: usize,
+    min_rtt: Option<Duration>,
+}
+
+impl CapacityObserver {
+    pub fn on_ack(&mut self, now: Instant, acked_bytes: usize, app_limited: bool, min_rtt: Duration) {
+        if min_rtt.is_zero() {
+            return;
+        }
+        self.min_rtt = Some(self.min_rtt.map_or(min_rtt, |m| m.min(min_rtt)));
+        let start = *self.round_start.get_or_insert(now);
+        if now.saturating_duration_since(start) >= min_rtt {
+            if self.round_limited {
+                self.best_bytes = self.best_bytes.max(self.round_bytes);
+            }
+            self.round_start = Some(now);
+            self.round_bytes = 0;
+            self.round_limited = false;
+        }
+        self.round_bytes += acked_bytes;
+        self.round_limited |= !app_limited;
+    }
+
+    /// What to save, if worth saving (at least four initial windows).
+    pub fn observation(&self, initial_cwnd: usize) -> Option<SavedPath> {
+        let rtt = self.min_rtt?;
+        (self.best_bytes >= initial_cwnd * MIN_SAVED_IW_MULTIPLE).then_some(SavedPath {
+            cwnd_bytes: self.best_bytes as u64,
+            rtt,
+        })
+    }
+}
