@@ -172,7 +172,10 @@ impl CarefulResume {
             saved_discarded: false,
         };
         // Section 3.2: no saved parameters, nothing to resume.
-        if config.saved.is_none_or(|s| s.cwnd_bytes == 0 || s.rtt.is_zero()) {
+        if config
+            .saved
+            .is_none_or(|s| s.cwnd_bytes == 0 || s.rtt.is_zero())
+        {
             cr.enter(Phase::Normal, Trigger::NoSavedState);
         }
         cr
@@ -260,7 +263,9 @@ impl CarefulResume {
                 }
                 // No room for another full packet in the jumped window.
                 if flight + self.max_datagram_size > self.jump_cwnd {
-                    return Some(self.leave_unvalidated(Trigger::LastUnvalidatedPacketSent, flight));
+                    return Some(
+                        self.leave_unvalidated(Trigger::LastUnvalidatedPacketSent, flight),
+                    );
                 }
                 None
             }
@@ -341,7 +346,6 @@ impl CarefulResume {
         rtt: RttSnapshot,
         flight: usize,
         controller_cwnd: usize,
-        controller_ssthresh: usize,
     ) -> Option<SetWindow> {
         self.last_rtt = Some(rtt);
         let acked_bytes: usize = acked.iter().map(|p| p.size).sum();
@@ -391,9 +395,10 @@ impl CarefulResume {
                     return None;
                 }
                 self.enter(Phase::Normal, Trigger::ExitRecovery);
-                let ssthresh = ((self.pipesize as f64 * RETREAT_BETA) as usize)
-                    .min(controller_ssthresh)
-                    .max(self.minimum_window());
+                // The controller's own ssthresh is the retreat window set on
+                // entry; section 3.5 replaces it with PipeSize * Beta.
+                let ssthresh =
+                    ((self.pipesize as f64 * RETREAT_BETA) as usize).max(self.minimum_window());
                 Some(SetWindow {
                     cwnd: controller_cwnd.min(self.retreat_cwnd),
                     ssthresh: Some(ssthresh),
@@ -498,7 +503,13 @@ pub struct CapacityObserver {
 }
 
 impl CapacityObserver {
-    pub fn on_ack(&mut self, now: Instant, acked_bytes: usize, app_limited: bool, min_rtt: Duration) {
+    pub fn on_ack(
+        &mut self,
+        now: Instant,
+        acked_bytes: usize,
+        app_limited: bool,
+        min_rtt: Duration,
+    ) {
         if min_rtt.is_zero() {
             return;
         }
@@ -523,5 +534,479 @@ impl CapacityObserver {
             cwnd_bytes: self.best_bytes as u64,
             rtt,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each transition of RFC 9959 sections 3.2-3.5, with the expected
+    //! windows worked out here from the draft's rules.
+
+    use super::*;
+    use crate::controller::InternalValue;
+
+    const MDS: usize = 1200;
+    const IW: usize = 10 * MDS;
+    const SAVED_CWND: u64 = 1_200_000;
+    const SAVED_RTT_MS: u64 = 600;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    fn saved() -> CarefulResumeConfig {
+        CarefulResumeConfig {
+            saved: Some(SavedPath {
+                cwnd_bytes: SAVED_CWND,
+                rtt: ms(SAVED_RTT_MS),
+            }),
+        }
+    }
+
+    fn rtt(min: u64, latest: u64) -> RttSnapshot {
+        RttSnapshot {
+            min_rtt: ms(min),
+            smoothed_rtt: ms(latest),
+            latest_rtt: ms(latest),
+            rttvar: ms(latest / 2),
+        }
+    }
+
+    fn packet(pkt_num: u64, sent: Instant, acked: Instant) -> AckedPacket {
+        AckedPacket::new(pkt_num, MDS, sent, acked)
+    }
+
+    /// A connection in Reconnaissance whose handshake flight (packet 0,
+    /// sent at t0) was acknowledged at t0 + 600 ms, nothing left in flight.
+    fn confirmed(t0: Instant) -> CarefulResume {
+        let mut cr = CarefulResume::new(saved(), MDS, IW);
+        assert_eq!(cr.on_packet_sent(t0, 0, MDS, IW), None);
+        let ack = [packet(0, t0, t0 + ms(600))];
+        assert_eq!(cr.on_ack(t0 + ms(600), &ack, rtt(600, 600), 0, IW), None);
+        assert_eq!(cr.phase(), Phase::Reconnaissance);
+        cr
+    }
+
+    /// `confirmed`, then the initial window sent at t0 + 600 ms (packets
+    /// 1..=10, the last filling it): the jump.
+    fn jumped(t0: Instant) -> CarefulResume {
+        let mut cr = confirmed(t0);
+        let t = t0 + ms(600);
+        for n in 1..=10u64 {
+            assert_eq!(cr.on_packet_sent(t, n, n as usize * MDS, IW), None);
+        }
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+        cr
+    }
+
+    #[test]
+    fn nothing_saved_means_normal_at_once() {
+        let cr = CarefulResume::new(CarefulResumeConfig::default(), MDS, IW);
+        assert_eq!(cr.phase(), Phase::Normal);
+        assert_eq!(cr.trigger(), Some(Trigger::NoSavedState));
+        assert_eq!(cr.cwnd(IW), IW);
+        assert_eq!(cr.pacing(None), None);
+    }
+
+    #[test]
+    fn rtt_below_half_the_saved_one_is_another_path() {
+        let t0 = Instant::now();
+        let mut cr = CarefulResume::new(saved(), MDS, IW);
+        cr.on_packet_sent(t0, 0, MDS, IW);
+        // 299 ms < 600 / 2.
+        let ack = [packet(0, t0, t0 + ms(299))];
+        cr.on_ack(t0 + ms(299), &ack, rtt(299, 299), 0, IW);
+        assert_eq!(cr.phase(), Phase::Normal);
+        assert_eq!(cr.trigger(), Some(Trigger::RttNotValidated));
+    }
+
+    #[test]
+    fn rtt_of_exactly_half_or_ten_times_is_confirmed() {
+        for (min, latest) in [(300, 300), (300, 6000)] {
+            let t0 = Instant::now();
+            let mut cr = CarefulResume::new(saved(), MDS, IW);
+            cr.on_packet_sent(t0, 0, MDS, IW);
+            let ack = [packet(0, t0, t0 + ms(latest))];
+            cr.on_ack(t0 + ms(latest), &ack, rtt(min, latest), 0, IW);
+            assert_eq!(cr.phase(), Phase::Reconnaissance, "{min}/{latest}");
+        }
+    }
+
+    #[test]
+    fn rtt_above_ten_times_the_saved_one_is_another_path() {
+        let t0 = Instant::now();
+        let mut cr = CarefulResume::new(saved(), MDS, IW);
+        cr.on_packet_sent(t0, 0, MDS, IW);
+        let ack = [packet(0, t0, t0 + ms(6001))];
+        cr.on_ack(t0 + ms(6001), &ack, rtt(600, 6001), 0, IW);
+        assert_eq!(cr.phase(), Phase::Normal);
+        assert_eq!(cr.trigger(), Some(Trigger::RttNotValidated));
+    }
+
+    #[test]
+    fn loss_in_reconnaissance_means_normal_and_the_controller_reacts() {
+        let t0 = Instant::now();
+        let mut cr = confirmed(t0);
+        assert_eq!(
+            cr.on_congestion_event(t0 + ms(700), t0, false, IW),
+            (true, None)
+        );
+        assert_eq!(cr.phase(), Phase::Normal);
+        assert_eq!(cr.trigger(), Some(Trigger::PacketLoss));
+    }
+
+    #[test]
+    fn no_jump_before_the_initial_data_is_acknowledged() {
+        let t0 = Instant::now();
+        let mut cr = CarefulResume::new(saved(), MDS, IW);
+        // Ten packets fill the window; one is acknowledged, nine remain.
+        for n in 0..10u64 {
+            cr.on_packet_sent(t0, n, (n as usize + 1) * MDS, IW);
+        }
+        let ack = [packet(0, t0, t0 + ms(600))];
+        cr.on_ack(t0 + ms(600), &ack, rtt(600, 600), 9 * MDS, IW);
+        cr.on_packet_sent(t0 + ms(600), 10, IW, IW);
+        assert_eq!(cr.phase(), Phase::Reconnaissance, "1 of 10 acknowledged");
+        // The other nine: the initial window's bytes are acknowledged.
+        let rest: Vec<AckedPacket> = (1..10).map(|n| packet(n, t0, t0 + ms(610))).collect();
+        cr.on_ack(t0 + ms(610), &rest, rtt(600, 610), MDS, 2 * IW);
+        cr.on_packet_sent(t0 + ms(610), 11, 2 * IW, 2 * IW);
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+    }
+
+    #[test]
+    fn the_jump_waits_until_the_window_is_full() {
+        let t0 = Instant::now();
+        let mut cr = confirmed(t0);
+        let t = t0 + ms(600);
+        for n in 1..=9u64 {
+            cr.on_packet_sent(t, n, n as usize * MDS, IW);
+            assert_eq!(cr.phase(), Phase::Reconnaissance, "packet {n}");
+        }
+        cr.on_packet_sent(t, 10, IW, IW);
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+        assert_eq!(cr.trigger(), Some(Trigger::CongestionWindowLimited));
+        // jump_cwnd = saved_cwnd / 2; PipeSize = the flight at the jump.
+        assert_eq!(cr.jump_cwnd(), 600_000);
+        assert_eq!(cr.cwnd(IW), 600_000);
+        assert_eq!(cr.pipesize(), IW);
+        // Paced at jump_cwnd per current RTT (600 ms), bursts of one IW.
+        let p = cr.pacing(None).unwrap();
+        assert!((p.rate_bytes_per_sec - 1_000_000.0).abs() < 1e-6);
+        assert_eq!(p.burst_packets, 10);
+    }
+
+    #[test]
+    fn a_window_already_past_the_jump_means_normal() {
+        let t0 = Instant::now();
+        let mut cr = confirmed(t0);
+        // The controller's window, 600 000 bytes, is not below the jump.
+        cr.on_packet_sent(t0 + ms(600), 1, 600_000, 600_000);
+        assert_eq!(cr.phase(), Phase::Normal);
+        assert_eq!(cr.trigger(), Some(Trigger::CongestionWindowLimited));
+        assert_eq!(cr.cwnd(600_000), 600_000);
+    }
+
+    #[test]
+    fn filling_the_jump_ends_the_unvalidated_phase() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        let t = t0 + ms(700);
+        // 600 000 / 1200 = 500 packets fill the jump: packets 11..=500 bring
+        // the flight from 12 000 to 600 000 bytes.
+        let mut window = None;
+        for n in 11..=500u64 {
+            window = cr.on_packet_sent(t, n, n as usize * MDS, IW);
+            if window.is_some() {
+                assert_eq!(n, 500);
+            }
+        }
+        assert_eq!(cr.phase(), Phase::Validating);
+        assert_eq!(cr.trigger(), Some(Trigger::LastUnvalidatedPacketSent));
+        assert_eq!(
+            window,
+            Some(SetWindow {
+                cwnd: 600_000,
+                ssthresh: None
+            })
+        );
+        assert_eq!(cr.pacing(None), None, "the controller's pacing again");
+    }
+
+    #[test]
+    fn the_first_unvalidated_packet_acknowledged_ends_the_unvalidated_phase() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        let t = t0 + ms(600);
+        for n in 11..=100u64 {
+            cr.on_packet_sent(t + ms(n), n, (n as usize - 10) * MDS + IW, IW);
+        }
+        // The initial window (1..=10) acknowledged: PipeSize grows by it.
+        let iw: Vec<AckedPacket> = (1..=10).map(|n| packet(n, t, t + ms(600))).collect();
+        assert_eq!(
+            cr.on_ack(t + ms(600), &iw, rtt(600, 600), 90 * MDS, IW),
+            None
+        );
+        assert_eq!(cr.pipesize(), 2 * IW);
+        // Packet 11, the first sent with the jumped window.
+        let ack = [packet(11, t + ms(11), t + ms(611))];
+        let window = cr.on_ack(t + ms(611), &ack, rtt(600, 600), 89 * MDS, IW);
+        assert_eq!(cr.phase(), Phase::Validating);
+        assert_eq!(
+            cr.trigger(),
+            Some(Trigger::FirstUnvalidatedPacketAcknowledged)
+        );
+        // CWND = flight size (89 packets > PipeSize of 21).
+        assert_eq!(
+            window,
+            Some(SetWindow {
+                cwnd: 89 * MDS,
+                ssthresh: None
+            })
+        );
+        assert_eq!(cr.pipesize(), 2 * IW + MDS);
+    }
+
+    #[test]
+    fn more_than_an_rtt_in_the_unvalidated_phase_ends_it() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        let jump_at = t0 + ms(600);
+        cr.on_packet_sent(jump_at + ms(600), 11, IW + 100 * MDS, IW);
+        assert_eq!(cr.phase(), Phase::Unvalidated, "exactly one RTT");
+        let window = cr.on_packet_sent(jump_at + ms(601), 12, IW + 101 * MDS, IW);
+        assert_eq!(cr.phase(), Phase::Validating);
+        assert_eq!(cr.trigger(), Some(Trigger::RttExceeded));
+        assert_eq!(window.map(|w| w.cwnd), Some(IW + 101 * MDS));
+    }
+
+    #[test]
+    fn a_sender_that_did_not_use_the_jump_is_rate_limited() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        let t = t0 + ms(600);
+        cr.on_packet_sent(t + ms(1), 11, IW + MDS, IW);
+        // The initial window and packet 11 acknowledged; nothing in flight:
+        // flight (0) is below the IW, so CWND = max(PipeSize, IW).
+        let mut acked: Vec<AckedPacket> = (1..=10).map(|n| packet(n, t, t + ms(600))).collect();
+        acked.push(packet(11, t + ms(1), t + ms(601)));
+        let window = cr.on_ack(t + ms(601), &acked, rtt(600, 600), 0, IW);
+        assert_eq!(cr.phase(), Phase::Normal);
+        assert_eq!(cr.trigger(), Some(Trigger::RateLimited));
+        // PipeSize: 12 000 at the jump + 11 packets acknowledged.
+        assert_eq!(
+            window,
+            Some(SetWindow {
+                cwnd: IW + 11 * MDS,
+                ssthresh: None
+            })
+        );
+    }
+
+    #[test]
+    fn loss_in_the_unvalidated_phase_retreats_to_half_the_pipesize() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        let t = t0 + ms(600);
+        for n in 11..=300u64 {
+            cr.on_packet_sent(t + ms(1), n, (n as usize - 10) * MDS + IW, IW);
+        }
+        let iw: Vec<AckedPacket> = (1..=10).map(|n| packet(n, t, t + ms(600))).collect();
+        cr.on_ack(t + ms(600), &iw, rtt(600, 600), 290 * MDS, IW);
+        // PipeSize 24 000: the retreat window is 12 000, ssthresh too.
+        let (tell, window) = cr.on_congestion_event(t + ms(605), t, false, 3 * IW);
+        assert!(!tell, "the retreat is the reaction");
+        assert_eq!(cr.phase(), Phase::SafeRetreat);
+        assert_eq!(cr.trigger(), Some(Trigger::PacketLoss));
+        assert_eq!(
+            window,
+            Some(SetWindow {
+                cwnd: IW,
+                ssthresh: Some(IW)
+            })
+        );
+        assert!(cr.saved_discarded());
+        // The window is not increased in Safe Retreat.
+        assert_eq!(cr.cwnd(5 * IW), IW);
+        assert_eq!(cr.cwnd(IW / 2), IW / 2);
+        // Losses of packets sent before the retreat: no second reaction;
+        // of a packet sent after it: the controller reacts.
+        assert_eq!(
+            cr.on_congestion_event(t + ms(700), t + ms(1), false, IW),
+            (false, None)
+        );
+        assert_eq!(
+            cr.on_congestion_event(t + ms(1500), t + ms(900), false, IW),
+            (true, None)
+        );
+        // Packet 300, the last unvalidated one, acknowledged: Normal, with
+        // ssthresh = PipeSize * 0.5.
+        let last = [packet(300, t + ms(1), t + ms(1600))];
+        let window = cr.on_ack(t + ms(1600), &last, rtt(600, 1599), 0, IW);
+        assert_eq!(cr.phase(), Phase::Normal);
+        assert_eq!(cr.trigger(), Some(Trigger::ExitRecovery));
+        let pipesize = 2 * IW + MDS;
+        assert_eq!(cr.pipesize(), pipesize);
+        assert_eq!(
+            window,
+            Some(SetWindow {
+                cwnd: IW,
+                ssthresh: Some(pipesize / 2)
+            })
+        );
+    }
+
+    #[test]
+    fn the_retreat_window_is_at_least_the_minimum() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        cr.on_packet_sent(t0 + ms(601), 11, IW + MDS, IW);
+        // A PipeSize of 12 000 gives 6000; the window in flight is larger.
+        let (_, window) = cr.on_congestion_event(t0 + ms(700), t0, false, IW);
+        assert_eq!(window.map(|w| w.cwnd), Some(IW / 2));
+        let mut tiny = CarefulResume::new(saved(), MDS, IW);
+        tiny.on_packet_sent(t0, 0, MDS, 2 * MDS);
+        tiny.on_ack(
+            t0 + ms(600),
+            &[packet(0, t0, t0 + ms(600))],
+            rtt(600, 600),
+            0,
+            2 * MDS,
+        );
+        tiny.on_packet_sent(t0 + ms(600), 1, MDS, 2 * MDS);
+        tiny.on_packet_sent(t0 + ms(600), 2, 2 * MDS, 2 * MDS);
+        assert_eq!(tiny.phase(), Phase::Unvalidated);
+        // PipeSize 2400 / 2 = 1200 is below two packets.
+        let (_, window) = tiny.on_congestion_event(t0 + ms(700), t0, false, 2 * MDS);
+        assert_eq!(window.map(|w| w.cwnd), Some(2 * MDS));
+    }
+
+    #[test]
+    fn validating_ends_when_the_last_unvalidated_packet_is_acknowledged() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        let t = t0 + ms(600);
+        for n in 11..=500u64 {
+            cr.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW);
+        }
+        assert_eq!(cr.phase(), Phase::Validating);
+        let before = [packet(499, t + ms(1), t + ms(650))];
+        cr.on_ack(t + ms(650), &before, rtt(600, 649), 10 * MDS, 600_000);
+        assert_eq!(cr.phase(), Phase::Validating);
+        let last = [packet(500, t + ms(1), t + ms(651))];
+        assert_eq!(
+            cr.on_ack(t + ms(651), &last, rtt(600, 650), 9 * MDS, 600_000),
+            None
+        );
+        assert_eq!(cr.phase(), Phase::Normal);
+        assert_eq!(
+            cr.trigger(),
+            Some(Trigger::LastUnvalidatedPacketAcknowledged)
+        );
+    }
+
+    #[test]
+    fn loss_while_validating_retreats_below_the_controller_window_too() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        let t = t0 + ms(600);
+        for n in 11..=500u64 {
+            cr.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW);
+        }
+        let acked: Vec<AckedPacket> = (1..=200).map(|n| packet(n, t, t + ms(640))).collect();
+        cr.on_ack(t + ms(640), &acked, rtt(600, 640), 300 * MDS, 600_000);
+        // PipeSize = 12 000 + 200 packets = 252 000; half: 126 000. A
+        // controller window of 100 000 is smaller and is kept.
+        let (tell, window) = cr.on_congestion_event(t + ms(650), t + ms(1), false, 100_000);
+        assert!(!tell);
+        assert_eq!(cr.phase(), Phase::SafeRetreat);
+        assert_eq!(window.map(|w| w.cwnd), Some(100_000));
+        let mut other = jumped(t0);
+        for n in 11..=500u64 {
+            other.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW);
+        }
+        other.on_ack(t + ms(640), &acked, rtt(600, 640), 300 * MDS, 600_000);
+        let (_, window) = other.on_congestion_event(t + ms(650), t + ms(1), false, 600_000);
+        assert_eq!(window.map(|w| w.cwnd), Some(126_000));
+    }
+
+    #[test]
+    fn persistent_congestion_in_safe_retreat_ends_careful_resume() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        cr.on_congestion_event(t0 + ms(700), t0, false, IW);
+        assert_eq!(cr.phase(), Phase::SafeRetreat);
+        assert_eq!(
+            cr.on_congestion_event(t0 + ms(5000), t0 + ms(601), true, IW),
+            (true, None)
+        );
+        assert_eq!(cr.phase(), Phase::Normal);
+        assert_eq!(cr.cwnd(5 * IW), 5 * IW);
+    }
+
+    #[test]
+    fn a_far_larger_rtt_after_the_jump_is_a_changed_path() {
+        let t0 = Instant::now();
+        let mut cr = jumped(t0);
+        let t = t0 + ms(600);
+        let ack = [packet(1, t, t + ms(6001))];
+        let window = cr.on_ack(t + ms(6001), &ack, rtt(600, 6001), 0, IW);
+        assert_eq!(cr.phase(), Phase::SafeRetreat);
+        assert_eq!(cr.trigger(), Some(Trigger::PathChanged));
+        // PipeSize 12 000 + 1200.
+        assert_eq!(window.map(|w| w.cwnd), Some((IW + MDS) / 2));
+    }
+
+    #[test]
+    fn phase_changes_reach_the_internals() {
+        let t0 = Instant::now();
+        let cr = jumped(t0);
+        let mut out = Internals::default();
+        cr.internals(&mut out);
+        assert_eq!(
+            out.get("cr_phase"),
+            Some(InternalValue::Text("unvalidated"))
+        );
+        assert_eq!(
+            out.get("cr_trigger"),
+            Some(InternalValue::Text("congestion_window_limited"))
+        );
+        assert_eq!(
+            out.get("cr_first_unvalidated_packet"),
+            Some(InternalValue::Int(11))
+        );
+        assert_eq!(
+            out.get("cr_saved_congestion_window"),
+            Some(InternalValue::Int(SAVED_CWND))
+        );
+        assert_eq!(out.get("cr_saved_rtt"), Some(InternalValue::Float(600.0)));
+    }
+
+    #[test]
+    fn the_observer_keeps_the_best_cwnd_limited_round() {
+        let t0 = Instant::now();
+        let mut o = CapacityObserver::default();
+        assert_eq!(o.observation(IW), None);
+        // Round 1 (0-99 ms): 60 000 bytes; round 2 (100-199 ms): 90 000
+        // bytes, application-limited; round 3: 30 000 bytes.
+        for i in 0..50u64 {
+            o.on_ack(t0 + ms(i * 2), 1200, false, ms(100));
+        }
+        for i in 0..75u64 {
+            o.on_ack(t0 + ms(100 + i), 1200, true, ms(100));
+        }
+        for i in 0..25u64 {
+            o.on_ack(t0 + ms(200 + i), 1200, false, ms(100));
+        }
+        o.on_ack(t0 + ms(300), 0, false, ms(100));
+        assert_eq!(
+            o.observation(IW),
+            Some(SavedPath {
+                cwnd_bytes: 60_000,
+                rtt: ms(100)
+            })
+        );
+        // Below four initial windows (4 x 20 000): not worth saving.
+        assert_eq!(o.observation(2 * IW), None);
     }
 }

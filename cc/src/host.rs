@@ -303,7 +303,9 @@ impl ControllerHost {
 
     pub fn cwnd(&self) -> usize {
         let cwnd = self.controller.cwnd();
-        self.careful_resume.as_ref().map_or(cwnd, |cr| cr.cwnd(cwnd))
+        self.careful_resume
+            .as_ref()
+            .map_or(cwnd, |cr| cr.cwnd(cwnd))
     }
 
     pub fn ssthresh(&self) -> usize {
@@ -428,7 +430,6 @@ impl ControllerHost {
                 ack.rtt,
                 ack.bytes_in_flight.saturating_sub(acked_bytes),
                 self.controller.cwnd(),
-                self.controller.ssthresh(),
             );
             self.apply_window(window);
         }
