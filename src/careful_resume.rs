@@ -234,8 +234,7 @@ impl ResumeStore {
     /// directory, synced, then renamed over the old one, so that a crash
     /// leaves the old store or the new one, never a partial file.
     pub fn save_to(&self, dir: &Path) -> anyhow::Result<PathBuf> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join(STORE_FILE_NAME);
         let tmp = dir.join(format!(".{STORE_FILE_NAME}.tmp-{}", std::process::id()));
         let result = (|| {
@@ -407,7 +406,11 @@ mod tests {
     fn a_full_store_evicts_the_oldest() {
         let mut store = ResumeStore::default();
         for i in 0..MAX_ENTRIES as u32 {
-            store.save(IpAddr::V4(Ipv4Addr::from(i)), path(100_000, 50), at(10 + u64::from(i)));
+            store.save(
+                IpAddr::V4(Ipv4Addr::from(i)),
+                path(100_000, 50),
+                at(10 + u64::from(i)),
+            );
         }
         store.save(V4, path(100_000, 50), at(1_000_000));
         assert_eq!(store.len(), MAX_ENTRIES);

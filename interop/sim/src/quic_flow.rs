@@ -27,11 +27,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use quiche_vegas::cc_select::{CcSelection, ResolvedCc};
-use vegas_cc::SavedPath;
 use quiche_vegas::endpoint::Endpoint;
 use quiche_vegas::settings::{ExtensionSettings, TransportSettings};
 use quiche_vegas::tls::CertFiles;
 use quiche_vegas::transfer::{ClientSession, ServerSession, SyntheticSource};
+use vegas_cc::SavedPath;
 
 use crate::network::{Datagram, Owner};
 use crate::random::{splitmix64, stream_seed, RandomStream};

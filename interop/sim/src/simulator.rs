@@ -99,6 +99,8 @@ struct Simulation<'a> {
     output: FlowOutput,
     /// Careful Resume's saved paths, shared by the flows of the run.
     resume_store: quiche_vegas::careful_resume::ResumeStore,
+    /// Per flow: its end was acted on (state saved, followers started).
+    finish_handled: Vec<bool>,
 }
 
 /// Runs `scenario` and writes its outputs into `out_dir`.
@@ -217,6 +219,7 @@ impl<'a> Simulation<'a> {
             last_sample_at: 0,
             output: FlowOutput::default(),
             resume_store: Default::default(),
+            finish_handled: vec![false; scenario.flows.len()],
         };
         for (index, change) in scenario.changes.iter().enumerate() {
             simulation.schedule(change.at, Event::LinkChange { index });
@@ -361,7 +364,11 @@ impl<'a> Simulation<'a> {
         let f = &self.flows[flow];
         if f.state == FlowState::Finished && f.measures.finished_at == Some(self.now) {
             self.write_flow_sample(flow)?;
-            self.flow_finished(flow);
+            // More events of the flow can follow at this same instant.
+            if !self.finish_handled[flow] {
+                self.finish_handled[flow] = true;
+                self.flow_finished(flow);
+            }
         }
         Ok(())
     }
