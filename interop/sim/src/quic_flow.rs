@@ -169,6 +169,8 @@ pub struct QuicFlow {
     /// What the server resumes (Careful Resume on, `Some`: saved state
     /// found), set by the simulation before the flow starts.
     pub resume_seed: Option<SavedPath>,
+    /// What the server measured, as saved when the flow finished.
+    pub saved_path: Option<SavedPath>,
     pub state: FlowState,
     pub forward_route: usize,
     pub return_route: usize,
@@ -247,6 +249,7 @@ impl QuicFlow {
             cc_description: resolved.to_string(),
             server_cc: resolved,
             resume_seed: None,
+            saved_path: None,
             state: FlowState::NotStarted,
             forward_route,
             return_route,

@@ -70,8 +70,8 @@ pub struct CarefulResumeSummary {
     /// saved_cwnd the connection started with (null: nothing saved).
     pub resumed_cwnd_bytes: Option<u64>,
     pub resumed_rtt_ms: Option<f64>,
-    /// What it measured (bytes acknowledged per minimum RTT), saved at its
-    /// close; null when not worth saving.
+    /// What it measured (bytes acknowledged per minimum RTT), saved when it
+    /// finished; null when not worth saving.
     pub observed_cwnd_bytes: Option<u64>,
 }
 

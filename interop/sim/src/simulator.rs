@@ -379,6 +379,7 @@ impl<'a> Simulation<'a> {
     fn flow_finished(&mut self, flow: usize) {
         if self.flows[flow].config.careful_resume {
             if let Some(path) = self.flows[flow].observed_path() {
+                self.flows[flow].saved_path = Some(path);
                 let ip = self.flows[flow].client_ip();
                 self.resume_store.save(ip, path, self.wall_time());
             }
@@ -601,7 +602,7 @@ impl<'a> Simulation<'a> {
                 careful_resume: f.config.careful_resume.then(|| CarefulResumeSummary {
                     resumed_cwnd_bytes: f.resume_seed.map(|p| p.cwnd_bytes),
                     resumed_rtt_ms: f.resume_seed.map(|p| p.rtt.as_secs_f64() * 1e3),
-                    observed_cwnd_bytes: f.observed_path().map(|p| p.cwnd_bytes),
+                    observed_cwnd_bytes: f.saved_path.map(|p| p.cwnd_bytes),
                 }),
             });
         }
