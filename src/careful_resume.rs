@@ -151,9 +151,14 @@ impl ResumeStore {
         text
     }
 
-    /// Parses [`Self::to_text`]'s format. Any malformed line rejects the
-    /// whole text: a store that is partly garbage is not trusted.
+    /// Parses [`Self::to_text`]'s format. Any malformed line, or a last line
+    /// without its newline, rejects the whole text: a store that is partly
+    /// garbage is not trusted.
     pub fn from_text(text: &str, lifetime: Duration) -> anyhow::Result<Self> {
+        // Every line ends with a newline: a file cut short is recognised.
+        if !text.is_empty() && !text.ends_with('\n') {
+            bail!("truncated: the last line has no newline");
+        }
         let mut lines = text.lines();
         match lines.next() {
             Some(STORE_HEADER) => {}
