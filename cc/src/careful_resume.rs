@@ -463,7 +463,15 @@ impl CarefulResume {
                     .is_some_and(|since| largest_lost_time_sent > since);
                 (after_retreat, None)
             }
-            Phase::Normal => (true, None),
+            // Losses of packets sent before a retreat that are detected only
+            // after it ended (the ACK that ends it also declares the
+            // packets below it lost) were answered by the retreat.
+            Phase::Normal => {
+                let answered = self
+                    .retreat_since
+                    .is_some_and(|since| largest_lost_time_sent <= since);
+                (!answered, None)
+            }
         }
     }
 
@@ -853,6 +861,16 @@ mod tests {
                 cwnd: IW,
                 ssthresh: Some(pipesize / 2)
             })
+        );
+        // Packets sent before the retreat and declared lost after it ended:
+        // answered by the retreat; later ones go to the controller.
+        assert_eq!(
+            cr.on_congestion_event(t + ms(1601), t + ms(2), false, IW),
+            (false, None)
+        );
+        assert_eq!(
+            cr.on_congestion_event(t + ms(1601), t + ms(1000), false, IW),
+            (true, None)
         );
     }
 
