@@ -84,6 +84,31 @@ impl Internals {
 pub struct Pacing {
     pub rate_bytes_per_sec: f64,
     pub burst_packets: usize,
+    /// Packets released together in every pacing slot, the slot lasting as
+    /// long as the train at the rate: 1 spaces every packet; 2 sends packet
+    /// pairs, whose spacing at the receiver measures the bottleneck (see
+    /// `shared/packet_pair`). Trains replace the after-idle burst allowance.
+    pub train_packets: usize,
+}
+
+impl Pacing {
+    /// Packets spaced one by one, with a burst of `burst_packets` after idle.
+    pub fn spaced(rate_bytes_per_sec: f64, burst_packets: usize) -> Self {
+        Pacing {
+            rate_bytes_per_sec,
+            burst_packets,
+            train_packets: 1,
+        }
+    }
+
+    /// Trains of `train_packets` back to back, one train per slot.
+    pub fn trains(rate_bytes_per_sec: f64, train_packets: usize) -> Self {
+        Pacing {
+            rate_bytes_per_sec,
+            burst_packets: train_packets,
+            train_packets,
+        }
+    }
 }
 
 /// A congestion controller. It owns cwnd and ssthresh; the stack owns loss

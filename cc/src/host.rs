@@ -26,12 +26,16 @@ const BURST_GAP: Duration = TIMER_GRANULARITY;
 /// Spaces packets so that at most `burst_packets` leave back to back and the
 /// long-run rate is `rate_bytes_per_sec` (a generic cell-rate algorithm: each
 /// packet advances a theoretical release time by its size over the rate).
+/// With `train_packets` > 1, packets leave in trains of that many at the
+/// theoretical time of the train's first packet.
 #[derive(Clone, Debug, Default)]
 pub struct Pacer {
     theoretical_release: Option<Instant>,
     last_release: Option<Instant>,
     /// Earliest time a further packet of the same size may leave.
     next_release: Option<Instant>,
+    /// Packets of the current train already released.
+    train_position: usize,
 }
 
 impl Pacer {
@@ -44,9 +48,14 @@ impl Pacer {
             self.theoretical_release = None;
             self.last_release = Some(now);
             self.next_release = None;
+            self.train_position = 0;
             return now;
         };
         let interval = Duration::from_secs_f64((size as f64 / p.rate_bytes_per_sec).min(10.0));
+        if p.train_packets > 1 {
+            return self.on_train_packet(now, interval, p.train_packets);
+        }
+        self.train_position = 0;
         let tolerance = interval * (p.burst_packets.max(1) as u32 - 1);
         let tat = self.theoretical_release.map_or(now, |t| t.max(now));
         // A packet may leave as early as `tolerance` ahead of its theoretical
@@ -61,6 +70,29 @@ impl Pacer {
                 .checked_sub(tolerance)
                 .map_or(release, |t| t.max(release)),
         );
+        release
+    }
+
+    /// Trains: the first packet of a train leaves at its theoretical time,
+    /// the others with it; every packet advances the theoretical time by its
+    /// interval, so the next train waits for the whole train's slot.
+    fn on_train_packet(&mut self, now: Instant, interval: Duration, train: usize) -> Instant {
+        let tat = self.theoretical_release.map_or(now, |t| t.max(now));
+        let release = match self.last_release {
+            // The rest of the train goes with its first packet.
+            Some(last) if self.train_position > 0 => last.max(now),
+            Some(last) => tat.max(last),
+            None => tat,
+        };
+        let next_tat = tat.max(release) + interval;
+        self.train_position = (self.train_position + 1) % train;
+        self.theoretical_release = Some(next_tat);
+        self.last_release = Some(release);
+        self.next_release = Some(if self.train_position > 0 {
+            release
+        } else {
+            next_tat
+        });
         release
     }
 
@@ -584,10 +616,7 @@ mod tests {
         let t0 = Instant::now();
         let mut p = Pacer::default();
         // 1200 bytes at 120_000 B/s: one packet every 10 ms, bursts of two.
-        let pacing = Some(Pacing {
-            rate_bytes_per_sec: 120_000.0,
-            burst_packets: 2,
-        });
+        let pacing = Some(Pacing::spaced(120_000.0, 2));
         let releases: Vec<Duration> = (0..5).map(|_| p.on_packet(t0, 1200, pacing) - t0).collect();
         assert_eq!(releases, vec![ms(0), ms(0), ms(10), ms(20), ms(30)]);
         // The sixth may leave 10 ms after the fifth.
@@ -600,15 +629,38 @@ mod tests {
     }
 
     #[test]
+    fn pacer_sends_trains_at_the_rate() {
+        let t0 = Instant::now();
+        let mut p = Pacer::default();
+        // 1200 bytes at 120_000 B/s, pairs: two packets every 20 ms.
+        let pairs = Some(Pacing::trains(120_000.0, 2));
+        let releases: Vec<Duration> = (0..6).map(|_| p.on_packet(t0, 1200, pairs) - t0).collect();
+        assert_eq!(releases, vec![ms(0), ms(0), ms(20), ms(20), ms(40), ms(40)]);
+        assert_eq!(p.next_release_time(), Some(t0 + ms(60)));
+        // Mid-train, the second packet may leave with the first.
+        assert_eq!(p.on_packet(t0, 1200, pairs), t0 + ms(60));
+        assert_eq!(p.next_release_time(), Some(t0 + ms(60)));
+        // A train's second packet the stack hands over late leaves at once;
+        // the next train waits one interval after it (each packet keeps its
+        // own share of the rate), and stays a pair.
+        let later = t0 + ms(500);
+        assert_eq!(p.on_packet(later, 1200, pairs), later);
+        assert_eq!(p.on_packet(later, 1200, pairs), later + ms(10));
+        assert_eq!(p.on_packet(later, 1200, pairs), later + ms(10));
+        // After idle the first packet of a train leaves at once.
+        let idle = later + ms(1000);
+        assert_eq!(p.on_packet(idle, 1200, pairs), idle);
+        assert_eq!(p.on_packet(idle, 1200, pairs), idle);
+        assert_eq!(p.on_packet(idle, 1200, pairs), idle + ms(20));
+    }
+
+    #[test]
     fn pacer_without_pacing_releases_now() {
         let t0 = Instant::now();
         let mut p = Pacer::default();
         assert_eq!(p.on_packet(t0, 1200, None), t0);
         assert_eq!(p.next_release_time(), None);
-        let bad = Some(Pacing {
-            rate_bytes_per_sec: f64::NAN,
-            burst_packets: 2,
-        });
+        let bad = Some(Pacing::spaced(f64::NAN, 2));
         assert_eq!(p.on_packet(t0, 1200, bad), t0);
         assert_eq!(p.release_time(t0 + ms(1)), t0 + ms(1));
     }

@@ -21,6 +21,7 @@ pub const QUICHE_ALGORITHMS: &[(&str, &str)] = &[
 
 /// Every algorithm of this crate, in the order they are listed.
 pub static ALGORITHMS: &[&AlgorithmInfo] = &[
+    &crate::vegas_sat::INFO,
     &crate::vegas::VEGAS,
     &crate::vegas::VEGAS_LINUX,
     &crate::vegas_a::INFO,

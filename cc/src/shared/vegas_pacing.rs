@@ -104,10 +104,7 @@ impl VegasPacing {
         };
         let rtt = rtt.filter(|r| !r.is_zero())?;
         let rate = gain * cwnd as f64 / rtt.as_secs_f64();
-        (rate.is_finite() && rate > 0.0).then_some(Pacing {
-            rate_bytes_per_sec: rate,
-            burst_packets: self.spike_burst_packets,
-        })
+        (rate.is_finite() && rate > 0.0).then_some(Pacing::spaced(rate, self.spike_burst_packets))
     }
 }
 

@@ -29,10 +29,12 @@ pub enum Application {
     OnePacketEvery(Duration),
 }
 
-/// A packet in flight, with the time its ACK will arrive.
+/// A packet in flight, with the times it reaches the receiver and its ACK
+/// the sender.
 #[derive(Clone, Copy, Debug)]
 struct InFlight {
     sent: PacketSent,
+    at_receiver: Instant,
     ack_arrival: Instant,
 }
 
@@ -46,6 +48,10 @@ pub struct StackFlow {
     /// Bottleneck rate in bytes per second; `None`: unlimited.
     pub bottleneck: Option<f64>,
     pub application: Application,
+    /// Extra delay of every ACK: a standing queue on the return path.
+    pub return_queue: Duration,
+    /// Whether ACKs carry the receiver's stamps (draft-ietf-quic-receive-ts).
+    pub receive_stamps: bool,
     next_pkt_num: u64,
     /// Packets the application has handed over but not sent yet
     /// ([`Application::OnePacketEvery`]).
@@ -69,6 +75,8 @@ impl StackFlow {
             propagation_rtt,
             bottleneck: None,
             application: Application::Bulk,
+            return_queue: Duration::ZERO,
+            receive_stamps: false,
             next_pkt_num: 0,
             app_backlog: 0,
             next_app_packet: start,
@@ -82,6 +90,13 @@ impl StackFlow {
 
     pub fn with_bottleneck(mut self, bytes_per_sec: f64) -> Self {
         self.bottleneck = Some(bytes_per_sec);
+        self
+    }
+
+    /// ACKs report when the receiver got each packet, on a receiver clock
+    /// whose origin is the flow's start.
+    pub fn with_receive_stamps(mut self) -> Self {
+        self.receive_stamps = true;
         self
     }
 
@@ -140,7 +155,8 @@ impl StackFlow {
         };
         self.in_flight.push_back(InFlight {
             sent,
-            ack_arrival: at_receiver + self.propagation_rtt,
+            at_receiver,
+            ack_arrival: at_receiver + self.propagation_rtt + self.return_queue,
         });
     }
 
@@ -176,6 +192,11 @@ impl StackFlow {
                 front.ack_arrival,
             );
             acked.rtt = rtt;
+            if self.receive_stamps {
+                // Half the propagation delay after the bottleneck.
+                let arrival = front.at_receiver + self.propagation_rtt / 2;
+                acked.receive_time = Some(arrival - self.start);
+            }
             // quiche's flag at ACK time.
             let quiche_app_limited = bytes_in_flight + MDS < self.host.cwnd();
             self.quiche_app_limited_acks += u64::from(quiche_app_limited);

@@ -1,0 +1,244 @@
+//! The bottleneck's capacity from packet pairs, measured by the receiver.
+//!
+//! Two packets sent back to back leave the slowest link of the path spaced
+//! by the time that link takes to serialise the second one (the packet-pair
+//! principle: Keshav, "A control-theoretic approach to flow control",
+//! SIGCOMM 1991; Jacobson's "packet conservation" spacing). The receiver's
+//! own stamps (draft-ietf-quic-receive-ts, `AckedPacket::receive_time`)
+//! measure that spacing without the return path's noise, so
+//! `capacity = size / (R₂ − R₁)` for packets `n` and `n+1` that were sent
+//! much closer together than they arrived. A paced sender that releases
+//! packets two at a time (the Vegas family's bursts of two, 004 section 3.4)
+//! produces such a pair every pacing interval, whatever its average rate.
+//!
+//! Cross traffic that slips between the two packets makes the spacing wider
+//! (the estimate lower); jitter on the path and a receiver that stamps a
+//! batch of packets at once make it narrower or wider. None of that is rare,
+//! so the capacity is the median of the last `window` pairs, and there is
+//! none before `min_pairs` pairs were measured.
+//!
+//! Stamps come from the peer and are not trusted: a pair whose stamps go
+//! backwards, whose spacing is zero, or whose rate exceeds
+//! [`MAX_PLAUSIBLE_BYTES_PER_SEC`] gives no sample. The worst a lying peer
+//! can do is mislead its own download.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crate::events::AckedPacket;
+
+/// 1 Tbit/s: no pair arrives faster than this over a real path.
+pub const MAX_PLAUSIBLE_BYTES_PER_SEC: f64 = 125e9;
+
+/// Two packets count as sent back to back when their send times differ by at
+/// most this fraction of their spacing at the receiver.
+const BACK_TO_BACK_FRACTION: f64 = 0.25;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Stamped {
+    pkt_num: u64,
+    time_sent: Instant,
+    receive_time: Duration,
+}
+
+/// Capacity estimate from receive-timestamp packet pairs.
+#[derive(Clone, Debug)]
+pub struct PacketPairEstimator {
+    previous: Option<Stamped>,
+    /// The last `window` samples, oldest first.
+    recent: VecDeque<f64>,
+    window: usize,
+    min_pairs: usize,
+    samples: u64,
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    })
+}
+
+impl PacketPairEstimator {
+    /// An estimator whose capacity is the median of the last `window`
+    /// pairs, once there are at least `min_pairs` (both at least 1).
+    pub fn new(window: usize, min_pairs: usize) -> Self {
+        let window = window.max(1);
+        PacketPairEstimator {
+            previous: None,
+            recent: VecDeque::with_capacity(window),
+            window,
+            min_pairs: min_pairs.clamp(1, window),
+            samples: 0,
+        }
+    }
+
+    /// One newly acknowledged packet, in ascending packet-number order.
+    /// Packets smaller than `min_size` (control packets) neither form nor
+    /// close a pair. Returns the pair's capacity sample in bytes per second.
+    pub fn on_packet(&mut self, packet: &AckedPacket, min_size: usize) -> Option<f64> {
+        let Some(receive_time) = packet.receive_time else {
+            self.previous = None;
+            return None;
+        };
+        if packet.size < min_size {
+            self.previous = None;
+            return None;
+        }
+        let current = Stamped {
+            pkt_num: packet.pkt_num,
+            time_sent: packet.time_sent,
+            receive_time,
+        };
+        let previous = self.previous.replace(current)?;
+        if previous.pkt_num.checked_add(1) != Some(current.pkt_num) {
+            return None;
+        }
+        let spacing = current.receive_time.checked_sub(previous.receive_time)?;
+        if spacing.is_zero() {
+            return None;
+        }
+        let send_gap = current
+            .time_sent
+            .checked_duration_since(previous.time_sent)?;
+        if send_gap.as_secs_f64() > BACK_TO_BACK_FRACTION * spacing.as_secs_f64() {
+            // The sender spaced them: the spacing is the sender's, not the path's.
+            return None;
+        }
+        let rate = packet.size as f64 / spacing.as_secs_f64();
+        if !(rate.is_finite() && rate <= MAX_PLAUSIBLE_BYTES_PER_SEC) {
+            return None;
+        }
+        self.samples = self.samples.saturating_add(1);
+        if self.recent.len() == self.window {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(rate);
+        Some(rate)
+    }
+
+    /// The capacity in bytes per second: the median of the last `window`
+    /// pairs; `None` before `min_pairs` pairs.
+    pub fn capacity(&self) -> Option<f64> {
+        if self.recent.len() < self.min_pairs {
+            return None;
+        }
+        let mut values: Vec<f64> = self.recent.iter().copied().collect();
+        median(&mut values)
+    }
+
+    /// Pairs measured since creation.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Forgets the path (its capacity may have changed).
+    pub fn reset(&mut self) {
+        self.previous = None;
+        self.recent.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(t0: Instant, n: u64, sent_us: u64, recv_us: Option<u64>, size: usize) -> AckedPacket {
+        let sent = t0 + Duration::from_micros(sent_us);
+        let mut p = AckedPacket::new(n, size, sent, sent + Duration::from_millis(600));
+        p.receive_time = recv_us.map(Duration::from_micros);
+        p
+    }
+
+    #[test]
+    fn back_to_back_pair_measures_the_bottleneck() {
+        let t0 = Instant::now();
+        let mut e = PacketPairEstimator::new(3, 1);
+        // 1350 bytes 540 µs apart at the receiver: 2.5 MB/s (20 Mbit/s).
+        assert_eq!(e.on_packet(&packet(t0, 1, 0, Some(1000), 1350), 675), None);
+        let rate = e
+            .on_packet(&packet(t0, 2, 0, Some(1540), 1350), 675)
+            .unwrap();
+        assert!((rate - 1350.0 / 540e-6).abs() < 1e-6);
+        assert_eq!(e.capacity(), Some(rate));
+    }
+
+    #[test]
+    fn paced_packets_are_not_a_pair() {
+        let t0 = Instant::now();
+        let mut e = PacketPairEstimator::new(3, 1);
+        e.on_packet(&packet(t0, 1, 0, Some(1000), 1350), 675);
+        // Sent 1 ms apart, received 1 ms apart: the sender's spacing.
+        assert_eq!(
+            e.on_packet(&packet(t0, 2, 1000, Some(2000), 1350), 675),
+            None
+        );
+        // Sent 200 µs apart, received 540 µs apart: 200 > 0.25 × 540.
+        assert_eq!(
+            e.on_packet(&packet(t0, 3, 1200, Some(2540), 1350), 675),
+            None
+        );
+        // 130 µs <= 135 µs: back to back.
+        assert!(e
+            .on_packet(&packet(t0, 4, 1330, Some(3080), 1350), 675)
+            .is_some());
+    }
+
+    #[test]
+    fn gaps_small_packets_missing_and_bad_stamps_give_no_sample() {
+        let t0 = Instant::now();
+        let mut e = PacketPairEstimator::new(3, 1);
+        e.on_packet(&packet(t0, 1, 0, Some(1000), 1350), 675);
+        // Packet 2 lost: 1 and 3 are no pair.
+        assert_eq!(e.on_packet(&packet(t0, 3, 0, Some(2080), 1350), 675), None);
+        // A small packet closes nothing.
+        assert_eq!(e.on_packet(&packet(t0, 4, 0, Some(2600), 60), 675), None);
+        assert_eq!(e.on_packet(&packet(t0, 5, 0, Some(3200), 1350), 675), None);
+        // Stamps backwards, equal, or missing.
+        assert_eq!(e.on_packet(&packet(t0, 6, 0, Some(3100), 1350), 675), None);
+        assert_eq!(e.on_packet(&packet(t0, 7, 0, Some(3100), 1350), 675), None);
+        assert_eq!(e.on_packet(&packet(t0, 8, 0, None, 1350), 675), None);
+        assert_eq!(e.on_packet(&packet(t0, 9, 0, Some(9000), 1350), 675), None);
+        // Faster than 1 Tbit/s: a stamp that lies.
+        let mut fast = packet(t0, 10, 0, None, 1350);
+        fast.receive_time = Some(Duration::from_nanos(9_000_001));
+        assert_eq!(e.on_packet(&fast, 675), None);
+        assert_eq!(e.samples(), 0);
+        assert_eq!(e.capacity(), None);
+    }
+
+    #[test]
+    fn capacity_is_the_median_of_the_last_pairs() {
+        let t0 = Instant::now();
+        let mut e = PacketPairEstimator::new(5, 3);
+        let mut n = 0;
+        let mut recv = 0;
+        let mut pair = |e: &mut PacketPairEstimator, spacing_us: u64| {
+            // A gap in the numbers between pairs: only pairs form pairs.
+            n += 3;
+            recv += 10_000;
+            e.on_packet(&packet(t0, n, 0, Some(recv), 1000), 500);
+            e.on_packet(&packet(t0, n + 1, 0, Some(recv + spacing_us), 1000), 500)
+        };
+        assert!(pair(&mut e, 100).is_some());
+        pair(&mut e, 400);
+        assert_eq!(e.capacity(), None, "fewer than min_pairs");
+        pair(&mut e, 200);
+        // 1000 bytes per 100, 400, 200 µs: the median is 5 MB/s.
+        assert!((e.capacity().unwrap() - 1000.0 / 200e-6).abs() < 1e-3);
+        for spacing in [50, 50, 50] {
+            pair(&mut e, spacing);
+        }
+        // The window keeps 400, 200, 50, 50, 50: the median is 20 MB/s.
+        assert!((e.capacity().unwrap() - 1000.0 / 50e-6).abs() < 1e-3);
+        assert_eq!(e.samples(), 6);
+        e.reset();
+        assert_eq!(e.capacity(), None);
+    }
+}

@@ -1,0 +1,1219 @@
+//! Vegas-Sat: the Vegas family's ideas at GEO-satellite scale.
+//!
+//! The papers' members were designed for bandwidth-delay products of tens of
+//! packets. A geostationary path (600 ms RTT, 20 Mbit/s, 25-packet buffers)
+//! holds about 1100, and there the papers' rules lose: Vegas's slow start
+//! doubles only every other round and leaves at half the path's capacity,
+//! congestion avoidance then adds one packet per 600 ms, and a random loss
+//! (1 % on a lossy satellite link) cuts a window that takes minutes to
+//! regrow. This member keeps what makes the family delay-based, Vegas's
+//! estimate of its own queue (004_039b3aff67042154.txt, section 3.5.2),
+//! and adds what a delay-based sender needs at this scale, each from a
+//! relative of the family:
+//!
+//! | mechanism | from | parameter |
+//! |---|---|---|
+//! | queue measured on the forward path only | RoVegas's forward queueing (002), with receive stamps instead of router support | `forward_delay` |
+//! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction` |
+//! | scalable update towards `alpha` queued packets | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)` | `scalable_update`, `fast_gain` |
+//! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets` |
+//! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds` |
+//! | paced start-up and avoidance | RFC 9002 section 7.7, the paper's spike suppression (004 section 3.4) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap` |
+//!
+//! # Per round (a round ends when a packet sent after it began is acknowledged)
+//!
+//! ```text
+//! q     = forward queueing delay (mean of the round)             if stamped
+//!         else  round's smallest RTT − BaseRTT
+//! Diff  = cwnd × q / (BaseRTT + q)               packets queued (Vegas's Diff)
+//! C     = capacity from packet pairs; target = C × BaseRTT + alpha
+//!
+//! start-up (cwnd grows by the bytes acked, paced at 2 × cwnd/RTT ≤ C):
+//!     Diff > gamma:                 cwnd = cwnd − Diff + alpha; avoidance
+//!     first round with C:           cwnd = max(cwnd, jump_fraction × target)
+//!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
+//! avoidance (paced at 1.25 × cwnd/RTT ≤ C; no growth unless the window was used):
+//!     cwnd += fast_gain × (alpha − Diff)            (FAST; at most ×2, ÷2)
+//!     Diff < alpha / 2 and cwnd < target:
+//!                                   cwnd += regrowth_fraction × (target − cwnd)
+//!     Diff > beta for rebase_rounds rounds in a row although cwnd fell each
+//!     time:                         the delay is the path's: BaseRTT = RTT now
+//! on a loss of a packet sent after the last reduction:
+//!     queue now < random_loss_queue_packets (and few such losses this round):
+//!                                   random: cwnd unchanged
+//!     else:                         cwnd × loss_factor; start-up ends
+//! ```
+//!
+//! # Choices, measured (`docs/satellite.md` has the ablation)
+//!
+//! - **Which queueing delay of a round.** At 1100 packets a millisecond of
+//!   noise is almost two packets of Diff. Measured by RTT, the round's
+//!   smallest sample is used: ACK-path jitter only ever adds delay, and the
+//!   smallest sample is the standing queue. Measured by the receiver's
+//!   stamps there is no ACK path in it, and the round's mean is used: with
+//!   the minimum, a queue that drains once per round (after a loss, between
+//!   pacing bursts) reads as none, the window creeps above BDP + alpha and
+//!   overflows a 25-packet buffer (measured on fau-satl-bulk: losses at
+//!   10-12 queued packets every 30-50 s, each a 25 % cut).
+//! - **Pairs.** The pacer releases two packets at a time (as 004 section 3.4
+//!   allows), so every pacing interval carries a pair whose spacing at the
+//!   receiver is the bottleneck's serialisation time (`shared/packet_pair`).
+//!   The unpaced initial window gives the first pairs one RTT after the
+//!   request, which is when the jump happens.
+//! - **Start-up is paced at no more than C.** Doubling at 2 × cwnd/RTT would
+//!   send above the bottleneck rate in the round that crosses it and
+//!   overflow a 25-packet buffer; capped at C no queue forms, and the window
+//!   (at most target = BDP + alpha) bounds the queue to alpha.
+//! - **No standing BaseRTT window.** BaseRTT is the smallest RTT seen, as in
+//!   Vegas; a windowed minimum would slowly take the flow's own queue into
+//!   the baseline. A step up of the path's delay is recognised instead by a
+//!   queue that does not drain although the window shrinks (the rebase);
+//!   a step down lowers the minimum at once.
+//! - **Random losses** are recognised by the queue at the moment of the loss
+//!   (Veno's N < beta, measured on the forward path when stamps exist). A
+//!   buffer too small for the queue to show would let every overflow pass as
+//!   random, so losses count as random only while they stay below
+//!   `max_random_loss_fraction` of the round's packets.
+//! - **Without receive timestamps** (a peer without the extension) there is
+//!   no capacity estimate: start-up is a paced slow start ending on Diff >
+//!   gamma, and Diff uses RTTs.
+
+use std::time::Duration;
+
+use crate::controller::{AlgorithmInfo, CcState, CongestionController, Internals, Pacing};
+use crate::controller::{WindowConfig, MINIMUM_WINDOW_PACKETS};
+use crate::events::{AckEvent, CongestionEvent, PacketSent};
+use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::shared::forward_queue::ForwardQueue;
+use crate::shared::packet_pair::PacketPairEstimator;
+use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
+use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
+use crate::shared::window::Window;
+use crate::shared::windowed_min::WindowedMin;
+
+const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
+const PACKETS: ParamKind = ParamKind::Number {
+    min: 0.0,
+    max: 10_000.0,
+};
+const FRACTION: ParamKind = ParamKind::Number { min: 0.0, max: 1.0 };
+const GAIN: ParamKind = ParamKind::Number {
+    min: 1.0,
+    max: 10.0,
+};
+
+/// Parameters of `vegas-sat`.
+pub const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "alpha",
+        default: 5.0,
+        kind: PACKETS,
+        description: "packets to keep queued at the bottleneck (FAST's alpha): the target of \
+                      the update",
+    },
+    ParamInfo {
+        name: "beta",
+        default: 10.0,
+        kind: PACKETS,
+        description: "packets queued above which a queue that does not drain is taken for a \
+                      delay step of the path",
+    },
+    ParamInfo {
+        name: "gamma",
+        default: 10.0,
+        kind: PACKETS,
+        description: "packets queued above which start-up ends (Vegas's gamma)",
+    },
+    ParamInfo {
+        name: "fast_gain",
+        default: 0.5,
+        kind: FRACTION,
+        description: "FAST's gamma: the fraction of the distance to alpha queued packets \
+                      closed per round",
+    },
+    ParamInfo {
+        name: "scalable_update",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: FAST's update towards alpha; off: Vegas's one packet per round \
+                      (alpha..beta)",
+    },
+    ParamInfo {
+        name: "capacity_jump",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "use the packet-pair capacity: start-up jumps to jump_fraction of the \
+                      BDP and ends at it, avoidance regrows towards it",
+    },
+    ParamInfo {
+        name: "jump_fraction",
+        default: 0.5,
+        kind: FRACTION,
+        description: "start-up's jump, as a fraction of capacity x BaseRTT + alpha (Careful \
+                      Resume's half)",
+    },
+    ParamInfo {
+        name: "regrowth_fraction",
+        default: 0.5,
+        kind: FRACTION,
+        description: "fraction of the gap to the BDP closed per round in avoidance while \
+                      nothing is queued",
+    },
+    ParamInfo {
+        name: "regrowth_quiet_rounds",
+        default: 30.0,
+        kind: ParamKind::Integer { min: 0, max: 1000 },
+        description: "rounds after a congestive loss before avoidance regrows towards the BDP \
+                      again (a loss means the link may be shared: grow as FAST alone)",
+    },
+    ParamInfo {
+        name: "capacity_pairs",
+        default: 128.0,
+        kind: ParamKind::Integer {
+            min: 1,
+            max: 100_000,
+        },
+        description: "the capacity is the median of this many latest packet pairs",
+    },
+    ParamInfo {
+        name: "min_pairs",
+        default: 4.0,
+        kind: ParamKind::Integer {
+            min: 1,
+            max: 100_000,
+        },
+        description: "packet pairs needed before the capacity is used (the initial window, \
+                      paced in pairs, gives four or five)",
+    },
+    ParamInfo {
+        name: "forward_delay",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "measure the queue on the forward path from receive timestamps when the \
+                      peer sends them (a return-link queue is not forward congestion)",
+    },
+    ParamInfo {
+        name: "loss_discrimination",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "a loss while fewer than random_loss_queue_packets are queued is random \
+                      and does not reduce cwnd",
+    },
+    ParamInfo {
+        name: "random_loss_queue_packets",
+        default: 10.0,
+        kind: PACKETS,
+        description: "queued packets below which a loss is taken for random (Veno's beta)",
+    },
+    ParamInfo {
+        name: "max_random_loss_fraction",
+        default: 0.05,
+        kind: FRACTION,
+        description: "losses in a round beyond this fraction of cwnd are congestive whatever \
+                      the queue (a buffer too small to show a queue)",
+    },
+    ParamInfo {
+        name: "loss_factor",
+        default: 0.75,
+        kind: FRACTION,
+        description: "cwnd is multiplied by this on a congestive loss (Vegas's 3/4)",
+    },
+    ParamInfo {
+        name: "rebase_rounds",
+        default: 4.0,
+        kind: ParamKind::Integer { min: 0, max: 1000 },
+        description: "rounds in a row with more than beta queued although cwnd fell each time, \
+                      after which BaseRTT is the current RTT (a delay step); 0: never",
+    },
+    ParamInfo {
+        name: "startup_pacing_gain",
+        default: 2.0,
+        kind: GAIN,
+        description: "start-up pacing rate as a multiple of cwnd/RTT (2: cwnd can double per \
+                      round)",
+    },
+    ParamInfo {
+        name: "startup_pacing_cap",
+        default: 1.0,
+        kind: ParamKind::Number {
+            min: 0.0,
+            max: 10.0,
+        },
+        description: "start-up pacing rate at most this multiple of the packet-pair capacity \
+                      (0: no cap): no queue forms while the window grows",
+    },
+    ParamInfo {
+        name: "pacing_cap",
+        default: 1.0,
+        kind: ParamKind::Number {
+            min: 0.0,
+            max: 10.0,
+        },
+        description: "avoidance pacing rate at most this multiple of the packet-pair capacity \
+                      (0: no cap)",
+    },
+    ParamInfo {
+        name: "pacing_gain",
+        default: 1.25,
+        kind: GAIN,
+        description: "avoidance pacing rate as a multiple of cwnd/RTT (RFC 9002 section 7.7's \
+                      N = 1.25)",
+    },
+];
+
+/// alpha cannot exceed beta, nor beta the random-loss queue make sense below alpha.
+fn validate(params: &ParamValues) -> Result<(), String> {
+    let (alpha, beta) = (params.get("alpha"), params.get("beta"));
+    if alpha > beta {
+        return Err(format!(
+            "alpha ({alpha}) must not exceed beta ({beta}): alpha is the queue aimed at, \
+             beta the queue above which a standing delay is taken for the path's"
+        ));
+    }
+    Ok(())
+}
+
+fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
+    Box::new(VegasSat::new(params, window))
+}
+
+/// `vegas-sat`.
+pub static INFO: AlgorithmInfo = AlgorithmInfo {
+    name: "vegas-sat",
+    description: "Vegas at GEO scale: receive-stamp packet pairs jump start-up to the BDP, \
+                  FAST's update towards alpha queued packets, forward-only queueing, random \
+                  losses cost nothing, delay steps rebase",
+    params: PARAMS,
+    validate,
+    build,
+};
+
+/// The parameters, read once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Config {
+    alpha: f64,
+    beta: f64,
+    gamma: f64,
+    fast_gain: f64,
+    scalable_update: bool,
+    capacity_jump: bool,
+    jump_fraction: f64,
+    regrowth_fraction: f64,
+    regrowth_quiet_rounds: u64,
+    capacity_pairs: usize,
+    min_pairs: usize,
+    forward_delay: bool,
+    loss_discrimination: bool,
+    random_loss_queue_packets: f64,
+    max_random_loss_fraction: f64,
+    loss_factor: f64,
+    rebase_rounds: u64,
+    startup_pacing_gain: f64,
+    startup_pacing_cap: f64,
+    pacing_cap: f64,
+    pacing_gain: f64,
+}
+
+impl Config {
+    fn read(p: &ParamValues) -> Self {
+        let on = |name: &str| p.word(name) == "on";
+        Config {
+            alpha: p.get("alpha"),
+            beta: p.get("beta"),
+            gamma: p.get("gamma"),
+            fast_gain: p.get("fast_gain"),
+            scalable_update: on("scalable_update"),
+            capacity_jump: on("capacity_jump"),
+            jump_fraction: p.get("jump_fraction"),
+            regrowth_fraction: p.get("regrowth_fraction"),
+            regrowth_quiet_rounds: p.get("regrowth_quiet_rounds") as u64,
+            capacity_pairs: p.get("capacity_pairs") as usize,
+            min_pairs: p.get("min_pairs") as usize,
+            forward_delay: on("forward_delay"),
+            loss_discrimination: on("loss_discrimination"),
+            random_loss_queue_packets: p.get("random_loss_queue_packets"),
+            max_random_loss_fraction: p.get("max_random_loss_fraction"),
+            loss_factor: p.get("loss_factor"),
+            rebase_rounds: p.get("rebase_rounds") as u64,
+            startup_pacing_gain: p.get("startup_pacing_gain"),
+            startup_pacing_cap: p.get("startup_pacing_cap"),
+            pacing_cap: p.get("pacing_cap"),
+            pacing_gain: p.get("pacing_gain"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Startup,
+    Avoidance,
+}
+
+/// Where a queue estimate came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum QueueSource {
+    /// The receiver's stamps: forward path only.
+    Forward,
+    /// RTT − BaseRTT: both directions.
+    Rtt,
+}
+
+impl QueueSource {
+    fn as_str(self) -> &'static str {
+        match self {
+            QueueSource::Forward => "forward",
+            QueueSource::Rtt => "rtt",
+        }
+    }
+}
+
+/// A queue estimate: delay, source, and packets (Diff) for a window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct QueueEstimate {
+    delay: Duration,
+    source: QueueSource,
+    packets: f64,
+}
+
+/// What happened to losses, for qlog.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct LossCounts {
+    random: u64,
+    congestive: u64,
+    /// Random losses in the round in progress (bytes), for the budget.
+    round_random_bytes: u64,
+}
+
+/// Vegas-Sat; see the module documentation.
+#[derive(Debug)]
+pub struct VegasSat {
+    config: Config,
+    window: Window,
+    rounds: RoundClock,
+    epoch: RecoveryEpoch,
+    phase: Phase,
+    /// BaseRTT: the smallest RTT seen since the start or the last rebase.
+    base_rtt: WindowedMin<Duration>,
+    forward: ForwardQueue,
+    pairs: PacketPairEstimator,
+    smoothed_rtt: Option<Duration>,
+    latest_rtt: Option<Duration>,
+    last_queue: Option<QueueEstimate>,
+    /// Start-up made its jump.
+    jumped: bool,
+    /// Rounds in a row with more than beta queued while cwnd fell.
+    standing_queue_rounds: u64,
+    rebases: u64,
+    losses: LossCounts,
+    /// Evaluated rounds since the last congestive loss.
+    rounds_since_congestion: u64,
+    /// Most bytes in flight in the round in progress, the packet included.
+    round_max_in_flight: usize,
+}
+
+impl VegasSat {
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        let config = Config::read(params);
+        VegasSat {
+            config,
+            window: Window::new(window),
+            rounds: RoundClock::for_datagram_size(window.max_datagram_size),
+            epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
+            phase: Phase::Startup,
+            base_rtt: WindowedMin::new(0),
+            forward: ForwardQueue::new(0),
+            pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
+            smoothed_rtt: None,
+            latest_rtt: None,
+            last_queue: None,
+            jumped: false,
+            standing_queue_rounds: 0,
+            rebases: 0,
+            losses: LossCounts::default(),
+            rounds_since_congestion: u64::MAX,
+            round_max_in_flight: 0,
+        }
+    }
+
+    fn mds(&self) -> f64 {
+        self.window.max_datagram_size() as f64
+    }
+
+    /// Bottleneck capacity in bytes per second, when measured and used.
+    pub fn capacity(&self) -> Option<f64> {
+        if !self.config.capacity_jump {
+            return None;
+        }
+        self.pairs.capacity().filter(|c| *c > 0.0)
+    }
+
+    /// capacity × BaseRTT + alpha, in bytes.
+    fn target_window(&self) -> Option<usize> {
+        let capacity = self.capacity()?;
+        let base = self.base_rtt.get()?;
+        let bytes = capacity * base.as_secs_f64() + self.config.alpha * self.mds();
+        Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS * self.window.max_datagram_size()))
+    }
+
+    /// Diff for a queueing delay `delay`: cwnd × q / (BaseRTT + q).
+    fn queued_packets(&self, delay: Duration) -> f64 {
+        let base = self.base_rtt.get().unwrap_or(Duration::ZERO);
+        let rtt = base + delay;
+        if rtt.is_zero() {
+            return 0.0;
+        }
+        self.window.cwnd_packets() * delay.as_secs_f64() / rtt.as_secs_f64()
+    }
+
+    /// The round's queue: forward stamps when there are any, else RTTs.
+    fn round_queue(&self, round: &CompletedRound) -> Option<QueueEstimate> {
+        let (delay, source) = match self.forward.round_mean() {
+            Some(delay) if self.config.forward_delay => (delay, QueueSource::Forward),
+            _ => {
+                let base = self.base_rtt.get()?;
+                (round.min_rtt?.saturating_sub(base), QueueSource::Rtt)
+            }
+        };
+        Some(QueueEstimate {
+            delay,
+            source,
+            packets: self.queued_packets(delay),
+        })
+    }
+
+    /// The queue now, for a loss: the forward queue's mean over the round so
+    /// far (or the latest sample), else the latest RTT above BaseRTT.
+    fn current_queue_packets(&self) -> Option<f64> {
+        let forward = self.forward.round_mean().or(self.forward.latest());
+        let delay = match forward {
+            Some(d) if self.config.forward_delay => d,
+            _ => self.latest_rtt?.saturating_sub(self.base_rtt.get()?),
+        };
+        Some(self.queued_packets(delay))
+    }
+
+    fn leave_startup(&mut self, cwnd: usize) {
+        self.window.set_cwnd(cwnd);
+        self.window.set_ssthresh(self.window.cwnd());
+        self.phase = Phase::Avoidance;
+    }
+
+    fn on_round_end(&mut self, round: &CompletedRound) {
+        let queue = self.round_queue(round);
+        self.last_queue = queue.or(self.last_queue);
+        if let Some(queue) = queue {
+            self.decide(round, queue);
+        }
+        self.end_estimator_rounds();
+    }
+
+    /// The round's decision (the module's pseudo-code), before the
+    /// estimators move on to the next round.
+    fn decide(&mut self, round: &CompletedRound, queue: QueueEstimate) {
+        let mds = self.mds();
+        match self.phase {
+            Phase::Startup if queue.packets > self.config.gamma => {
+                // A queue formed: leave with it drained, plus alpha.
+                let cwnd = (self.window.cwnd_packets() - queue.packets + self.config.alpha)
+                    .max(MINIMUM_WINDOW_PACKETS as f64);
+                self.leave_startup((cwnd * mds) as usize);
+            }
+            Phase::Startup => {}
+            Phase::Avoidance => self.avoidance_round(round, queue),
+        }
+    }
+
+    /// Start-up with a capacity: jump once to `jump_fraction` of the
+    /// target as soon as the capacity is known, and end at the target.
+    fn startup_jump(&mut self) {
+        let Some(target) = self.target_window() else {
+            return;
+        };
+        if !self.jumped {
+            self.jumped = true;
+            let jump = (target as f64 * self.config.jump_fraction) as usize;
+            if jump > self.window.cwnd() {
+                self.window.set_cwnd(jump);
+            }
+        }
+        if self.window.cwnd() >= target {
+            self.leave_startup(target);
+        }
+    }
+
+    fn end_estimator_rounds(&mut self) {
+        self.base_rtt.end_round();
+        self.forward.end_round();
+        self.losses.round_random_bytes = 0;
+        self.round_max_in_flight = 0;
+    }
+
+    fn avoidance_round(&mut self, round: &CompletedRound, queue: QueueEstimate) {
+        let cwnd = self.window.cwnd_packets();
+        let (alpha, beta) = (self.config.alpha, self.config.beta);
+        let mut change = if self.config.scalable_update {
+            // FAST: w ← w + γ(BaseRTT/RTT·w + α − w) = w + γ(α − Diff).
+            (self.config.fast_gain * (alpha - queue.packets)).clamp(-cwnd / 2.0, cwnd)
+        } else if queue.packets < alpha {
+            1.0
+        } else if queue.packets > beta {
+            -1.0
+        } else {
+            0.0
+        };
+        self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
+        let quiet = self.rounds_since_congestion > self.config.regrowth_quiet_rounds;
+        if quiet && queue.packets < alpha / 2.0 {
+            if let Some(target) = self.target_window() {
+                let gap = target as f64 / self.mds() - cwnd;
+                if gap > 0.0 {
+                    change = change.max(self.config.regrowth_fraction * gap);
+                }
+            }
+        }
+        // A window the round did not fill must not grow (RFC 9002 section
+        // 7.8): application-limited, or held to the capacity by the pacer.
+        let used =
+            self.round_max_in_flight + 2 * self.window.max_datagram_size() >= self.window.cwnd();
+        if round.app_limited || !used {
+            change = change.min(0.0);
+        }
+        self.track_standing_queue(round, queue, change);
+        let bytes = (change.abs() * self.mds()) as usize;
+        if change > 0.0 {
+            self.window.increase(bytes);
+        } else if change < 0.0 {
+            self.window.decrease(bytes);
+        }
+    }
+
+    /// A queue above beta that stays although cwnd fell every round is not
+    /// ours: the path's delay stepped up. BaseRTT becomes the round's RTT.
+    fn track_standing_queue(&mut self, round: &CompletedRound, queue: QueueEstimate, change: f64) {
+        if self.config.rebase_rounds == 0 || queue.packets <= self.config.beta || change >= 0.0 {
+            self.standing_queue_rounds = 0;
+            return;
+        }
+        self.standing_queue_rounds += 1;
+        if self.standing_queue_rounds < self.config.rebase_rounds {
+            return;
+        }
+        self.standing_queue_rounds = 0;
+        self.rebases = self.rebases.saturating_add(1);
+        if let Some(rtt) = round.min_rtt {
+            self.base_rtt.reset_to(rtt);
+        }
+        self.forward.rebase();
+    }
+}
+
+impl CongestionController for VegasSat {
+    fn name(&self) -> &'static str {
+        "vegas-sat"
+    }
+
+    fn on_packet_sent(&mut self, sent: &PacketSent) {
+        self.rounds
+            .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
+        self.round_max_in_flight = self
+            .round_max_in_flight
+            .max(sent.bytes_in_flight.saturating_add(sent.size));
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        if ack.acked.is_empty() {
+            return;
+        }
+        if !ack.rtt.smoothed_rtt.is_zero() {
+            self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
+        }
+        let min_size = self.rounds.min_sample_size();
+        if let Some(rtt) = smallest_rtt_sample(ack.acked, min_size) {
+            self.base_rtt.on_sample(rtt);
+            self.latest_rtt = Some(rtt);
+        }
+        let mut acked_bytes = 0usize;
+        for packet in ack.acked {
+            acked_bytes = acked_bytes.saturating_add(packet.size);
+            self.forward.on_packet(packet, min_size);
+            self.pairs.on_packet(packet, min_size);
+        }
+
+        match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
+            AckedRound::Ended(round) => self.on_round_end(&round),
+            AckedRound::EndedInRecovery(_) => self.end_estimator_rounds(),
+            AckedRound::InProgress | AckedRound::RecoveryEnded => {}
+        }
+
+        if self.phase == Phase::Startup && !self.epoch.in_recovery() && !ack.app_limited {
+            self.window.slow_start(acked_bytes);
+            self.startup_jump();
+        }
+    }
+
+    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+        if loss.persistent_congestion {
+            // Start-up again from the minimum window; its pacing and its
+            // jump keep it from overshooting, so no ssthresh bounds it.
+            self.window.set_cwnd(self.window.minimum());
+            self.window.set_ssthresh(usize::MAX);
+            self.phase = Phase::Startup;
+            self.jumped = false;
+            self.epoch.begin(loss.now);
+            self.losses.congestive = self.losses.congestive.saturating_add(1);
+            return;
+        }
+        if !self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
+            return;
+        }
+        if self.config.loss_discrimination {
+            // A round carries about a window: the budget is a fraction of it.
+            let budget = self.config.max_random_loss_fraction * self.window.cwnd() as f64;
+            let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
+                <= budget.max(loss.lost_bytes as f64);
+            let queue = self.current_queue_packets();
+            if within_budget && queue.is_some_and(|q| q < self.config.random_loss_queue_packets) {
+                self.losses.random = self.losses.random.saturating_add(1);
+                self.losses.round_random_bytes = self
+                    .losses
+                    .round_random_bytes
+                    .saturating_add(loss.lost_bytes as u64);
+                return;
+            }
+        }
+        self.losses.congestive = self.losses.congestive.saturating_add(1);
+        self.rounds_since_congestion = 0;
+        let reduced = self.window.scaled(self.config.loss_factor);
+        if self.phase == Phase::Startup {
+            let cwnd = self.target_window().map_or(reduced, |t| reduced.min(t));
+            self.leave_startup(cwnd);
+        } else {
+            self.window.set_cwnd(reduced);
+            self.window.set_ssthresh(reduced);
+        }
+        self.epoch.begin(loss.now);
+    }
+
+    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
+        self.window.restore(cwnd, ssthresh);
+        self.epoch.undo();
+        if self.window.in_slow_start() && !self.jumped {
+            self.phase = Phase::Startup;
+        }
+        true
+    }
+
+    fn cwnd(&self) -> usize {
+        self.window.cwnd()
+    }
+
+    fn ssthresh(&self) -> usize {
+        self.window.ssthresh()
+    }
+
+    fn state(&self) -> CcState {
+        if self.epoch.in_recovery() {
+            return CcState::Recovery;
+        }
+        match self.phase {
+            Phase::Startup => CcState::SlowStart,
+            Phase::Avoidance => CcState::CongestionAvoidance,
+        }
+    }
+
+    /// Pairs at `startup_pacing_gain` × cwnd/RTT in start-up (at most
+    /// `startup_pacing_cap` × capacity) and `pacing_gain` × cwnd/RTT after
+    /// (at most `pacing_cap` × capacity).
+    /// Unpaced before the first RTT sample: the initial window leaves at once
+    /// and gives the first packet pairs.
+    fn pacing(&self) -> Option<Pacing> {
+        let rtt = self
+            .smoothed_rtt
+            .or(self.base_rtt.get())
+            .filter(|r| !r.is_zero())?;
+        let per_rtt = self.window.cwnd() as f64 / rtt.as_secs_f64();
+        let (gain, cap) = match self.phase {
+            Phase::Startup => (
+                self.config.startup_pacing_gain,
+                self.config.startup_pacing_cap,
+            ),
+            Phase::Avoidance => (self.config.pacing_gain, self.config.pacing_cap),
+        };
+        let rate = match self.capacity() {
+            Some(c) if cap > 0.0 => (gain * per_rtt).min(cap * c),
+            _ => gain * per_rtt,
+        };
+        (rate.is_finite() && rate > 0.0).then_some(Pacing::trains(rate, 2))
+    }
+
+    fn internals(&self, out: &mut Internals) {
+        out.text(
+            "phase",
+            match self.phase {
+                Phase::Startup => "startup",
+                Phase::Avoidance => "avoidance",
+            },
+        );
+        out.float("cwnd_packets", self.window.cwnd_packets());
+        out.float("alpha", self.config.alpha);
+        if let Some(base) = self.base_rtt.get() {
+            out.millis("base_rtt_ms", base);
+        }
+        if let Some(q) = self.last_queue {
+            out.float("diff_packets", q.packets);
+            out.millis("queue_delay_ms", q.delay);
+            out.text("queue_source", q.source.as_str());
+        }
+        if let Some(c) = self.capacity() {
+            out.float("capacity_mbps", c * 8.0 / 1e6);
+        }
+        if let Some(t) = self.target_window() {
+            out.float("target_packets", t as f64 / self.mds());
+        }
+        out.int("random_losses", self.losses.random);
+        out.int("congestive_losses", self.losses.congestive);
+        out.int("rebases", self.rebases);
+        if let Some(round) = self.rounds.current() {
+            out.int("round", round.index);
+        }
+    }
+
+    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
+        self.window.rescale_to(max_datagram_size);
+        self.rounds.set_max_datagram_size(max_datagram_size);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! One test per decision of the module's pseudo-code, against values
+    //! computed here from the formulas.
+
+    use std::time::Instant;
+
+    use super::*;
+    use crate::events::{AckedPacket, RttSnapshot};
+
+    const MDS: usize = 1200;
+    const BASE: Duration = Duration::from_millis(600);
+    /// 20 Mbit/s in bytes per second.
+    const CAPACITY: f64 = 2.5e6;
+
+    fn sat(pairs: &[&str]) -> VegasSat {
+        let mut params = ParamValues::defaults("vegas-sat", PARAMS);
+        for pair in pairs {
+            params.set_pair(pair).expect("valid parameter");
+        }
+        VegasSat::new(
+            &params,
+            WindowConfig {
+                max_datagram_size: MDS,
+                initial_cwnd_packets: 10,
+            },
+        )
+    }
+
+    /// BaseRTT 600 ms and, optionally, a measured capacity of `CAPACITY`.
+    fn measured(v: &mut VegasSat, with_capacity: bool) {
+        v.base_rtt.on_sample(BASE);
+        if with_capacity {
+            let t0 = Instant::now();
+            let spacing = MDS as f64 / CAPACITY;
+            for i in 0..8u64 {
+                let first = 10 * i;
+                let recv = Duration::from_millis(10 * i);
+                for (n, r) in [
+                    (first, recv),
+                    (first + 1, recv + Duration::from_secs_f64(spacing)),
+                ] {
+                    let mut p = AckedPacket::new(n, MDS, t0, t0 + BASE);
+                    p.receive_time = Some(r);
+                    v.pairs.on_packet(&p, MDS / 2);
+                }
+            }
+        }
+    }
+
+    fn round(app_limited: bool) -> CompletedRound {
+        let t = Instant::now();
+        CompletedRound {
+            index: 5,
+            start: t,
+            end: t + BASE,
+            min_rtt: Some(BASE),
+            mean_rtt: Some(BASE),
+            distinguished_rtt: Some(BASE),
+            rtt_samples: 10,
+            bytes_acked: 1_000_000,
+            app_limited,
+        }
+    }
+
+    fn queue(packets: f64) -> QueueEstimate {
+        QueueEstimate {
+            delay: Duration::from_millis(1),
+            source: QueueSource::Rtt,
+            packets,
+        }
+    }
+
+    /// In avoidance with `cwnd_packets`, all of them in flight this round.
+    fn avoiding(v: &mut VegasSat, cwnd_packets: usize) {
+        v.phase = Phase::Avoidance;
+        v.window.set_cwnd(cwnd_packets * MDS);
+        v.window.set_ssthresh(cwnd_packets * MDS);
+        v.round_max_in_flight = cwnd_packets * MDS;
+    }
+
+    fn packets(v: &VegasSat) -> f64 {
+        v.window.cwnd() as f64 / MDS as f64
+    }
+
+    #[test]
+    fn fast_update_closes_gamma_of_the_distance_to_alpha() {
+        for diff in [0.0, 3.0, 5.0, 9.0, 40.0] {
+            let mut v = sat(&[]);
+            measured(&mut v, false);
+            avoiding(&mut v, 800);
+            v.avoidance_round(&round(false), queue(diff));
+            // w + 0.5 × (5 − Diff), in whole bytes.
+            let expected = 800.0 + 0.5 * (5.0 - diff);
+            assert!(
+                (packets(&v) - expected).abs() < 1.0 / MDS as f64 + 1e-9,
+                "Diff {diff}"
+            );
+        }
+    }
+
+    #[test]
+    fn fast_update_is_bounded_to_halving() {
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        avoiding(&mut v, 100);
+        v.avoidance_round(&round(false), queue(10_000.0));
+        assert_eq!(v.window.cwnd(), 50 * MDS);
+    }
+
+    #[test]
+    fn without_the_scalable_update_vegas_steps_one_packet() {
+        for (diff, expected) in [(2.0, 801), (7.0, 800), (11.0, 799)] {
+            let mut v = sat(&["scalable_update=off"]);
+            measured(&mut v, false);
+            avoiding(&mut v, 800);
+            v.avoidance_round(&round(false), queue(diff));
+            assert_eq!(v.window.cwnd(), expected * MDS, "Diff {diff}");
+        }
+    }
+
+    #[test]
+    fn an_empty_queue_regrows_half_the_gap_to_the_bdp() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        let target = CAPACITY * 0.6 / MDS as f64 + 5.0;
+        v.avoidance_round(&round(false), queue(0.0));
+        let expected = 600.0 + 0.5 * (target - 600.0);
+        assert!(
+            (packets(&v) - expected).abs() < 0.01,
+            "{} vs {expected}",
+            packets(&v)
+        );
+        // At alpha / 2 queued or more there is no regrowth: FAST alone.
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        v.avoidance_round(&round(false), queue(2.5));
+        assert!((packets(&v) - (600.0 + 0.5 * 2.5)).abs() < 0.01);
+    }
+
+    #[test]
+    fn no_regrowth_soon_after_a_congestive_loss() {
+        let mut v = sat(&["regrowth_quiet_rounds=3"]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        v.rounds_since_congestion = 0;
+        for _ in 0..3 {
+            let before = packets(&v);
+            v.round_max_in_flight = v.window.cwnd();
+            v.avoidance_round(&round(false), queue(0.0));
+            assert!((packets(&v) - (before + 2.5)).abs() < 0.01, "FAST only");
+        }
+        let before = packets(&v);
+        v.round_max_in_flight = v.window.cwnd();
+        v.avoidance_round(&round(false), queue(0.0));
+        assert!(packets(&v) > before + 100.0, "regrowth again");
+    }
+
+    #[test]
+    fn an_application_limited_round_does_not_grow() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        v.avoidance_round(&round(true), queue(0.0));
+        assert_eq!(v.window.cwnd(), 600 * MDS);
+        // Decreases still apply.
+        v.avoidance_round(&round(true), queue(25.0));
+        assert!((packets(&v) - (600.0 - 10.0)).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_window_the_round_did_not_fill_does_not_grow() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        // Three packets short of the window: held by the pacer, not cwnd.
+        v.round_max_in_flight = 597 * MDS;
+        v.avoidance_round(&round(false), queue(0.0));
+        assert_eq!(v.window.cwnd(), 600 * MDS);
+        // Two short still counts as using it.
+        v.round_max_in_flight = 598 * MDS;
+        v.avoidance_round(&round(false), queue(0.0));
+        assert!(v.window.cwnd() > 600 * MDS);
+    }
+
+    #[test]
+    fn a_queue_that_does_not_drain_rebases() {
+        let mut v = sat(&["rebase_rounds=3"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 800);
+        let mut later = round(false);
+        later.min_rtt = Some(BASE + Duration::from_millis(50));
+        for _ in 0..2 {
+            v.avoidance_round(&later, queue(60.0));
+            assert_eq!(v.base_rtt.get(), Some(BASE));
+        }
+        v.avoidance_round(&later, queue(60.0));
+        assert_eq!(v.base_rtt.get(), Some(BASE + Duration::from_millis(50)));
+        assert_eq!(v.rebases, 1);
+        // A queue at or below beta resets the count.
+        let mut v = sat(&["rebase_rounds=2"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 800);
+        v.avoidance_round(&later, queue(60.0));
+        v.avoidance_round(&later, queue(10.0));
+        v.avoidance_round(&later, queue(60.0));
+        assert_eq!(v.rebases, 0);
+    }
+
+    fn loss(v: &VegasSat, bytes: usize, sent: Instant, persistent: bool) -> CongestionEvent {
+        CongestionEvent {
+            now: sent + BASE,
+            lost_bytes: bytes,
+            largest_lost_pkt_num: 1,
+            largest_lost_time_sent: sent,
+            persistent_congestion: persistent,
+            bytes_in_flight: v.window.cwnd(),
+        }
+    }
+
+    #[test]
+    fn a_loss_without_a_queue_is_random_and_costs_nothing() {
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        // Latest RTT 3 ms above BaseRTT: 1000 × 3/603 ≈ 5 packets < 10.
+        v.latest_rtt = Some(BASE + Duration::from_millis(3));
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.window.cwnd(), 1000 * MDS);
+        assert_eq!(v.losses.random, 1);
+        // 12 ms above: 1000 × 12/612 ≈ 19.6 packets: congestive, cwnd × 3/4.
+        v.latest_rtt = Some(BASE + Duration::from_millis(12));
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+        assert_eq!(v.losses.congestive, 1);
+    }
+
+    #[test]
+    fn random_losses_beyond_the_budget_are_congestive() {
+        let mut v = sat(&["max_random_loss_fraction=0.01"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        v.latest_rtt = Some(BASE);
+        // The budget is 1% of 1000 packets: ten packets a round.
+        for _ in 0..10 {
+            v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        }
+        assert_eq!(v.window.cwnd(), 1000 * MDS);
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+        // Without loss discrimination every loss is congestive.
+        let mut v = sat(&["loss_discrimination=off"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        v.latest_rtt = Some(BASE);
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+    }
+
+    #[test]
+    fn losses_sent_before_the_last_reduction_are_ignored() {
+        let mut v = sat(&["loss_discrimination=off"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        let old = Instant::now();
+        let reduction = old + Duration::from_millis(10);
+        v.on_congestion_event(&CongestionEvent {
+            now: reduction,
+            ..loss(&v, MDS, reduction, false)
+        });
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+        v.on_congestion_event(&loss(&v, MDS, old, false));
+        assert_eq!(v.window.cwnd(), 750 * MDS);
+    }
+
+    #[test]
+    fn persistent_congestion_restarts_start_up_from_the_minimum() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 1000);
+        v.jumped = true;
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), true));
+        assert_eq!(v.window.cwnd(), MINIMUM_WINDOW_PACKETS * MDS);
+        assert_eq!(v.phase, Phase::Startup);
+        assert!(!v.jumped);
+        assert_eq!(v.state(), CcState::Recovery);
+    }
+
+    #[test]
+    fn start_up_jumps_to_half_the_target_then_ends_at_it() {
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        let target = CAPACITY * 0.6 + 5.0 * MDS as f64;
+        v.startup_jump();
+        assert!(v.jumped);
+        assert_eq!(v.window.cwnd(), (target * 0.5) as usize);
+        assert_eq!(v.phase, Phase::Startup);
+        v.window.slow_start(v.window.cwnd());
+        v.startup_jump();
+        assert_eq!(v.phase, Phase::Avoidance);
+        assert_eq!(v.window.cwnd(), target as usize);
+        // Without a capacity there is no jump.
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        v.startup_jump();
+        assert!(!v.jumped);
+        assert_eq!(v.window.cwnd(), 10 * MDS);
+        // capacity_jump=off ignores a measured capacity.
+        let mut v = sat(&["capacity_jump=off"]);
+        measured(&mut v, true);
+        v.startup_jump();
+        assert_eq!(v.window.cwnd(), 10 * MDS);
+    }
+
+    #[test]
+    fn a_queue_in_start_up_ends_it_drained() {
+        let mut v = sat(&["capacity_jump=off"]);
+        measured(&mut v, false);
+        v.window.set_cwnd(400 * MDS);
+        let mut r = round(false);
+        // 20 ms of queue at 400 packets: Diff = 400 × 20/620 ≈ 12.9 > 10.
+        r.min_rtt = Some(BASE + Duration::from_millis(20));
+        v.on_round_end(&r);
+        let diff = 400.0 * 20.0 / 620.0;
+        assert_eq!(v.phase, Phase::Avoidance);
+        assert!((packets(&v) - (400.0 - diff + 5.0)).abs() < 0.01);
+        // 10 ms (Diff ≈ 6.6): start-up goes on.
+        let mut v = sat(&["capacity_jump=off"]);
+        measured(&mut v, false);
+        v.window.set_cwnd(400 * MDS);
+        r.min_rtt = Some(BASE + Duration::from_millis(10));
+        v.on_round_end(&r);
+        assert_eq!(v.phase, Phase::Startup);
+        assert_eq!(v.window.cwnd(), 400 * MDS);
+    }
+
+    #[test]
+    fn forward_stamps_decide_the_queue_when_present() {
+        let t0 = Instant::now();
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        // The RTT says 30 ms of queue (a return-link queue); the receiver's
+        // stamps say none.
+        for (n, owd_ms) in [(1u64, 300u64), (2, 300)] {
+            let sent = t0 + Duration::from_millis(n);
+            let mut p = AckedPacket::new(n, MDS, sent, sent + BASE + Duration::from_millis(30));
+            p.receive_time = Some(Duration::from_millis(n + owd_ms));
+            v.forward.on_packet(&p, MDS / 2);
+        }
+        let mut r = round(false);
+        r.min_rtt = Some(BASE + Duration::from_millis(30));
+        let q = v.round_queue(&r).expect("a queue estimate");
+        assert_eq!(q.source, QueueSource::Forward);
+        assert_eq!(q.packets, 0.0);
+        // forward_delay=off reads the RTT: 1000 × 30/630 packets.
+        let mut v2 = sat(&["forward_delay=off"]);
+        measured(&mut v2, false);
+        avoiding(&mut v2, 1000);
+        let q = v2.round_queue(&r).expect("a queue estimate");
+        assert_eq!(q.source, QueueSource::Rtt);
+        assert!((q.packets - 1000.0 * 30.0 / 630.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pacing_is_in_pairs_capped_at_the_capacity() {
+        let mut v = sat(&[]);
+        assert_eq!(
+            v.pacing(),
+            None,
+            "no RTT yet: the initial window leaves at once"
+        );
+        v.smoothed_rtt = Some(BASE);
+        let p = v.pacing().expect("paced");
+        assert_eq!(p.train_packets, 2);
+        assert!((p.rate_bytes_per_sec - 2.0 * 10.0 * MDS as f64 / 0.6).abs() < 1e-6);
+        measured(&mut v, true);
+        v.window.set_cwnd(1000 * MDS);
+        // 2 × 1000 × 1200 / 0.6 = 4 MB/s, capped at the capacity.
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
+        avoiding(&mut v, 500);
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - 1.25 * 500.0 * MDS as f64 / 0.6).abs() < 1e-6);
+        // 1.25 × 2000 × 1200 / 0.6 = 5 MB/s, capped at the capacity.
+        avoiding(&mut v, 2000);
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
+        let mut v = sat(&["startup_pacing_cap=0"]);
+        measured(&mut v, true);
+        v.smoothed_rtt = Some(BASE);
+        v.window.set_cwnd(1000 * MDS);
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - 2.0 * 1000.0 * MDS as f64 / 0.6).abs() < 1e-6);
+    }
+
+    #[test]
+    fn alpha_above_beta_is_refused() {
+        let mut params = ParamValues::defaults("vegas-sat", PARAMS);
+        params.set_pair("alpha=20").expect("in range");
+        assert!(validate(&params).unwrap_err().contains("alpha (20)"));
+    }
+
+    #[test]
+    fn an_ack_feeds_every_estimator() {
+        let t0 = Instant::now();
+        let mut v = sat(&[]);
+        let acked: Vec<AckedPacket> = (0..2u64)
+            .map(|n| {
+                let mut p = AckedPacket::new(n, MDS, t0, t0 + BASE);
+                p.receive_time = Some(Duration::from_micros(300_000 + 480 * n));
+                p
+            })
+            .collect();
+        v.on_ack(&AckEvent {
+            now: t0 + BASE,
+            acked: &acked,
+            ack_delay: Duration::ZERO,
+            rtt: RttSnapshot::uniform(BASE),
+            bytes_in_flight: 2 * MDS,
+            app_limited: false,
+            backward_queueing: None,
+        });
+        assert_eq!(v.base_rtt.get(), Some(BASE));
+        assert_eq!(v.pairs.samples(), 1);
+        // The pair's second packet waited 480 µs behind the first.
+        assert_eq!(v.forward.latest(), Some(Duration::from_micros(480)));
+        // Slow start grew by the bytes acknowledged.
+        assert_eq!(v.window.cwnd(), 12 * MDS);
+    }
+}

@@ -1,0 +1,500 @@
+"""The satellite benchmark: how close each algorithm comes to the physical
+limit of the GEO paths, and whether vegas-sat keeps its promises there.
+
+Not a test (nothing here is asserted): it runs the simulator over seeds 1-5,
+prints the tables and writes them to ``DIR/satellite.md`` and
+``DIR/satellite.json``. The targets it reports against are issue 11's:
+
+- completion of a 10 MiB download (fau-sat, fau-satl) and of the draft-kuhn-
+  quic-4-sat downloads, against reno, cubic and bbr2, with the physical limit
+  (handshake + request + serialisation) beside each row;
+- a 120 s bulk flow: link utilisation after start-up and the mean queue;
+- a step of the one-way delay up and back down: goodput before, during, after;
+- sharing the link with a cubic and with a bbr2 flow: each share and Jain's
+  index over the last 90 s;
+- the ablation: each vegas-sat mechanism switched off in turn.
+
+    scripts/satellite [--quick] [--out DIR] [--jobs N] [--only SECTION,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .sweep.cli import BLOB_CACHE, DEFAULT_SIM
+from .sweep.executors import LocalExecutor, run_sweep
+from .sweep.spec import Entry, SpecError, SweepSpec
+from .sweep.tasks import make_plan
+
+SCENARIO_DIR = Path("interop/scenarios")
+SEEDS = (1, 2, 3, 4, 5)
+QUICK_SEEDS = (1,)
+BASELINES = ("reno", "cubic", "bbr2")
+OURS = "vegas-sat"
+
+#: Wire bytes per delivered byte: UDP/IPv4 headers, QUIC and HTTP/3 framing.
+#: Measured on a loss-free vegas-sat run of fau-sat (seed 1): 11 116 308 bytes
+#: crossed the forward link for 10 485 760 delivered.
+WIRE_BYTES_PER_DELIVERED = 11_116_308 / 10_485_760
+
+COMPLETION_SCENARIOS = (
+    "fau-sat",
+    "fau-satl",
+    "kuhn-4-sat-small",
+    "kuhn-4-sat-small-loss",
+    "kuhn-4-sat-medium",
+    "kuhn-4-sat-medium-loss",
+    "kuhn-4-sat-large",
+    "kuhn-4-sat-large-loss",
+)
+#: The papers' members beside them where the issue measured them.
+CONTEXT = {"fau-sat": ("vegas", "vegas-w"), "fau-satl": ("vegas", "vegas-w")}
+
+#: Start-up is over by then on every GEO path here (about 8 round trips).
+STARTUP_S = 10.0
+#: Jain's index and the shares are over the last this many seconds.
+FAIRNESS_WINDOW_S = 90.0
+#: (label, start, end) of the delay-step windows (the step is at 40 s and 80 s).
+STEP_WINDOWS = (
+    ("before (30-40 s)", 30, 40),
+    ("step up (40-50 s)", 40, 50),
+    ("+50 ms (50-80 s)", 50, 80),
+    ("step down (80-90 s)", 80, 90),
+    ("after (90-120 s)", 90, 120),
+)
+
+#: The ablation: vegas-sat with one mechanism off.
+ABLATION: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("all mechanisms", ()),
+    ("no capacity jump (paced slow start)", ("capacity_jump=off",)),
+    ("no scalable update (Vegas +-1)", ("scalable_update=off",)),
+    ("no loss discrimination", ("loss_discrimination=off",)),
+    ("no forward-only queue (RTT)", ("forward_delay=off",)),
+    ("no pacing cap", ("startup_pacing_cap=0", "pacing_cap=0")),
+    ("no rebase on delay steps", ("rebase_rounds=0",)),
+    ("no quiet rounds after a loss", ("regrowth_quiet_rounds=0",)),
+)
+
+SECTIONS = ("completion", "bulk", "step", "coexistence", "ablation")
+
+
+@dataclass(frozen=True)
+class Run:
+    section: str
+    scenario: str
+    cc: str
+    params: tuple[str, ...]
+    seed: int
+
+    @property
+    def label(self) -> str:
+        return self.cc + "".join(f":{p}" for p in self.params)
+
+    @property
+    def directory(self) -> str:
+        safe = self.label.replace(":", "+").replace("=", "-")
+        return f"{self.scenario}/{safe}/seed-{self.seed}"
+
+
+# --- the physics ------------------------------------------------------------
+
+
+def path_of(scenario: Mapping[str, Any]) -> tuple[float, float, int]:
+    """(round-trip propagation delay in s, bottleneck rate of the forward
+    path in bit/s, bytes of the download) of the flow under test."""
+    links = scenario["links"]
+    flow = next(f for f in scenario["flows"].values() if f.get("under_test"))
+    forward = [links[name] for name in flow["forward_path"]]
+    back = [links[name] for name in flow["return_path"]]
+    rtt = sum(float(link["delay_ms"]) for link in forward + back) / 1000.0
+    rate = min(float(link["rate_mbps"]) for link in forward) * 1e6
+    return rtt, rate, int(flow.get("transfer_bytes", 0))
+
+
+def physical_limit_s(rtt_s: float, rate_bps: float, transfer_bytes: int) -> float:
+    """The fastest a download can complete: one round trip of handshake, half
+    a round trip for the request, the body's serialisation at the bottleneck
+    (with its headers) and half a round trip for its last byte."""
+    return 2.0 * rtt_s + transfer_bytes * WIRE_BYTES_PER_DELIVERED * 8.0 / rate_bps
+
+
+def jain(values: Sequence[float]) -> float | None:
+    """Jain's fairness index: (sum x)^2 / (n sum x^2)."""
+    squares = sum(v * v for v in values)
+    if not values or squares == 0:
+        return None
+    return sum(values) ** 2 / (len(values) * squares)
+
+
+def delivered_at(rows: Sequence[Mapping[str, str]], t: float) -> float:
+    """Bytes delivered by time ``t`` (the last sample at or before it)."""
+    best = 0.0
+    for row in rows:
+        if float(row["time_s"]) <= t + 1e-9:
+            best = float(row["bytes_delivered"])
+        else:
+            break
+    return best
+
+
+def goodput_mbps(rows: Sequence[Mapping[str, str]], start: float, end: float) -> float:
+    if end <= start:
+        raise ValueError(f"empty window {start}-{end}")
+    return (delivered_at(rows, end) - delivered_at(rows, start)) * 8 / (end - start) / 1e6
+
+
+def mean(values: Iterable[float]) -> float | None:
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    return sum(values) / len(values) if values else None
+
+
+# --- running ----------------------------------------------------------------
+
+
+def plan_runs(sections: Sequence[str], seeds: Sequence[int], quick: bool) -> list[Run]:
+    runs: list[Run] = []
+    completion = COMPLETION_SCENARIOS[:2] if quick else COMPLETION_SCENARIOS
+    long_seeds = seeds[:1] if quick else seeds[:3]
+    for section in sections:
+        if section == "completion":
+            for sc in completion:
+                for cc in (OURS, *BASELINES, *CONTEXT.get(sc, ())):
+                    runs += [Run(section, sc, cc, (), s) for s in seeds]
+        elif section == "bulk":
+            for sc in ("fau-sat-bulk", "fau-satl-bulk"):
+                for cc in (OURS, *BASELINES):
+                    runs += [Run(section, sc, cc, (), s) for s in long_seeds]
+        elif section == "step":
+            for cc in (OURS, "vegas", "vegas-w", "cubic", "bbr2"):
+                runs += [Run(section, "fau-sat-delay-step", cc, (), s) for s in long_seeds]
+        elif section == "coexistence":
+            for sc in ("fau-sat-vs-cubic", "fau-sat-vs-bbr2"):
+                for cc in (OURS, "cubic", "bbr2"):
+                    runs += [Run(section, sc, cc, (), s) for s in long_seeds]
+        elif section == "ablation":
+            for _, params in ABLATION:
+                for sc in ("fau-sat", "fau-satl"):
+                    runs += [Run(section, sc, OURS, params, s) for s in seeds]
+                for sc in ("fau-sat-delay-step", "fau-sat-vs-cubic"):
+                    runs += [Run(section, sc, OURS, params, s) for s in long_seeds]
+        else:
+            raise SpecError(f"unknown section {section!r}; sections: {', '.join(SECTIONS)}")
+    return runs
+
+
+def execute(root: Path, runs: Sequence[Run], out: Path, sim: Path, jobs: int) -> None:
+    """Runs each directory once (sections share runs), reusing runs the same
+    binary already made."""
+    unique = {r.directory: r for r in runs}
+    entries = tuple(Entry(f"{r.scenario}.toml", r.cc, r.seed, r.params, (), r.directory) for r in unique.values())
+    spec = SweepSpec(None, (root / SCENARIO_DIR).resolve(), entries)
+    plan = make_plan(spec, sim, out.resolve(), display_out=str(out))
+    outcome = run_sweep(plan, LocalExecutor(jobs, cache=out.resolve() / BLOB_CACHE), log=_say)
+    failed = [r for r in outcome.summary["runs"] if r["status"] == "failed"]
+    if failed:
+        raise SpecError(f"{len(failed)} runs failed, e.g. {failed[0]['dir']} (see its stderr in {out})")
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# --- reading ----------------------------------------------------------------
+
+
+def load_summary(out: Path, run: Run) -> dict[str, Any]:
+    return json.loads((out / run.directory / "summary.json").read_text())
+
+
+def load_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def flow_under_test(summary: Mapping[str, Any]) -> dict[str, Any]:
+    return next(f for f in summary["flows"] if f.get("under_test"))
+
+
+def completion_table(root: Path, out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    rows = []
+    by = _group(r for r in runs if r.section in ("completion", "ablation") and not r.params)
+    for (scenario, label), group in by.items():
+        if scenario not in COMPLETION_SCENARIOS:
+            continue
+        sc = tomllib.loads((root / SCENARIO_DIR / f"{scenario}.toml").read_text())
+        limit = physical_limit_s(*path_of(sc))
+        times, retrans, unfinished = [], [], 0
+        for run in group:
+            f = flow_under_test(load_summary(out, run))
+            if f.get("completion_s") is None:
+                unfinished += 1
+                continue
+            times.append(f["completion_s"] - f.get("start_s", 0.0))
+            retrans.append(f["bytes_retransmitted"] / max(1, f["bytes_delivered"]))
+        rows.append(
+            {
+                "scenario": scenario,
+                "algorithm": label,
+                "seeds": len(group),
+                "completion_s": mean(times),
+                "unfinished": unfinished,
+                "retransmitted_fraction": mean(retrans),
+                "limit_s": limit,
+                "ratio_to_limit": (mean(times) / limit) if times else None,
+            }
+        )
+    return rows
+
+
+def bulk_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    rows = []
+    for (scenario, label), group in _group(r for r in runs if r.section == "bulk").items():
+        utils, queues, goodputs = [], [], []
+        for run in group:
+            samples = [
+                row for row in load_csv(out / run.directory / "queue-forward.csv") if float(row["time_s"]) > STARTUP_S
+            ]
+            utils.append(mean(float(r["utilization"]) for r in samples))
+            queues.append(mean(float(r["queue_packets"]) for r in samples))
+            goodputs.append(flow_under_test(load_summary(out, run))["goodput_bps"] / 1e6)
+        rows.append(
+            {
+                "scenario": scenario,
+                "algorithm": label,
+                "seeds": len(group),
+                "utilisation_after_startup": mean(utils),
+                "mean_queue_packets": mean(queues),
+                "goodput_mbps": mean(goodputs),
+            }
+        )
+    return rows
+
+
+def step_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    rows = []
+    for (_, label), group in _group(
+        r for r in runs if r.section in ("step", "ablation") and r.scenario == "fau-sat-delay-step"
+    ).items():
+        windows = {
+            name: mean(goodput_mbps(load_csv(out / run.directory / f"flow-{_ut(out, run)}.csv"), a, b) for run in group)
+            for name, a, b in STEP_WINDOWS
+        }
+        rows.append({"algorithm": label, "seeds": len(group), **windows})
+    return rows
+
+
+def coexistence_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    rows = []
+    for (scenario, label), group in _group(
+        r for r in runs if r.section in ("coexistence", "ablation") and r.scenario.startswith("fau-sat-vs-")
+    ).items():
+        ours, theirs, jains = [], [], []
+        for run in group:
+            summary = load_summary(out, run)
+            end = float(summary["simulated_s"])
+            shares = []
+            for flow in summary["flows"]:
+                rows_csv = load_csv(out / run.directory / f"flow-{flow['name']}.csv")
+                shares.append((flow.get("under_test", False), goodput_mbps(rows_csv, end - FAIRNESS_WINDOW_S, end)))
+            ours.append(next(g for ut, g in shares if ut))
+            theirs.append(next(g for ut, g in shares if not ut))
+            jains.append(jain([g for _, g in shares]))
+        rows.append(
+            {
+                "scenario": scenario,
+                "algorithm": label,
+                "seeds": len(group),
+                "ours_mbps": mean(ours),
+                "competitor_mbps": mean(theirs),
+                "jain": mean(jains),
+            }
+        )
+    return rows
+
+
+def _ut(out: Path, run: Run) -> str:
+    return flow_under_test(load_summary(out, run))["name"]
+
+
+def _group(runs: Iterable[Run]) -> dict[tuple[str, str], list[Run]]:
+    """Runs by (scenario, label), each directory once."""
+    groups: dict[tuple[str, str], dict[str, Run]] = {}
+    for r in runs:
+        groups.setdefault((r.scenario, r.label), {}).setdefault(r.directory, r)
+    return {key: list(group.values()) for key, group in groups.items()}
+
+
+# --- rendering --------------------------------------------------------------
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def markdown(tables: Mapping[str, list[dict[str, Any]]], command: str) -> str:
+    lines = [f"Made by `{command}` (simulator, mean over the seeds shown).", ""]
+    if tables.get("completion"):
+        lines += [
+            "## Completion of the download against the physical limit",
+            "",
+            "| scenario | algorithm | seeds | completion (s) | limit (s) | ratio to limit | retransmitted |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in tables["completion"]:
+            unfinished = f" ({r['unfinished']} unfinished)" if r["unfinished"] else ""
+            retrans = "-" if r["retransmitted_fraction"] is None else f"{100 * r['retransmitted_fraction']:.2f} %"
+            lines.append(
+                f"| {r['scenario']} | {r['algorithm']} | {r['seeds']} | {_fmt(r['completion_s'])}{unfinished} "
+                f"| {_fmt(r['limit_s'])} | {_fmt(r['ratio_to_limit'])} | {retrans} |"
+            )
+        lines.append("")
+    if tables.get("bulk"):
+        lines += [
+            f"## 120 s bulk: after start-up (t > {STARTUP_S:.0f} s)",
+            "",
+            "| scenario | algorithm | seeds | link utilisation | mean queue (packets) | goodput (Mbit/s) |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for r in tables["bulk"]:
+            util = "-" if r["utilisation_after_startup"] is None else f"{100 * r['utilisation_after_startup']:.1f} %"
+            lines.append(
+                f"| {r['scenario']} | {r['algorithm']} | {r['seeds']} | {util} "
+                f"| {_fmt(r['mean_queue_packets'], 1)} | {_fmt(r['goodput_mbps'])} |"
+            )
+        lines.append("")
+    if tables.get("step"):
+        names = [w[0] for w in STEP_WINDOWS]
+        lines += [
+            "## Delay step (fau-sat-delay-step): goodput in Mbit/s",
+            "",
+            "| algorithm | seeds | " + " | ".join(names) + " |",
+            "|---|---:|" + "---:|" * len(names),
+        ]
+        for r in tables["step"]:
+            lines.append(f"| {r['algorithm']} | {r['seeds']} | " + " | ".join(_fmt(r[n]) for n in names) + " |")
+        lines.append("")
+    if tables.get("coexistence"):
+        lines += [
+            f"## Sharing the fau-sat link: last {FAIRNESS_WINDOW_S:.0f} s",
+            "",
+            "| scenario | flow under test | seeds | its goodput (Mbit/s) | competitor's (Mbit/s) | Jain's index |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for r in tables["coexistence"]:
+            lines.append(
+                f"| {r['scenario']} | {r['algorithm']} | {r['seeds']} | {_fmt(r['ours_mbps'])} "
+                f"| {_fmt(r['competitor_mbps'])} | {_fmt(r['jain'], 3)} |"
+            )
+        lines.append("")
+    if tables.get("ablation"):
+        lines += [
+            "## Ablation: vegas-sat with one mechanism off",
+            "",
+            "| variant | fau-sat (s) | fau-sat retrans. | fau-satl (s) | +50 ms step: goodput | beside cubic: Jain |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in tables["ablation"]:
+            lines.append(
+                f"| {r['variant']} | {_fmt(r['fau-sat'])} | {_fmt(r['fau-sat retransmitted'], 4)} "
+                f"| {_fmt(r['fau-satl'])} | {_fmt(r['step'])} | {_fmt(r['jain'], 3)} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def ablation_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    rows = []
+    mine = [r for r in runs if r.section == "ablation"]
+    for name, params in ABLATION:
+
+        def of(scenario: str, params: tuple[str, ...] = params) -> list[Run]:
+            return [r for r in mine if r.params == params and r.scenario == scenario]
+
+        def completion(scenario: str) -> float | None:
+            return mean(flow_under_test(load_summary(out, r)).get("completion_s") or math.nan for r in of(scenario))
+
+        retrans = mean(
+            flow_under_test(load_summary(out, r))["bytes_retransmitted"]
+            / max(1, flow_under_test(load_summary(out, r))["bytes_delivered"])
+            for r in of("fau-sat")
+        )
+        step = mean(
+            goodput_mbps(load_csv(out / r.directory / f"flow-{_ut(out, r)}.csv"), 50, 80)
+            for r in of("fau-sat-delay-step")
+        )
+        coex = coexistence_table(out, of("fau-sat-vs-cubic"))
+        rows.append(
+            {
+                "variant": name,
+                "params": list(params),
+                "fau-sat": completion("fau-sat"),
+                "fau-sat retransmitted": retrans,
+                "fau-satl": completion("fau-satl"),
+                "step": step,
+                "jain": coex[0]["jain"] if coex else None,
+            }
+        )
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="satellite", description=__doc__.split("\n\n")[0])
+    p.add_argument("--root", type=Path, default=Path("."), help="the repository (default: .)")
+    p.add_argument("--out", type=Path, default=Path("out/satellite"), help="runs and tables (default out/satellite)")
+    p.add_argument("--jobs", type=int, default=2, help="simulations at a time (default 2)")
+    p.add_argument("--quick", action="store_true", help="one seed, fau-sat and fau-satl only")
+    p.add_argument("--only", default=",".join(SECTIONS), help=f"sections, of {','.join(SECTIONS)}")
+    p.add_argument("--sim", type=Path, default=None, help=f"vegas-sim binary (default {DEFAULT_SIM})")
+    p.add_argument("--invocation", default="scripts/satellite", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    try:
+        sections = [s.strip() for s in args.only.split(",") if s.strip()]
+        if args.jobs < 1:
+            raise SpecError("--jobs: at least 1")
+        seeds = QUICK_SEEDS if args.quick else SEEDS
+        runs = plan_runs(sections, seeds, args.quick)
+        sim = (args.sim or args.root / DEFAULT_SIM).resolve()
+        if not sim.is_file():
+            raise SpecError(f"{sim}: no simulator binary (run ./scripts/setup)")
+        args.out.mkdir(parents=True, exist_ok=True)
+        execute(args.root, runs, args.out, sim, args.jobs)
+        tables: dict[str, list[dict[str, Any]]] = {}
+        if "completion" in sections:
+            tables["completion"] = completion_table(args.root, args.out, runs)
+        if "bulk" in sections:
+            tables["bulk"] = bulk_table(args.out, runs)
+        if "step" in sections:
+            tables["step"] = [r for r in step_table(args.out, runs) if ":" not in r["algorithm"]]
+        if "coexistence" in sections:
+            tables["coexistence"] = [r for r in coexistence_table(args.out, runs) if ":" not in r["algorithm"]]
+        if "ablation" in sections:
+            tables["ablation"] = ablation_table(args.out, runs)
+    except (SpecError, OSError, ValueError, KeyError) as e:
+        _say(f"satellite: error: {e}")
+        return 1
+    text = markdown(tables, args.invocation)
+    tmp = args.out / "satellite.md.tmp"
+    tmp.write_text(text)
+    tmp.replace(args.out / "satellite.md")
+    tmp = args.out / "satellite.json.tmp"
+    tmp.write_text(json.dumps(tables, indent=1))
+    tmp.replace(args.out / "satellite.json")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

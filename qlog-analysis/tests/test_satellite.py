@@ -1,0 +1,97 @@
+"""The satellite benchmark's arithmetic (the runs themselves are a benchmark,
+not a test)."""
+
+import math
+
+import pytest
+
+from vegas_qlog import satellite as sat
+from vegas_qlog.sweep.spec import SpecError
+
+FAU_SAT = {
+    "links": {
+        "forward": {"rate_mbps": 20, "delay_ms": 300},
+        "return": {"rate_mbps": 2, "delay_ms": 300},
+    },
+    "flows": {
+        "bg": {"forward_path": ["return"], "return_path": ["forward"]},
+        "download": {
+            "under_test": True,
+            "transfer_bytes": 10485760,
+            "forward_path": ["forward"],
+            "return_path": ["return"],
+        },
+    },
+}
+
+
+def test_path_of_takes_the_flow_under_test():
+    assert sat.path_of(FAU_SAT) == (0.6, 20e6, 10485760)
+
+
+def test_physical_limit_is_two_round_trips_plus_serialisation():
+    limit = sat.physical_limit_s(0.6, 20e6, 10485760)
+    # 1.2 s of round trips, 10 MiB with 6 % of headers at 20 Mbit/s.
+    expected = 1.2 + 10485760 * (11116308 / 10485760) * 8 / 20e6
+    assert limit == pytest.approx(expected)
+    assert limit == pytest.approx(5.646, abs=1e-3)
+
+
+def test_jain():
+    assert sat.jain([]) is None
+    assert sat.jain([0.0, 0.0]) is None
+    assert sat.jain([3.0, 3.0]) == pytest.approx(1.0)
+    assert sat.jain([1.0, 0.0]) == pytest.approx(0.5)
+    assert sat.jain([12.0, 2.5]) == pytest.approx(14.5**2 / (2 * (144 + 6.25)))
+
+
+ROWS = [
+    {"time_s": "0.100", "bytes_delivered": "0"},
+    {"time_s": "1.000", "bytes_delivered": "1000000"},
+    {"time_s": "2.000", "bytes_delivered": "3500000"},
+]
+
+
+def test_goodput_between_two_times():
+    assert sat.delivered_at(ROWS, 0.0) == 0.0
+    assert sat.delivered_at(ROWS, 1.5) == 1000000.0
+    assert sat.goodput_mbps(ROWS, 1.0, 2.0) == pytest.approx(20.0)
+    with pytest.raises(ValueError, match="empty window"):
+        sat.goodput_mbps(ROWS, 2.0, 2.0)
+
+
+def test_mean_skips_missing_values():
+    assert sat.mean([]) is None
+    assert sat.mean([None, math.nan, 2.0, 4.0]) == 3.0
+
+
+def test_plan_shares_runs_between_sections():
+    runs = sat.plan_runs(["completion", "ablation"], (1, 2), quick=True)
+    directories = {r.directory for r in runs}
+    # The ablation's "all mechanisms" on fau-sat is the completion table's run.
+    assert "fau-sat/vegas-sat/seed-1" in directories
+    assert any(r.section == "ablation" and r.directory == "fau-sat/vegas-sat/seed-1" for r in runs)
+    assert "fau-sat/vegas-sat+capacity_jump-off/seed-2" in directories
+    with pytest.raises(SpecError, match="unknown section"):
+        sat.plan_runs(["nonsense"], (1,), quick=True)
+
+
+def test_markdown_renders_missing_numbers_as_dashes():
+    text = sat.markdown(
+        {
+            "completion": [
+                {
+                    "scenario": "fau-sat",
+                    "algorithm": "reno",
+                    "seeds": 2,
+                    "completion_s": None,
+                    "unfinished": 2,
+                    "retransmitted_fraction": None,
+                    "limit_s": 5.65,
+                    "ratio_to_limit": None,
+                }
+            ]
+        },
+        "scripts/satellite",
+    )
+    assert "| fau-sat | reno | 2 | - (2 unfinished) | 5.65 | - | - |" in text
