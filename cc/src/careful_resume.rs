@@ -230,10 +230,10 @@ impl CarefulResume {
         if self.phase != Phase::Unvalidated || self.jump_rtt.is_zero() {
             return controller;
         }
-        Some(Pacing {
-            rate_bytes_per_sec: self.jump_cwnd as f64 / self.jump_rtt.as_secs_f64(),
-            burst_packets: (self.initial_cwnd / self.max_datagram_size.max(1)).max(1),
-        })
+        Some(Pacing::spaced(
+            self.jump_cwnd as f64 / self.jump_rtt.as_secs_f64(),
+            (self.initial_cwnd / self.max_datagram_size.max(1)).max(1),
+        ))
     }
 
     /// Section 4.2.1 against the saved RTT.
