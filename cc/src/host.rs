@@ -10,9 +10,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::careful_resume::{
-    CapacityObserver, CarefulResume, CarefulResumeConfig, Phase, SavedPath, SetWindow,
-};
+use crate::careful_resume::{CapacityObserver, CarefulResume, SavedPath, SetWindow};
 use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
 use crate::events::{AckEvent, CongestionEvent, PacketSent, RttSnapshot};
 use crate::registry::{ControllerSpec, WindowConfig};
@@ -266,27 +264,17 @@ pub struct ControllerHost {
 
 impl ControllerHost {
     pub fn new(spec: &ControllerSpec, window: WindowConfig) -> Self {
-        let host = Self::with_controller(spec.build(window), window.max_datagram_size);
-        match spec.careful_resume() {
-            Some(config) => host.with_careful_resume(config, window),
-            None => host,
+        let mut host = Self::with_controller(spec.build(window), window.max_datagram_size);
+        host.initial_cwnd = window.initial_cwnd();
+        if let Some(config) = spec.careful_resume() {
+            host.careful_resume = Some(CarefulResume::new(
+                config,
+                window.max_datagram_size,
+                window.initial_cwnd(),
+            ));
+            host.observer = Some(CapacityObserver::default());
         }
-    }
-
-    /// This host with Careful Resume around its controller.
-    pub fn with_careful_resume(
-        mut self,
-        config: CarefulResumeConfig,
-        window: WindowConfig,
-    ) -> Self {
-        self.initial_cwnd = window.initial_cwnd();
-        self.careful_resume = Some(CarefulResume::new(
-            config,
-            window.max_datagram_size,
-            window.initial_cwnd(),
-        ));
-        self.observer = Some(CapacityObserver::default());
-        self
+        host
     }
 
     pub fn with_controller(
@@ -491,7 +479,7 @@ impl ControllerHost {
         if self
             .careful_resume
             .as_ref()
-            .is_some_and(|cr| cr.phase() == Phase::SafeRetreat)
+            .is_some_and(|cr| cr.phase() == crate::careful_resume::Phase::SafeRetreat)
         {
             self.checkpoint = None;
             return false;
@@ -517,46 +505,26 @@ impl ControllerHost {
         let persistent_congestion =
             self.is_persistent_congestion(largest_lost_pkt_num, largest_lost_time_sent);
         self.sent.forget_through(largest_lost_pkt_num);
-        let event = CongestionEvent {
+        if let Some(cr) = self.careful_resume.as_mut() {
+            let (tell_controller, window) = cr.on_congestion_event(
+                now,
+                largest_lost_time_sent,
+                persistent_congestion,
+                self.controller.cwnd(),
+            );
+            self.apply_window(window);
+            if !tell_controller {
+                return;
+            }
+        }
+        self.controller.on_congestion_event(&CongestionEvent {
             now,
             lost_bytes,
             largest_lost_pkt_num,
             largest_lost_time_sent,
             persistent_congestion,
             bytes_in_flight,
-        };
-        let Some(cr) = self.careful_resume.as_mut() else {
-            self.controller.on_congestion_event(&event);
-            return;
-        };
-        if matches!(cr.phase(), Phase::Unvalidated | Phase::Validating) {
-            // Whether a loss is congestion is the controller's judgement
-            // (RFC 9959 section 3.5: "congestion was experienced"): one that
-            // counts random losses as no congestion, and keeps its window,
-            // keeps the jump too. A reaction is replaced by the retreat.
-            let before = self.controller.cwnd();
-            self.controller.on_congestion_event(&event);
-            if self.controller.cwnd() < before || persistent_congestion {
-                let (_, window) = cr.on_congestion_event(
-                    now,
-                    largest_lost_time_sent,
-                    persistent_congestion,
-                    before,
-                );
-                self.apply_window(window);
-            }
-            return;
-        }
-        let (tell_controller, window) = cr.on_congestion_event(
-            now,
-            largest_lost_time_sent,
-            persistent_congestion,
-            self.controller.cwnd(),
-        );
-        self.apply_window(window);
-        if tell_controller {
-            self.controller.on_congestion_event(&event);
-        }
+        });
     }
 
     /// RFC 9002 section 7.6: two lost packets, sent after the first RTT
