@@ -395,6 +395,13 @@ impl<F: BufFactory> Connection<F> {
         self.ext.state.set_next_datagram_queueing_time(queueing);
     }
 
+    /// When the next datagram handed to `recv` reached the host (e.g. the
+    /// kernel's receive timestamp): the receive timestamps we report for its
+    /// packets (draft-ietf-quic-receive-ts). Without it, the time `recv` runs.
+    pub fn set_next_datagram_received_at(&mut self, at: Instant) {
+        self.ext.state.set_next_datagram_received_at(at);
+    }
+
     /// Counters of our extensions on this connection, and what the
     /// congestion controller was given.
     pub fn extension_stats(&self) -> ExtensionStats {

@@ -34,6 +34,15 @@ impl App for ServerSession {
     }
 }
 
+/// What the socket knew of a received datagram besides its bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DatagramMeta {
+    /// The accumulated queueing time AQT-enabled routers reported (RoVegas).
+    pub queueing_time: Option<Duration>,
+    /// When the datagram reached the host: the kernel's receive timestamp.
+    pub received_at: Option<Instant>,
+}
+
 impl App for ClientSession {
     fn on_progress(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
         ClientSession::on_progress(self, conn)
@@ -82,8 +91,30 @@ impl<A: App> Endpoint<A> {
         to: SocketAddr,
         queueing_time: Option<Duration>,
     ) {
-        if let Some(aqt) = queueing_time {
+        self.on_datagram_with_meta(
+            data,
+            from,
+            to,
+            DatagramMeta {
+                queueing_time,
+                received_at: None,
+            },
+        );
+    }
+
+    /// A datagram arrived, with what the socket knew of it besides its bytes.
+    pub fn on_datagram_with_meta(
+        &mut self,
+        data: &mut [u8],
+        from: SocketAddr,
+        to: SocketAddr,
+        meta: DatagramMeta,
+    ) {
+        if let Some(aqt) = meta.queueing_time {
             self.conn.set_next_datagram_queueing_time(aqt);
+        }
+        if let Some(at) = meta.received_at {
+            self.conn.set_next_datagram_received_at(at);
         }
         match self.conn.recv(data, quiche::RecvInfo { from, to }) {
             Ok(_) => {}

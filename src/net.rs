@@ -20,7 +20,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::careful_resume::{self, ResumeStore};
 use crate::cc_select::ResolvedCc;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{DatagramMeta, Endpoint};
 use crate::pacing::REAL_TIME_PACING_GRANULARITY;
 use crate::qlog_output::{self, Role};
 use crate::retry::{self, TokenKey};
@@ -82,13 +82,51 @@ pub fn enable_ip_options(socket: &UdpSocket) -> io::Result<()> {
     }
 }
 
-/// One received datagram: its length, sender, and the queueing time an
-/// AQT IPv4 option reported for it (only when reading options).
-type Received = (usize, SocketAddr, Option<Duration>);
+/// Asks the kernel to stamp every received datagram (`SO_TIMESTAMPNS`), so
+/// that receive timestamps (draft-ietf-quic-receive-ts) say when a packet
+/// arrived, not when the application got round to reading it.
+pub fn enable_receive_timestamps(socket: &UdpSocket) -> io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: `one` outlives the call and its size is passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
 
-/// What [`Wire::read_batch`] calls with each datagram, its sender, its AQT
-/// (see [`Received`]) and the socket.
-type DatagramHandler<'a> = dyn FnMut(&mut [u8], SocketAddr, Option<Duration>, &UdpSocket) + 'a;
+/// One received datagram: its length, sender, and what the socket knew of it
+/// (the AQT of its IPv4 option when reading options, the kernel's stamp).
+type Received = (usize, SocketAddr, DatagramMeta);
+
+/// What [`Wire::read_batch`] calls with each datagram, its sender, its
+/// metadata (see [`Received`]) and the socket.
+type DatagramHandler<'a> = dyn FnMut(&mut [u8], SocketAddr, DatagramMeta, &UdpSocket) + 'a;
+
+/// A kernel receive stamp (`CLOCK_REALTIME`) as an [`Instant`]: how long ago
+/// it was on the wall clock, subtracted from now. A stamp in the future or
+/// more than a second old (the wall clock stepped) is not believed.
+fn stamp_to_instant(stamp: libc::timespec) -> Option<Instant> {
+    let secs = u64::try_from(stamp.tv_sec).ok()?;
+    let nanos = u32::try_from(stamp.tv_nsec)
+        .ok()
+        .filter(|n| *n < 1_000_000_000)?;
+    let stamped = std::time::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))?;
+    let now = Instant::now();
+    let age = std::time::SystemTime::now().duration_since(stamped).ok()?;
+    (age <= Duration::from_secs(1))
+        .then(|| now.checked_sub(age))
+        .flatten()
+}
 
 /// A UDP socket that waits for datagrams with a deadline.
 struct Wire {
@@ -115,6 +153,10 @@ impl Wire {
             }
             enable_ip_options(&socket)
                 .context("cannot ask for IP options (IP_RECVOPTS) for --aqt-from-ip-option")?;
+        }
+        if let Err(e) = enable_receive_timestamps(&socket) {
+            // Receive timestamps then say when a datagram was read.
+            log::debug!("no kernel receive timestamps (SO_TIMESTAMPNS): {e}");
         }
         Ok(Wire {
             socket,
@@ -169,13 +211,7 @@ impl Wire {
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<Received>> {
-        let result = if self.aqt_from_ip_option {
-            recv_with_ip_options(&self.socket, buf)
-        } else {
-            self.socket
-                .recv_from(buf)
-                .map(|(len, from)| (len, from, None))
-        };
+        let result = recv_with_metadata(&self.socket, buf, self.aqt_from_ip_option);
         match result {
             Ok(v) => Ok(Some(v)),
             Err(e) => match e.kind() {
@@ -202,8 +238,8 @@ impl Wire {
             .recv_until(buf, deadline)
             .context("cannot receive from the UDP socket")?;
         let mut count = 0;
-        while let Some((len, from, aqt)) = next {
-            handle(&mut buf[..len], from, aqt, &self.socket);
+        while let Some((len, from, meta)) = next {
+            handle(&mut buf[..len], from, meta, &self.socket);
             count += 1;
             if count >= MAX_READ_BATCH {
                 break;
@@ -216,13 +252,18 @@ impl Wire {
     }
 }
 
-/// `recvmsg` into `buf`, with the AQT of the datagram's IPv4 options if it
-/// carries our option; malformed or foreign options give `None`.
-fn recv_with_ip_options(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Received> {
+/// `recvmsg` into `buf`, with the kernel's receive stamp and, when
+/// `ip_options`, the AQT of the datagram's IPv4 options if it carries our
+/// option; malformed or foreign options give `None`.
+fn recv_with_metadata(
+    socket: &UdpSocket,
+    buf: &mut [u8],
+    ip_options: bool,
+) -> io::Result<Received> {
     // SAFETY: all-zero is a valid sockaddr_storage and msghdr.
     let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    // IP options are at most 40 bytes; room for them and then some.
-    let mut control = [0u64; 16];
+    // IP options are at most 40 bytes, a timespec 16; room for both and more.
+    let mut control = [0u64; 24];
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
@@ -240,6 +281,7 @@ fn recv_with_ip_options(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Receiv
         return Err(io::Error::last_os_error());
     }
     let mut aqt_us = None;
+    let mut received_at = None;
     // SAFETY: walking the control buffer the kernel filled, within
     // `msg_controllen`; each message's data stays within its `cmsg_len`.
     unsafe {
@@ -249,12 +291,21 @@ fn recv_with_ip_options(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Receiv
             let header = data as usize - cmsg as usize;
             let len = ((*cmsg).cmsg_len as usize).saturating_sub(header);
             let end = control.as_ptr() as usize + msg.msg_controllen as usize;
-            if (*cmsg).cmsg_level == libc::IPPROTO_IP
+            if ip_options
+                && (*cmsg).cmsg_level == libc::IPPROTO_IP
                 && (*cmsg).cmsg_type == libc::IP_RECVOPTS
                 && data as usize + len <= end
             {
                 let options = std::slice::from_raw_parts(data, len);
                 aqt_us = quic_ext::aqt_ip_option::find_in_ip_options(options);
+            }
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET
+                && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
+                && len >= std::mem::size_of::<libc::timespec>()
+                && data as usize + len <= end
+            {
+                let stamp: libc::timespec = std::ptr::read_unaligned(data.cast());
+                received_at = stamp_to_instant(stamp);
             }
             cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
         }
@@ -264,7 +315,10 @@ fn recv_with_ip_options(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Receiv
     Ok((
         n as usize,
         from,
-        aqt_us.map(|us| Duration::from_micros(u64::from(us))),
+        DatagramMeta {
+            queueing_time: aqt_us.map(|us| Duration::from_micros(u64::from(us))),
+            received_at,
+        },
     ))
 }
 
@@ -415,7 +469,7 @@ struct Waiting {
     data: Vec<u8>,
     from: SocketAddr,
     local: SocketAddr,
-    aqt: Option<Duration>,
+    meta: DatagramMeta,
 }
 
 /// Datagrams for no connection held at once; more are dropped (their
@@ -459,12 +513,12 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         } else {
             Some(Instant::now())
         };
-        wire.read_batch(&mut buf, deadline, &mut |data, from, aqt, _| {
+        wire.read_batch(&mut buf, deadline, &mut |data, from, meta, _| {
             state.datagram(Datagram {
                 data,
                 from,
                 local,
-                aqt,
+                meta,
             })
         })?;
         state.answer_waiting(&wire.socket);
@@ -583,8 +637,9 @@ struct Datagram<'a> {
     data: &'a mut [u8],
     from: SocketAddr,
     local: SocketAddr,
-    /// The queueing time an AQT IPv4 option reported, if read and present.
-    aqt: Option<Duration>,
+    /// The AQT IPv4 option's queueing time (if read and present), the
+    /// kernel's receive stamp.
+    meta: DatagramMeta,
 }
 
 impl ServerState {
@@ -595,7 +650,7 @@ impl ServerState {
             data,
             from,
             local,
-            aqt,
+            meta,
         } = datagram;
         let hdr = match quiche::Header::from_slice(data, SERVER_CID_LEN) {
             Ok(h) => h,
@@ -617,7 +672,7 @@ impl ServerState {
                     data: data.to_vec(),
                     from,
                     local,
-                    aqt,
+                    meta,
                 });
             } else {
                 log::debug!("Initial from {from} dropped: {MAX_WAITING} waiting");
@@ -625,8 +680,7 @@ impl ServerState {
             return;
         };
         if let Some(c) = self.conns.get_mut(&key) {
-            c.endpoint
-                .on_datagram_with_queueing_time(data, from, local, aqt);
+            c.endpoint.on_datagram_with_meta(data, from, local, meta);
         }
     }
 
@@ -653,7 +707,7 @@ impl ServerState {
             };
             if let Some(c) = key.and_then(|k| self.conns.get_mut(&k)) {
                 c.endpoint
-                    .on_datagram_with_queueing_time(&mut w.data, w.from, w.local, w.aqt);
+                    .on_datagram_with_meta(&mut w.data, w.from, w.local, w.meta);
             }
         }
     }
@@ -1010,8 +1064,8 @@ pub fn run_client(
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        wire.read_batch(&mut buf, deadline, &mut |data, from, aqt, _| {
-            endpoint.on_datagram_with_queueing_time(data, from, local, aqt)
+        wire.read_batch(&mut buf, deadline, &mut |data, from, meta, _| {
+            endpoint.on_datagram_with_meta(data, from, local, meta)
         })?;
         let now = Instant::now();
         endpoint.on_timer(now);
@@ -1246,11 +1300,13 @@ mod tests {
         let mut buf = [0; 64];
         let deadline = Some(Instant::now() + Duration::from_secs(2));
         let got = wire.recv_until(&mut buf, deadline).unwrap();
-        assert_eq!(got, Some((5, sender_addr, None)));
+        let (len, from, meta) = got.expect("the plain datagram");
+        assert_eq!((len, from, meta.queueing_time), (5, sender_addr, None));
         let got = wire.recv_until(&mut buf, deadline).unwrap();
+        let (len, from, meta) = got.expect("the marked datagram");
         assert_eq!(
-            got,
-            Some((6, sender_addr, Some(Duration::from_micros(12_345))))
+            (len, from, meta.queueing_time),
+            (6, sender_addr, Some(Duration::from_micros(12_345)))
         );
         assert_eq!(&buf[..6], b"marked");
         // Nothing else waiting.
@@ -1272,7 +1328,44 @@ mod tests {
         let mut buf = [0; 64];
         let deadline = Some(Instant::now() + Duration::from_secs(2));
         let got = wire.recv_until(&mut buf, deadline).unwrap();
-        assert_eq!(got, Some((6, sender.local_addr().unwrap(), None)));
+        let (len, from, meta) = got.expect("the datagram");
+        assert_eq!(
+            (len, from, meta.queueing_time),
+            (6, sender.local_addr().unwrap(), None)
+        );
+    }
+
+    #[test]
+    fn the_kernel_stamps_when_a_datagram_arrived() {
+        let receiver = bind_udp("127.0.0.1:0".parse().unwrap()).unwrap();
+        let to = receiver.local_addr().unwrap();
+        let mut wire = Wire::new(receiver, false).unwrap();
+        let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let before = Instant::now();
+        sender.send_to(b"first", to).unwrap();
+        sender.send_to(b"second", to).unwrap();
+        // Read both well after they arrived: the stamps say when they did.
+        std::thread::sleep(Duration::from_millis(50));
+        let mut buf = [0; 64];
+        let deadline = Some(Instant::now() + Duration::from_secs(2));
+        let (_, _, first) = wire.recv_until(&mut buf, deadline).unwrap().expect("first");
+        let (_, _, second) = wire
+            .recv_until(&mut buf, deadline)
+            .unwrap()
+            .expect("second");
+        let read = Instant::now();
+        let (Some(a), Some(b)) = (first.received_at, second.received_at) else {
+            eprintln!("skipped: this kernel gives no SO_TIMESTAMPNS stamps");
+            return;
+        };
+        // The wall clock is read twice per conversion: allow it 5 ms.
+        let slack = Duration::from_millis(5);
+        assert!(a + slack >= before, "first stamped before it was sent");
+        assert!(b + slack >= a, "second stamped before the first");
+        assert!(
+            read.duration_since(b) >= Duration::from_millis(40),
+            "stamped when read"
+        );
     }
 
     #[test]

@@ -72,6 +72,14 @@ fn format_value(info: &ParamInfo, value: f64) -> String {
     }
 }
 
+/// Parameters that were replaced, with what to write instead; a user who
+/// gives one is told so, beside the list of valid parameters.
+const RETIRED: &[(&str, &str)] = &[(
+    "slow_start_pacing",
+    "slow_start_pacing was replaced by profile: profile=quic (the default) paces slow start, \
+     profile=paper does not",
+)];
+
 /// Why a parameter was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParamError {
@@ -79,6 +87,8 @@ pub enum ParamError {
         algorithm: &'static str,
         key: String,
         valid: Vec<&'static str>,
+        /// What replaced `key`, if it is a retired parameter.
+        hint: Option<&'static str>,
     },
     BadValue {
         algorithm: &'static str,
@@ -101,6 +111,7 @@ impl fmt::Display for ParamError {
                 algorithm,
                 key,
                 valid,
+                ..
             } if valid.is_empty() => {
                 write!(f, "{algorithm} takes no parameters, but got '{key}'")
             }
@@ -108,11 +119,14 @@ impl fmt::Display for ParamError {
                 algorithm,
                 key,
                 valid,
-            } => write!(
-                f,
-                "{algorithm} has no parameter '{key}'; valid parameters: {}",
-                valid.join(", ")
-            ),
+                hint,
+            } => {
+                write!(f, "{algorithm} has no parameter '{key}'")?;
+                if let Some(hint) = hint {
+                    write!(f, " ({hint})")?;
+                }
+                write!(f, "; valid parameters: {}", valid.join(", "))
+            }
             ParamError::BadValue {
                 algorithm,
                 key,
@@ -169,6 +183,10 @@ impl ParamValues {
             algorithm: self.algorithm,
             key: key.to_string(),
             valid: self.table.iter().map(|p| p.name).collect(),
+            hint: RETIRED
+                .iter()
+                .find(|(retired, _)| *retired == key)
+                .map(|(_, hint)| *hint),
         })?;
         let info = &self.table[index];
         let parsed = info.parse(value).ok_or_else(|| ParamError::BadValue {
@@ -332,6 +350,11 @@ mod tests {
         assert!(e.contains("whole number"), "{e}");
         let e = p.set("flavour", "bsd").unwrap_err().to_string();
         assert!(e.contains("paper, linux"), "{e}");
+        let e = p.set("slow_start_pacing", "on").unwrap_err().to_string();
+        assert!(
+            e.contains("replaced by profile") && e.contains("alpha, m, flavour"),
+            "{e}"
+        );
         assert!(matches!(
             p.set_pair("alpha"),
             Err(ParamError::NotKeyValue(_))

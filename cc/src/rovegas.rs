@@ -30,7 +30,9 @@
 //!
 //! Everything else is Vegas's ([`crate::vegas`], 004_039b3aff67042154.txt):
 //! the once-per-RTT round, slow start and its gamma exit, loss reaction,
-//! persistent congestion, spike suppression. This file does not copy any of
+//! persistent congestion, pacing (spike suppression, and the `profile`:
+//! slow start paced by default as RFC 9002 section 7.7 asks, unpaced with
+//! `profile=paper` as in the paper). This file does not copy any of
 //! it: it runs a paper-flavour [`Vegas`] and feeds it each ACK with every
 //! packet's RTT replaced by RTT − QTb, which is exactly eq. (2) (Vegas's
 //! Actual computed on that RTT *is* actual'), after offering the probing
@@ -105,7 +107,7 @@
 //! - **ACK delay.** Vegas's RTTs include the peer's ACK delay; so do
 //!   RoVegas's, so that with no queueing information the two are identical.
 //!   The estimator uses ACK delay only to split the round trip.
-//! - **Spike suppression** paces at cwnd / smoothed RTT as in `vegas`, with
+//! - **Spike suppression** paces at 2 × cwnd / smoothed RTT as in `vegas`, with
 //!   the stack's smoothed RTT (backward queueing included): pacing only
 //!   spreads the window over the RTT the ACKs actually take.
 //! - **Constants.** The paper's only constants are alpha and beta (1 and 3 in

@@ -17,6 +17,10 @@
 //!   fewer than three RTT samples falls back to Reno, as in Linux. Loss
 //!   reaction is Reno's halving. No spike suppression (Linux has none).
 //!
+//! Both pace as good QUIC senders by default (`profile=quic`: slow start
+//! paced too, RFC 9002 section 7.7); `profile=paper` sends exactly as the
+//! paper's TCP (see "Pacing profile" below).
+//!
 //! The once-per-RTT round is [`RoundClock`]'s: a round ends when a packet sent
 //! after it began is acknowledged. The RTT compared with BaseRTT is the
 //! parameter `round_rtt`: `distinguished` for `vegas` (section 3.5.2 divides
@@ -104,9 +108,9 @@
 //!   [...] so the current number of bytes in transit can catch up" (section
 //!   3.4): the pacing rate is `spike_burst_packets` (2) × cwnd / RTT, with
 //!   bursts of that many segments; cwnd still bounds what is in flight
-//!   ([`crate::shared::vegas_pacing`]). RTT is the stack's smoothed RTT
-//!   (section 3.1's fine-grained estimate), BaseRTT before there is one. Off
-//!   in slow start, as the paper says.
+//!   ([`crate::shared::pacing_profile`]). RTT is the stack's smoothed RTT
+//!   (section 3.1's fine-grained estimate), BaseRTT before there is one. The
+//!   paper does not pace slow start (below).
 //! - **gamma** (1). Section 3.5.3 names the threshold but gives it no value;
 //!   1 is Linux's `tcp_vegas.c` default (alpha 2, beta 4, gamma 1), which
 //!   the paper's experiments with alpha 1, beta 3 do not contradict.
@@ -116,16 +120,22 @@
 //!   when a retransmission is itself lost; QUIC never retransmits a packet
 //!   under its own number, so that case cannot be told apart and is not
 //!   modelled.
-//! - **Slow-start pacing** (`slow_start_pacing`, off by default). The paper
-//!   leaves slow start unpaced: each ACK releases a burst, and a doubling round
-//!   queues as many packets as the window grows by. On a long path with a
-//!   small buffer (GEO, 600 ms RTT, 25 packets) that overflows the buffer long
-//!   before the window reaches the path's capacity, and Vegas then grows one
-//!   packet per 600 ms. QUIC senders should pace everything (RFC 9002, section
-//!   7.7), so this port offers it: with `slow_start_pacing=on`, slow start is
-//!   paced at `slow_start_pacing_gain` (2, so that the window can double in a
-//!   round) × cwnd / RTT, and a queue only forms once that rate exceeds the
-//!   bottleneck, which is what Diff > gamma is meant to detect.
+//! - **Pacing profile** (`profile`, [`crate::shared::pacing_profile`]). The
+//!   paper leaves slow start unpaced: each ACK releases a burst, and a
+//!   doubling round queues as many packets as the window grows by. On a long
+//!   path with a small buffer (GEO, 600 ms RTT, 25 packets) that overflows
+//!   the buffer long before the window reaches the path's capacity, and
+//!   Vegas then grows one packet per 600 ms. QUIC senders should pace
+//!   everything (RFC 9002, section 7.7), so by default (`profile=quic`) slow
+//!   start is paced at `slow_start_pacing_gain` (2, so that the window can
+//!   double in a round) × cwnd / RTT, and a queue only forms once that rate
+//!   exceeds the bottleneck, which is what Diff > gamma is meant to detect.
+//!   Outside slow start both profiles pace with spike suppression (the
+//!   paper's own pacing). `profile=paper` is the paper's sending exactly:
+//!   slow start unpaced; the reproduction (`scripts/reproduce`) runs it.
+//!   `vegas-linux` has no spike suppression (Linux has none): with
+//!   `profile=quic` it paces outside slow start at RFC 9002's `pacing_gain`
+//!   (1.25) × cwnd / RTT, with `profile=paper` not at all.
 //! - **Zero RTTs** are ignored as samples (below clock granularity).
 //! - **Window units.** cwnd is kept in bytes; Diff uses cwnd / max datagram
 //!   size as WindowSize in packets, fractions included. On a change of the
@@ -165,12 +175,12 @@ use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::pacing_profile::{
+    self, PacingProfile, PACING_GAIN, PROFILE, SLOW_START_PACING_GAIN, SPIKE_SUPPRESSION_PARAMS,
+};
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
 use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
 use crate::shared::vegas_diff::{linux_diff_packets, linux_target_window_packets, VegasDiff};
-use crate::shared::vegas_pacing::{
-    VegasPacing, SLOW_START_PACING, SLOW_START_PACING_GAIN, SPIKE_BURST_PACKETS, SPIKE_SUPPRESSION,
-};
 use crate::shared::window::Window;
 
 /// Which Vegas: the paper's or Linux's.
@@ -283,10 +293,11 @@ pub const PAPER_COMMON_PARAMS: &[ParamInfo] = &[
         kind: SAMPLES_RANGE,
         description: "RTT samples a round needs before Diff is computed from it",
     },
-    SPIKE_SUPPRESSION,
-    SPIKE_BURST_PACKETS,
-    SLOW_START_PACING,
-    SLOW_START_PACING_GAIN,
+    SPIKE_SUPPRESSION_PARAMS[0],
+    SPIKE_SUPPRESSION_PARAMS[1],
+    SPIKE_SUPPRESSION_PARAMS[2],
+    SPIKE_SUPPRESSION_PARAMS[3],
+    SPIKE_SUPPRESSION_PARAMS[4],
 ];
 
 /// Parameters of `vegas`, with the paper's defaults.
@@ -338,21 +349,24 @@ pub const LINUX_PARAMS: &[ParamInfo] = &[
         name: "spike_suppression",
         default: 1.0,
         kind: ON_OFF,
-        description: "pace to cwnd/RTT outside slow start (Linux's Vegas does not)",
+        description: "pace at spike_burst_packets x cwnd/RTT outside slow start, as the \
+                      paper's Vegas does (section 3.4; Linux's Vegas does not)",
     },
     ParamInfo {
         name: "spike_burst_packets",
         default: 2.0,
         kind: BURST_RANGE,
-        description: "packets allowed per spacing interval when spike suppression is on",
+        description: "packets allowed per spacing interval when spike suppression is on; also \
+                      the burst of profile=quic's pacing",
     },
-    SLOW_START_PACING,
+    PROFILE,
     SLOW_START_PACING_GAIN,
+    PACING_GAIN,
     ROUND_RTT_MINIMUM,
 ];
 
 /// alpha and beta bound the queue from below and above.
-pub(crate) fn validate_thresholds(params: &ParamValues) -> Result<(), String> {
+fn validate_thresholds(params: &ParamValues) -> Result<(), String> {
     let (alpha, beta) = (params.get("alpha"), params.get("beta"));
     if alpha <= beta {
         Ok(())
@@ -362,6 +376,13 @@ pub(crate) fn validate_thresholds(params: &ParamValues) -> Result<(), String> {
              of the packets to keep queued, beta the upper"
         ))
     }
+}
+
+/// Vegas's checks: the thresholds, and the pacing settings
+/// ([`pacing_profile::validate`]).
+pub(crate) fn validate(params: &ParamValues) -> Result<(), String> {
+    validate_thresholds(params)?;
+    pacing_profile::validate(params)
 }
 
 fn build_paper(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
@@ -378,7 +399,7 @@ pub static VEGAS: AlgorithmInfo = AlgorithmInfo {
     description: "TCP Vegas as in the paper: Diff once per RTT against alpha/beta (1,3), \
                   slow start growing every other RTT until Diff > gamma, spike suppression",
     params: PAPER_PARAMS,
-    validate: validate_thresholds,
+    validate,
     build: build_paper,
 };
 
@@ -388,7 +409,7 @@ pub static VEGAS_LINUX: AlgorithmInfo = AlgorithmInfo {
     description: "TCP Vegas as in Linux's tcp_vegas.c: alpha/beta/gamma 2/4/1, every-RTT \
                   slow start left at min(cwnd, target+1), Reno loss reaction",
     params: LINUX_PARAMS,
-    validate: validate_thresholds,
+    validate,
     build: build_linux,
 };
 
@@ -403,7 +424,7 @@ struct Config {
     loss_factor: f64,
     timeout_ssthresh_factor: f64,
     min_rtt_samples: u64,
-    pacing: VegasPacing,
+    pacing: PacingProfile,
     round_rtt: RoundRtt,
 }
 
@@ -420,7 +441,7 @@ impl Config {
             loss_factor: params.get("loss_factor"),
             timeout_ssthresh_factor: params.get("timeout_ssthresh_factor"),
             min_rtt_samples: params.get("min_rtt_samples") as u64,
-            pacing: VegasPacing::read(params),
+            pacing: PacingProfile::read_spike_suppression(params),
             round_rtt: RoundRtt::from_index(params.get("round_rtt") as usize)
                 .unwrap_or(RoundRtt::Distinguished),
         }
@@ -794,11 +815,11 @@ impl CongestionController for Vegas {
     }
 
     /// Section 3.4, spike suppression: SegSpacing = RTT × MaxSegment /
-    /// WindowSize, at most `spike_burst_packets` per SegSpacing, off during
-    /// slow start.
+    /// WindowSize, at most `spike_burst_packets` per SegSpacing, not in slow
+    /// start.
     ///
-    /// With `slow_start_pacing` on (an extension, see the module docs), slow
-    /// start is paced too, at `slow_start_pacing_gain` × cwnd / RTT.
+    /// With `profile=quic` (the default, see the module docs), slow start is
+    /// paced too, at `slow_start_pacing_gain` × cwnd / RTT.
     fn pacing(&self) -> Option<Pacing> {
         let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt());
         self.config

@@ -47,6 +47,10 @@
 //!   (004_039b3aff67042154.txt, [`crate::vegas`]), unchanged and with Vegas's
 //!   parameters: the controller is [`Vegas`] with Fig. 1 plugged in as its
 //!   [`CongestionAvoidanceRule`]. The paper describes Vegas-A only by Fig. 1.
+//! - Pacing too is Vegas's ([`crate::shared::pacing_profile`]): by default
+//!   (`profile=quic`) slow start is paced as RFC 9002 section 7.7 asks, and
+//!   spike suppression paces the rest; `profile=paper` leaves slow start
+//!   unpaced, as Vegas's paper (and hence 000's Vegas-A) does.
 //!
 //! # Where the paper is ambiguous
 //!
@@ -98,8 +102,8 @@ use crate::controller::{CongestionController, Internals};
 use crate::params::{param_named, ParamInfo, ParamKind, ParamValues};
 use crate::shared::round_clock::CompletedRound;
 use crate::vegas::{
-    validate_thresholds, CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas,
-    PAPER_PARAMS as VEGAS_PARAMS, ROUND_RTT_DISTINGUISHED,
+    self, CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas, PAPER_PARAMS as VEGAS_PARAMS,
+    ROUND_RTT_DISTINGUISHED,
 };
 
 pub const NAME: &str = "vegas-a";
@@ -155,10 +159,11 @@ pub const PARAMS: &[ParamInfo] = &[
     param_named(VEGAS_PARAMS, "loss_factor"),
     param_named(VEGAS_PARAMS, "timeout_ssthresh_factor"),
     param_named(VEGAS_PARAMS, "min_rtt_samples"),
+    param_named(VEGAS_PARAMS, "profile"),
     param_named(VEGAS_PARAMS, "spike_suppression"),
     param_named(VEGAS_PARAMS, "spike_burst_packets"),
-    param_named(VEGAS_PARAMS, "slow_start_pacing"),
     param_named(VEGAS_PARAMS, "slow_start_pacing_gain"),
+    param_named(VEGAS_PARAMS, "pacing_gain"),
     // Vegas's own round RTT (004: the distinguished segment's): Fig. 1
     // changes only the thresholds. 000 simulated Vegas-A and the Vegas it is
     // compared with in ns-2, which averages the round: `round_rtt=mean` for
@@ -184,8 +189,8 @@ pub fn validate(params: &ParamValues) -> Result<(), String> {
             "alpha ({alpha}) must not be below alpha_min ({alpha_min}): alpha never goes below it"
         ));
     }
-    // Vegas's alpha <= beta.
-    validate_thresholds(params)
+    // Vegas's alpha <= beta, and its pacing settings.
+    vegas::validate(params)
 }
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
@@ -565,17 +570,18 @@ mod tests {
 
     #[test]
     fn tables_share_vegas_entries() {
-        assert_eq!(PARAMS.len(), 16);
+        assert_eq!(PARAMS.len(), 17);
         for name in [
             "gamma",
             "ss_exit_factor",
             "loss_factor",
             "timeout_ssthresh_factor",
             "min_rtt_samples",
+            "profile",
             "spike_suppression",
             "spike_burst_packets",
-            "slow_start_pacing",
             "slow_start_pacing_gain",
+            "pacing_gain",
         ] {
             let ours = PARAMS.iter().find(|p| p.name == name);
             let vegas = VEGAS_PARAMS.iter().find(|p| p.name == name);

@@ -45,7 +45,8 @@
 //! α, β and whether Diff_Now > 0, i.e. Th(i) > Th(i−1)); Fig. 2 picks the
 //! case ([`Case::classify`]); the case scales Vegas-A's [`Step`] — cwnd, α
 //! and β alike — and Vegas-A carries it out ([`VegasA::apply`]: α never
-//! below 1). Slow start, losses and spike suppression are Vegas's, as for
+//! below 1). Slow start, losses and pacing (spike suppression, and the
+//! `profile` that decides whether slow start is paced) are Vegas's, as for
 //! Vegas-A. Th(i) is the round's throughput (bytes acknowledged over the
 //! round's duration, [`ThroughputHistory`]).
 //!

@@ -149,9 +149,10 @@
 //!   start, not IV.A, is what carries Vegas-W through a GEO start-up that
 //!   overflowed a small buffer (fau-sat): the loss sets ssthresh to the
 //!   estimated BDP, far above the cut window.
-//! - **Pacing** is Vegas's ([`crate::shared::vegas_pacing`]): spike
-//!   suppression outside slow start, slow-start pacing as an option; the
-//!   paper changes neither.
+//! - **Pacing** is Vegas's ([`crate::shared::pacing_profile`]): spike
+//!   suppression outside slow start; slow start paced as RFC 9002 section
+//!   7.7 asks by default (`profile=quic`), unpaced with `profile=paper`, as
+//!   in Vegas's paper. 003 changes neither.
 //! - **Round RTT** (`round_rtt`): the mean of the round's samples, as ns-2's
 //!   Vegas computes it, with which 003 was simulated. It sees the queueing of
 //!   slow-start bursts, which is what IV.A's test is for; with the round's
@@ -209,12 +210,12 @@ use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::pacing_profile::{PacingProfile, SPIKE_SUPPRESSION_PARAMS};
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
 use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
 use crate::shared::vegas_diff::VegasDiff;
-use crate::shared::vegas_pacing::{self, VegasPacing};
 use crate::shared::window::Window;
-use crate::vegas::{validate_thresholds, ROUND_RTT_MEAN};
+use crate::vegas::{self, ROUND_RTT_MEAN};
 
 pub const NAME: &str = "vegas-w";
 
@@ -316,10 +317,11 @@ pub const PARAMS: &[ParamInfo] = &[
         description: "most packets whose send and ACK times are kept for loss classification",
     },
     // Vegas's pacing, which Vegas-W keeps (it changes only IV.A-C).
-    vegas_pacing::PARAMS[0],
-    vegas_pacing::PARAMS[1],
-    vegas_pacing::PARAMS[2],
-    vegas_pacing::PARAMS[3],
+    SPIKE_SUPPRESSION_PARAMS[0],
+    SPIKE_SUPPRESSION_PARAMS[1],
+    SPIKE_SUPPRESSION_PARAMS[2],
+    SPIKE_SUPPRESSION_PARAMS[3],
+    SPIKE_SUPPRESSION_PARAMS[4],
     // 003 simulated with ns-2, whose Vegas takes the mean RTT of the round.
     ROUND_RTT_MEAN,
 ];
@@ -330,8 +332,8 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
                   bandwidth x BaseRTT, BaseRTT refreshed on route change (RTT > 2 x mean of \
                   20), losses classified by send vs ACK spacing",
     params: PARAMS,
-    // Vegas's alpha <= beta.
-    validate: validate_thresholds,
+    // Vegas's alpha <= beta, and its pacing settings.
+    validate: vegas::validate,
     build,
 };
 
@@ -640,7 +642,7 @@ struct Config {
     spacing_margin: f64,
     unclassified_loss: LossClass,
     bwe_in_congestion_avoidance: bool,
-    pacing: VegasPacing,
+    pacing: PacingProfile,
     round_rtt: RoundRtt,
 }
 
@@ -701,7 +703,7 @@ impl VegasW {
                 spacing_margin: params.get("spacing_margin"),
                 unclassified_loss,
                 bwe_in_congestion_avoidance: params.word("bwe_in_congestion_avoidance") == "on",
-                pacing: VegasPacing::read(params),
+                pacing: PacingProfile::read_spike_suppression(params),
                 round_rtt: RoundRtt::from_index(params.get("round_rtt") as usize)
                     .unwrap_or(RoundRtt::Mean),
             },
@@ -950,8 +952,8 @@ impl CongestionController for VegasW {
         self.window.state(self.epoch.in_recovery())
     }
 
-    /// Vegas's spike suppression (section 3.4 of 004) and, when on, slow-start
-    /// pacing.
+    /// Vegas's spike suppression (section 3.4 of 004) and, with
+    /// `profile=quic`, slow-start pacing.
     fn pacing(&self) -> Option<Pacing> {
         let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt());
         self.config

@@ -88,15 +88,28 @@
 //! - **Window units.** cwnd is kept in bytes; N uses cwnd / max datagram size
 //!   in packets, fractions included. On a change of the datagram size the
 //!   window keeps its packet count.
+//!
+//! # Pacing profile
+//!
+//! Veno is Reno's sender, which does not pace. `profile=paper` sends exactly
+//! so: ACK-clocked, unpaced. By default (`profile=quic`) Veno paces as RFC
+//! 9002 section 7.7 asks a QUIC sender to: slow start at
+//! `slow_start_pacing_gain` (2) × cwnd / smoothed RTT, the rest at
+//! `pacing_gain` (RFC 9002's N, 1.25) × cwnd / smoothed RTT, bursts of
+//! `pacing_burst_packets` (2) after idle; no pacing before the first RTT
+//! sample. Pacing changes when packets leave, never the window rules above
+//! ([`crate::shared::pacing_profile`], shared with every member; VenoDB's
+//! is the same).
 
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use crate::controller::{no_constraints, AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, Internals};
+use crate::controller::{AlgorithmInfo, WindowConfig};
+use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::pacing_profile::{self, PacingProfile, UNPACED_PAPER_PARAMS};
 // Re-exported: it was `veno::RecoveryEpoch` before it was shared.
 pub use crate::shared::recovery_epoch::RecoveryEpoch;
 use crate::shared::recovery_epoch::{AckedRound, SentAtReduction};
@@ -185,6 +198,10 @@ pub const PARAMS: &[ParamInfo] = &[
     CONGESTION_LOSS_FACTOR,
     TIMEOUT_SSTHRESH_FACTOR,
     MIN_RTT_SAMPLES,
+    UNPACED_PAPER_PARAMS[0],
+    UNPACED_PAPER_PARAMS[1],
+    UNPACED_PAPER_PARAMS[2],
+    UNPACED_PAPER_PARAMS[3],
 ];
 
 pub static INFO: AlgorithmInfo = AlgorithmInfo {
@@ -192,7 +209,7 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     description: "TCP Veno: Reno with Vegas's backlog N = Diff x BaseRTT; N >= beta (3) grows \
                   every other RTT, a loss with N < beta is random (x4/5), else congestion (x1/2)",
     params: PARAMS,
-    validate: no_constraints,
+    validate: pacing_profile::validate,
     build,
 };
 
@@ -337,6 +354,7 @@ struct Config {
     beta: f64,
     timeout_ssthresh_factor: f64,
     min_rtt_samples: u64,
+    pacing: PacingProfile,
 }
 
 /// The Veno skeleton; see the module documentation. `Veno` alone is TCP
@@ -358,6 +376,8 @@ pub struct Veno<R: VenoRules = ClassicVeno> {
     ai_credit: f64,
     epoch: RecoveryEpoch,
     last_loss: Option<LossReaction>,
+    /// The stack's smoothed RTT, for pacing.
+    smoothed_rtt: Option<Duration>,
 }
 
 impl Veno<ClassicVeno> {
@@ -369,7 +389,8 @@ impl Veno<ClassicVeno> {
 
 impl<R: VenoRules> Veno<R> {
     /// A controller making `rules`' decisions; `params` must contain
-    /// [`BETA`], [`TIMEOUT_SSTHRESH_FACTOR`] and [`MIN_RTT_SAMPLES`].
+    /// [`BETA`], [`TIMEOUT_SSTHRESH_FACTOR`], [`MIN_RTT_SAMPLES`] and
+    /// [`UNPACED_PAPER_PARAMS`].
     pub fn with_rules(rules: R, params: &ParamValues, window: WindowConfig) -> Self {
         let increase_per_rtt = sane_increase(rules.initial_increase());
         Veno {
@@ -378,6 +399,7 @@ impl<R: VenoRules> Veno<R> {
                 beta: params.get(BETA.name),
                 timeout_ssthresh_factor: params.get(TIMEOUT_SSTHRESH_FACTOR.name),
                 min_rtt_samples: params.get(MIN_RTT_SAMPLES.name) as u64,
+                pacing: PacingProfile::read_unpaced_paper(params),
             },
             window: Window::new(window),
             base_rtt: BaseRttTracker::new(),
@@ -390,6 +412,7 @@ impl<R: VenoRules> Veno<R> {
             // it, as in this crate's Vegas.
             epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             last_loss: None,
+            smoothed_rtt: None,
         }
     }
 
@@ -490,6 +513,9 @@ impl<R: VenoRules> CongestionController for Veno<R> {
             return;
         }
         self.rules.observe_ack(ack);
+        if !ack.rtt.smoothed_rtt.is_zero() {
+            self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
+        }
         if let Some(rtt) = smallest_rtt_sample(ack.acked, self.rounds.min_sample_size()) {
             self.base_rtt.on_rtt_sample(rtt);
         }
@@ -563,6 +589,15 @@ impl<R: VenoRules> CongestionController for Veno<R> {
 
     fn state(&self) -> CcState {
         self.window.state(self.epoch.in_recovery())
+    }
+
+    /// None with `profile=paper` (Reno does not pace); see the module docs.
+    fn pacing(&self) -> Option<Pacing> {
+        self.config.pacing.pacing(
+            self.window.in_slow_start(),
+            self.window.cwnd(),
+            self.smoothed_rtt,
+        )
     }
 
     fn internals(&self, out: &mut Internals) {

@@ -126,15 +126,20 @@
 //!   window with ssthresh = cwnd / 2, fractional increases accumulate as
 //!   credit, application-limited ACKs do not grow the window. "After 3
 //!   dup-ACKs" is any loss QUIC's loss detection declares.
+//! - **Pacing** is Veno's (see "Pacing profile" in `veno.rs`): 001 does not
+//!   pace, and `profile=paper` does not; by default (`profile=quic`) VenoDB
+//!   paces as RFC 9002 section 7.7 asks, slow start at 2 × cwnd / RTT, the
+//!   rest at 1.25 × cwnd / RTT.
 
 use std::cmp::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::controller::{no_constraints, AlgorithmInfo, WindowConfig};
+use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, AckedPacket};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
 use crate::shared::bandwidth_filter::{BandwidthSampler, Ewma, WESTWOOD_PLUS_HISTORY_WEIGHT};
+use crate::shared::pacing_profile::{self, UNPACED_PAPER_PARAMS};
 use crate::shared::relative_delay::{
     nanos_to_millis, DelaySource, DelaySum, Outcome, ReceiveStamp, RelativeDelayEstimator,
     StampedPacket,
@@ -237,6 +242,11 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     TIMEOUT_SSTHRESH_FACTOR,
     MIN_RTT_SAMPLES,
+    // Veno's pacing profile: 001 does not pace.
+    UNPACED_PAPER_PARAMS[0],
+    UNPACED_PAPER_PARAMS[1],
+    UNPACED_PAPER_PARAMS[2],
+    UNPACED_PAPER_PARAMS[3],
 ];
 
 pub static INFO: AlgorithmInfo = AlgorithmInfo {
@@ -245,7 +255,7 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
                   receive timestamps (else ACK spacing) and bwe(t) vs bwe(t-RTT); \
                   one reduction per recovery epoch",
     params: PARAMS,
-    validate: no_constraints,
+    validate: pacing_profile::validate,
     build,
 };
 

@@ -59,16 +59,26 @@
 //!   (RFC 9002 section 7.8).
 //! * When a loss turns out to be spurious the host's saved window is
 //!   restored, and so is the previous recovery epoch.
+//!
+//! Pacing profile ([`crate::shared::pacing_profile`]): Westwood+ is Reno's
+//! sender, which does not pace, and `profile=paper` sends exactly so. By
+//! default (`profile=quic`) it paces as RFC 9002 section 7.7 asks a QUIC
+//! sender to: slow start at `slow_start_pacing_gain` (2) × cwnd / smoothed
+//! RTT, the rest at `pacing_gain` (RFC 9002's N, 1.25) × cwnd / smoothed RTT,
+//! bursts of `pacing_burst_packets` (2) after idle; no pacing before the
+//! first RTT sample. Pacing changes when packets leave, not the window
+//! rules above.
 
 use std::time::Duration;
 
-use crate::controller::{no_constraints, AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, Internals, MINIMUM_WINDOW_PACKETS};
+use crate::controller::{AlgorithmInfo, WindowConfig};
+use crate::controller::{CcState, CongestionController, Internals, Pacing, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
 use crate::shared::bandwidth_filter::{
     BandwidthSampler, TwoStageLowPass, WESTWOOD_PLUS_HISTORY_WEIGHT,
 };
+use crate::shared::pacing_profile::{self, PacingProfile, UNPACED_PAPER_PARAMS};
 use crate::shared::recovery_epoch::{RecoveryEpoch, SentAtReduction};
 use crate::shared::window::Window;
 
@@ -112,6 +122,10 @@ pub const PARAMS: &[ParamInfo] = &[
         },
         description: "smallest ssthresh set from the bandwidth estimate, in packets",
     },
+    UNPACED_PAPER_PARAMS[0],
+    UNPACED_PAPER_PARAMS[1],
+    UNPACED_PAPER_PARAMS[2],
+    UNPACED_PAPER_PARAMS[3],
 ];
 
 pub static INFO: AlgorithmInfo = AlgorithmInfo {
@@ -119,7 +133,7 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     description:
         "Westwood+: Reno probing, ssthresh = filtered bandwidth estimate x RTTmin after loss",
     params: PARAMS,
-    validate: no_constraints,
+    validate: pacing_profile::validate,
     build,
 };
 
@@ -143,6 +157,10 @@ pub struct Westwood {
     /// When the window was last reduced: losses of packets sent up to then
     /// belong to that reduction's epoch.
     epoch: RecoveryEpoch,
+
+    pacing: PacingProfile,
+    /// The stack's smoothed RTT, for pacing.
+    smoothed_rtt: Option<Duration>,
 }
 
 impl Westwood {
@@ -163,6 +181,8 @@ impl Westwood {
             // RFC 9002: a packet sent at the instant of the reduction is
             // sent in the recovery period.
             epoch: RecoveryEpoch::new(SentAtReduction::CountsAsBefore),
+            pacing: PacingProfile::read_unpaced_paper(params),
+            smoothed_rtt: None,
         }
     }
 
@@ -216,6 +236,9 @@ impl CongestionController for Westwood {
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
         if !ack.rtt.min_rtt.is_zero() {
             self.rtt_min = Some(ack.rtt.min_rtt);
+        }
+        if !ack.rtt.smoothed_rtt.is_zero() {
+            self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
         }
 
         let acked_bytes = ack
@@ -281,6 +304,15 @@ impl CongestionController for Westwood {
 
     fn state(&self) -> CcState {
         self.window.state(self.epoch.in_recovery())
+    }
+
+    /// None with `profile=paper` (Reno does not pace); see the module docs.
+    fn pacing(&self) -> Option<Pacing> {
+        self.pacing.pacing(
+            self.window.in_slow_start(),
+            self.window.cwnd(),
+            self.smoothed_rtt,
+        )
     }
 
     fn internals(&self, out: &mut Internals) {

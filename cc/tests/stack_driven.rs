@@ -41,8 +41,13 @@ fn in_congestion_avoidance(name: &str, pairs: &[&str], rounds: u32) -> StackFlow
 fn paced_vegas_family_grows_one_packet_in_every_round() {
     // (Vegas-W is not here: its IV.C reads this driver's lone loss as a link
     // error and stays in slow start.)
-    for name in ["vegas", "vegas-a", "vegas-l", "rovegas"] {
-        let mut flow = in_congestion_avoidance(name, &[], 6);
+    // Spike suppression paces congestion avoidance in both profiles.
+    for (name, profile) in ["vegas", "vegas-a", "vegas-l", "rovegas"]
+        .into_iter()
+        .flat_map(|name| [(name, "profile=quic"), (name, "profile=paper")])
+    {
+        let mut flow = in_congestion_avoidance(name, &[profile], 6);
+        let label = format!("{name} {profile}");
         let start_packets = flow.host.cwnd() / MDS;
         let rounds = 20u32;
         flow.run_until(flow.now + GEO_RTT * rounds, |_| {});
@@ -51,28 +56,28 @@ fn paced_vegas_family_grows_one_packet_in_every_round() {
         // such ACK would cost its round's increase.
         assert!(
             flow.quiche_app_limited_acks > 0,
-            "{name}: the pacer never held bytes in flight below cwnd"
+            "{label}: the pacer never held bytes in flight below cwnd"
         );
         // One packet per round of one RTT: 20, give or take the round in
         // progress at each end. Vegas-A/L may step by more (their thresholds
         // move), never by less.
         assert!(
             grown + 1 >= rounds as usize,
-            "{name}: grew {grown} packets in {rounds} rounds"
+            "{label}: grew {grown} packets in {rounds} rounds"
         );
         if name == "vegas" || name == "rovegas" {
-            assert!(grown <= rounds as usize + 1, "{name}: grew {grown}");
+            assert!(grown <= rounds as usize + 1, "{label}: grew {grown}");
         }
     }
 }
 
 /// Vegas's slow start (004 section 3.5.3) doubles the window every other
-/// round; paced (`slow_start_pacing=on`) it must still double, not grow by
+/// round; paced (`profile=quic`) it must still double, not grow by
 /// x1.3-1.5 because paced ACKs look application-limited.
 #[test]
 fn paced_slow_start_doubles_in_each_growth_round() {
     for name in ["vegas", "vegas-w"] {
-        let mut flow = StackFlow::new(host(name, &["slow_start_pacing=on"]), GEO_RTT);
+        let mut flow = StackFlow::new(host(name, &["profile=quic"]), GEO_RTT);
         // cwnd at the end of every round, by round index.
         let mut at_round_end: Vec<usize> = Vec::new();
         let mut last_round = 0u64;

@@ -105,7 +105,9 @@ fn slow_start_grows_only_every_other_rtt() {
         vec![10, 20, 20, 40, 40, 80, 80]
     );
     for acks_per_window in [1, 4] {
-        let mut flow = Flow::new(build("vegas", &[])).with_acks_per_window(acks_per_window);
+        // The paper's sending: slow start is not paced.
+        let mut flow =
+            Flow::new(build("vegas", &["profile=paper"])).with_acks_per_window(acks_per_window);
         for (k, want) in expected.iter().enumerate() {
             flow.round(ms(100));
             assert_eq!(
@@ -324,23 +326,21 @@ fn spike_suppression_allows_two_segments_per_seg_spacing() {
     let want = 2.0 * MDS as f64 / seg_spacing;
     assert!((pacing.rate_bytes_per_sec - want).abs() < 1e-6 * want);
 
-    let off = Flow::new(build("vegas", &["spike_suppression=off"]));
+    let off = Flow::new(build("vegas", &["profile=paper", "spike_suppression=off"]));
     assert_eq!(off.cc.pacing(), None);
 }
 
 #[test]
-fn slow_start_is_unpaced_unless_slow_start_pacing_is_on() {
+fn slow_start_is_paced_in_the_quic_profile_only() {
     // The paper: slow start sends ACK-clocked bursts, no pacing.
-    let mut paper = Flow::new(build("vegas", &[]));
+    let mut paper = Flow::new(build("vegas", &["profile=paper"]));
     paper.round(ms(100));
     assert_eq!(paper.cc.state(), CcState::SlowStart);
     assert_eq!(paper.cc.pacing(), None);
 
-    // The extension: gain x cwnd / smoothed RTT, bursts of spike_burst_packets.
-    let mut paced = Flow::new(build(
-        "vegas",
-        &["slow_start_pacing=on", "slow_start_pacing_gain=2"],
-    ));
+    // The default, RFC 9002 section 7.7: gain x cwnd / smoothed RTT, bursts
+    // of spike_burst_packets.
+    let mut paced = Flow::new(build("vegas", &["profile=quic"]));
     paced.round(ms(100));
     assert_eq!(paced.cc.state(), CcState::SlowStart);
     let pacing = paced.cc.pacing().expect("slow start paced");
@@ -422,7 +422,8 @@ fn linux_round_rtt_us(previous_ms: u64, current_ms: u64) -> u64 {
 
 #[test]
 fn linux_flavour_slow_start_grows_every_rtt() {
-    let mut flow = Flow::new(build("vegas-linux", &[])).with_acks_per_window(4);
+    // Linux's sending, unpaced.
+    let mut flow = Flow::new(build("vegas-linux", &["profile=paper"])).with_acks_per_window(4);
     let mut cwnd = INITIAL_WINDOW_PACKETS * MDS;
     for k in 0..4 {
         flow.round(ms(100));

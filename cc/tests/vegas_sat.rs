@@ -114,7 +114,8 @@ fn the_window_holds_alpha_packets_in_the_queue() {
     let target = target_packets();
     for cwnd in samples {
         let packets = cwnd as f64 / MDS as f64;
-        // BDP + alpha, give or take the queue estimate's last packet.
-        assert!((packets - target).abs() < 3.0, "cwnd {packets} vs {target}");
+        // BDP + alpha, give or take the few packets of a pair's queue and of
+        // the growth a round allows before the window stops being filled.
+        assert!((packets - target).abs() < 5.0, "cwnd {packets} vs {target}");
     }
 }

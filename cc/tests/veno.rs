@@ -90,7 +90,9 @@ fn veno_in_congestion_avoidance() -> Flow {
 
 #[test]
 fn slow_start_is_renos_and_computes_n() {
-    let mut flow = Flow::new(build("veno", &[]));
+    // Reno's sending, unpaced (the default quic profile would pace; see
+    // tests/pacing_profile.rs).
+    let mut flow = Flow::new(build("veno", &["profile=paper"]));
     let mut cwnd = INITIAL_WINDOW_PACKETS * MDS;
     // BaseRTT 100 ms, then 125 ms of RTT: N grows but slow start goes on.
     for (k, rtt) in [100.0, 125.0, 125.0, 125.0].iter().enumerate() {

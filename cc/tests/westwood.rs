@@ -127,7 +127,9 @@ fn registered_with_paper_defaults() {
     let spec = ControllerSpec::new("westwood").expect("westwood is registered");
     assert_eq!(
         spec.params().describe(),
-        "min_sample_window_ms=50 filter_history_weight=0.875 filter_reference_window_ms=50 min_ssthresh_packets=2"
+        "min_sample_window_ms=50 filter_history_weight=0.875 filter_reference_window_ms=50 \
+         min_ssthresh_packets=2 profile=quic slow_start_pacing_gain=2 pacing_gain=1.25 \
+         pacing_burst_packets=2"
     );
     let cc = spec.build(WINDOW);
     assert_eq!(cc.name(), "westwood");

@@ -49,6 +49,10 @@ pub struct ConnectionExtensions {
     log: ReceivedPacketLog,
     next_datagram_queueing: Option<Duration>,
     datagram_queueing: Option<Duration>,
+    /// When the next datagram reached the host (the kernel's stamp), and the
+    /// current datagram's.
+    next_datagram_received_at: Option<Instant>,
+    datagram_received_at: Option<Instant>,
     /// Packet numbers in the frames built last, reported once those are sent.
     timestamps_in_last_frame: Vec<u64>,
     queueing_times_in_last_frame: Vec<u64>,
@@ -68,6 +72,8 @@ impl ConnectionExtensions {
             log: ReceivedPacketLog::default(),
             next_datagram_queueing: None,
             datagram_queueing: None,
+            next_datagram_received_at: None,
+            datagram_received_at: None,
             timestamps_in_last_frame: Vec::new(),
             queueing_times_in_last_frame: Vec::new(),
             received_times: Vec::new(),
@@ -91,8 +97,18 @@ impl ConnectionExtensions {
         self.next_datagram_queueing = Some(queueing);
     }
 
+    /// When the next datagram the stack receives reached the host, e.g. the
+    /// kernel's receive timestamp (set before handing the datagram over).
+    /// Without it a packet's receive timestamp is when the stack processed
+    /// it, which is later by however long the application took to read it:
+    /// two packets read in one batch then look as if they arrived together.
+    pub fn set_next_datagram_received_at(&mut self, at: Instant) {
+        self.next_datagram_received_at = Some(at);
+    }
+
     /// A datagram's processing starts: its AQT, if one was given for it.
     pub fn start_datagram(&mut self) -> Option<Duration> {
+        self.datagram_received_at = self.next_datagram_received_at.take();
         self.datagram_queueing = self.next_datagram_queueing.take();
         if self.datagram_queueing.is_some() {
             self.stats.datagrams_with_queueing_time += 1;
@@ -107,7 +123,13 @@ impl ConnectionExtensions {
             .queueing_times_limit()
             .and(self.datagram_queueing)
             .map(|q| u64::try_from(q.as_micros()).unwrap_or(u64::MAX));
-        let receive_time_us = self.receive_timestamp(now);
+        // The datagram's arrival when the host knows it, never after `now`
+        // nor before the basis (a clock that went wrong is not believed).
+        let received_at = self
+            .datagram_received_at
+            .filter(|at| *at <= now && *at >= self.basis)
+            .unwrap_or(now);
+        let receive_time_us = self.receive_timestamp(received_at);
         self.log.record(
             packet_number,
             receive_time_us,
@@ -313,6 +335,51 @@ mod tests {
             .queueing_time_frame(&sender_params, &ranges, 1200)
             .is_none());
         assert_eq!(receiver.stats(&sender_params).received_packets_logged, 0);
+    }
+
+    /// The host's arrival stamp of a datagram is its packets' receive time,
+    /// unless it lies after the processing time or before the basis.
+    #[test]
+    fn a_datagram_stamp_is_the_receive_time_when_plausible() {
+        let t0 = Instant::now();
+        let params = peer(16, 0, false);
+        let mut receiver = ConnectionExtensions::new(t0);
+        let processed = t0 + Duration::from_millis(50);
+        let cases = [
+            // (stamp, recorded time)
+            (
+                Some(t0 + Duration::from_millis(20)),
+                t0 + Duration::from_millis(20),
+            ),
+            (None, processed),
+            (Some(processed + Duration::from_millis(1)), processed),
+            (t0.checked_sub(Duration::from_secs(1)), processed),
+        ];
+        for (pn, (stamp, expected)) in cases.into_iter().enumerate() {
+            if let Some(at) = stamp {
+                receiver.set_next_datagram_received_at(at);
+            }
+            receiver.start_datagram();
+            receiver.on_packet_received(pn as u64, processed, &params);
+            let ranges = [AckRange {
+                smallest: pn as u64,
+                largest: pn as u64,
+            }];
+            let frame = receiver
+                .ack_receive_timestamps_frame(&params, 0, &ranges, 1200)
+                .unwrap();
+            receiver.on_ack_receive_timestamps_sent();
+            let mut times = Vec::new();
+            frame.receive_times(16, 0, &mut times).unwrap();
+            assert_eq!(
+                times
+                    .iter()
+                    .map(|t| t.receive_time.as_micros() as u64)
+                    .collect::<Vec<_>>(),
+                vec![receiver.receive_timestamp(expected)],
+                "case {pn}"
+            );
+        }
     }
 
     #[test]

@@ -162,6 +162,18 @@ def test_quick_plan_is_small_and_scaled():
     assert "--no-qlog" in argv
 
 
+@pytest.mark.skipif(not HAVE_SCENARIOS, reason="needs the repository's interop/scenarios")
+@pytest.mark.parametrize("quick", [False, True])
+def test_every_run_sends_as_the_papers(quick):
+    # The paper profile for every flow of ours, the background flows of
+    # 004's one-on-one runs (`flows.small.cc`) included: a scenario-level set.
+    for exp in build_plan(REPO, quick=quick):
+        for spec in exp.specs:
+            argv = spec.argv("vegas-sim", "out/x")
+            at = argv.index('cc_profile="paper"')
+            assert argv[at - 1] == "--set", (exp.key, argv)
+
+
 # ---------------------------------------------------------------- measures
 
 

@@ -3,12 +3,12 @@
 pub mod bandwidth_filter;
 pub mod base_rtt;
 pub mod forward_queue;
+pub mod pacing_profile;
 pub mod packet_pair;
 pub mod queueing_estimate;
 pub mod recovery_epoch;
 pub mod relative_delay;
 pub mod round_clock;
 pub mod vegas_diff;
-pub mod vegas_pacing;
 pub mod window;
 pub mod windowed_min;

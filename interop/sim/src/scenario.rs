@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use quiche_vegas::transfer::HttpVersion;
 use serde::Deserialize;
+use vegas_cc::shared::pacing_profile::{PROFILE, PROFILE_WORDS};
 
 use crate::random::RandomStream;
 use crate::time::{millis_f64, seconds_f64, serialisation_time, Nanos};
@@ -61,6 +62,11 @@ pub struct ScenarioSpec {
     /// What a seed varies besides losses.
     #[serde(default)]
     pub jitter: JitterSpec,
+    /// The pacing profile (`quic` or `paper`) of every flow whose algorithm
+    /// has a `profile` parameter and whose own parameters do not set one:
+    /// `profile=VALUE` goes before the flow's parameters (and before
+    /// `--cc-param`s). Without it each algorithm runs its default (`quic`).
+    pub cc_profile: Option<String>,
 }
 
 /// The timing a seed varies, as it varies in reality: when each flow
@@ -503,6 +509,20 @@ impl Scenario {
                 .collect()
         };
 
+        let cc_profile = match spec.cc_profile.as_deref() {
+            None => None,
+            Some(word) if PROFILE_WORDS.contains(&word) => Some(word),
+            Some(other) => {
+                return Err(format!(
+                    "cc_profile: expected one of {}, got \"{other}\"",
+                    PROFILE_WORDS
+                        .iter()
+                        .map(|w| format!("\"{w}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            }
+        };
         let mut flows = Vec::new();
         for (name, flow) in &spec.flows {
             check_name("flows", name)?;
@@ -516,6 +536,7 @@ impl Scenario {
                 }
                 (_, false) => (flow.cc.clone(), flow.cc_params.clone()),
             };
+            let cc_params = with_profile(&cc, cc_params, cc_profile);
             vegas_cc::resolve(&cc, &cc_params).map_err(|e| format!("{}: {e}", key("cc")))?;
             let protocol: HttpVersion = flow.protocol.parse().map_err(|_| {
                 format!(
@@ -773,6 +794,19 @@ impl Scenario {
             cross_traffic,
             changes,
         })
+    }
+}
+
+/// `params` with `profile=PROFILE` in front when `cc` is an algorithm of
+/// ours that has the parameter: the flow's own setting, later, wins.
+fn with_profile(cc: &str, params: Vec<String>, profile: Option<&str>) -> Vec<String> {
+    let declares_profile = vegas_cc::registry::find(cc)
+        .is_some_and(|info| info.params.iter().any(|p| p.name == PROFILE.name));
+    match profile {
+        Some(profile) if declares_profile => std::iter::once(format!("{}={profile}", PROFILE.name))
+            .chain(params)
+            .collect(),
+        _ => params,
     }
 }
 

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 /// Two consecutive 2 MiB downloads over a 20 Mbit/s, 600 ms path with
 /// 25-packet buffers; the second's forward link is `second_link`.
-/// Vegas with paced slow start fills the path on the first connection, so
-/// that there is a capacity worth saving.
+/// Vegas (its default quic profile paces slow start) fills the path on the
+/// first connection, so that there is a capacity worth saving.
 fn scenario(second_careful_resume: bool, second_link: &str) -> String {
     format!(
         r#"
@@ -37,7 +37,6 @@ queue_packets = 25
 
 [flows.first]
 cc = "vegas"
-cc_params = ["slow_start_pacing=on"]
 transfer_bytes = 2097152
 forward_path = ["forward"]
 return_path = ["return"]
@@ -45,7 +44,6 @@ careful_resume = true
 
 [flows.second]
 cc = "vegas"
-cc_params = ["slow_start_pacing=on"]
 transfer_bytes = 2097152
 forward_path = ["{second_link}"]
 return_path = ["return"]

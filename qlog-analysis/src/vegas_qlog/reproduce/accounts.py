@@ -103,8 +103,11 @@ TRANSLATION_TEXT = """\
   ACKs for. "NewReno" is quiche's Reno (RFC 9002's NewReno); retransmissions are retransmitted stream
   bytes. A connection that hears nothing from its peer for 30 s closes (the apps' idle timeout);
   TCP has no such limit.
-- **Pacing.** The Vegas-family controllers pace through the project's pacer (Vegas's spike
-  suppression); quiche paces CUBIC and BBR2 itself. The papers' senders were ACK-clocked.
+- **Pacing.** Every flow of ours runs the paper profile (`--set cc_profile=paper`, background flows
+  included): it sends as the paper's TCP, not as the QUIC default that paces slow start too. The
+  Vegas-family controllers pace only as 004's spike suppression does, through the project's pacer;
+  Linux's Vegas, Veno, VenoDB and Westwood+ do not pace; quiche paces Reno, CUBIC and BBR2 itself.
+  The papers' senders were otherwise ACK-clocked.
 - **ACKs.** QUIC ACK frames in their own small packets; quiche has no delayed-ACK timer of its own,
   so a receiver acknowledges in the next packet it sends.
 - **Flow control.** Transfers are HTTP/3 downloads with 100 MB connection windows, so flow control

@@ -47,6 +47,10 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "vegas-1,3": ("vegas", ("alpha=1", "beta=3")),
     "vegas-2,4": ("vegas", ("alpha=2", "beta=4")),
 }
+# Every flow of ours sends as its paper's TCP: the simulator puts
+# `profile=paper` on every flow whose algorithm has the parameter, background
+# flows included (quiche's algorithms take none and are left alone).
+PAPER_PROFILE: dict[str, Any] = {"cc_profile": "paper"}
 VEGAS_FAMILY = frozenset(
     {"vegas", "vegas-1,3", "vegas-2,4", "vegas-linux", "vegas-a", "vegas-l", "veno", "venodb", "rovegas", "vegas-w"}
 )
@@ -184,7 +188,7 @@ class _Builder:
         """Runs of ``labels`` x ``seeds`` with ``sets`` (then the quick
         mode's time scaling, computed on the scenario with ``sets`` applied);
         ``extra`` adds sets per label."""
-        base = dict(sets or {})
+        base = {**PAPER_PROFILE, **dict(sets or {})}
         out = []
         for label in labels:
             label_sets = {**base, **(extra or {}).get(label, {})}
