@@ -100,6 +100,24 @@ pub(crate) fn sent(
         time_sent: now,
         bytes_in_flight,
     });
+    // Careful Resume jumps the window when a packet fills it. Without it the
+    // window changes only on ACKs and losses, as before.
+    if p.host.careful_resume().is_some() {
+        sync_window(r);
+    }
+}
+
+/// What the host observed of the path for Careful Resume (bytes
+/// acknowledged per minimum RTT), as quiche's `PathStats.max_bandwidth`.
+pub(crate) fn max_bandwidth(
+    r: &Congestion,
+) -> Option<crate::recovery::bandwidth::Bandwidth> {
+    let observed = r.plugin.as_ref()?.host.observed_path()?;
+    let bytes = usize::try_from(observed.cwnd_bytes).ok()?;
+    Some(crate::recovery::bandwidth::Bandwidth::from_bytes_and_time_delta(
+        bytes,
+        observed.rtt,
+    ))
 }
 
 /// Called by `LegacyRecovery::on_ack_received` with the frame's ACK delay in

@@ -151,7 +151,25 @@ impl<A: App> Endpoint<A> {
         if self.dirty {
             self.progress();
         }
-        self.outbox.flush(&mut self.conn, now, transmit)
+        let cwnd_before = self.cwnd();
+        let flushed = self.outbox.flush(&mut self.conn, now, transmit);
+        // Careful Resume opens the window while sending (its jump), not on
+        // an ACK: the application gets a turn to fill the larger window
+        // instead of waiting for the next datagram. Without it the window
+        // never grows here and nothing changes.
+        if flushed.failed.is_none() && self.cwnd() > cwnd_before {
+            self.progress();
+            let more = self.outbox.flush(&mut self.conn, now, transmit);
+            return Flushed {
+                datagrams: flushed.datagrams + more.datagrams,
+                failed: more.failed,
+            };
+        }
+        flushed
+    }
+
+    fn cwnd(&self) -> usize {
+        self.conn.path_stats().next().map_or(0, |p| p.cwnd)
     }
 
     /// When this endpoint next needs attention: quiche's timer or the release

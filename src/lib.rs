@@ -19,6 +19,7 @@
 //!   connection limits).
 //! - [`qlog_output`]: one `.sqlog` per connection when `QLOGDIR` is set.
 
+pub mod careful_resume;
 pub mod cc_select;
 pub mod endpoint;
 pub mod net;

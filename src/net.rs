@@ -13,11 +13,13 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{anyhow, bail, Context};
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::careful_resume::{self, ResumeStore};
+use crate::cc_select::ResolvedCc;
 use crate::endpoint::{DatagramMeta, Endpoint};
 use crate::pacing::REAL_TIME_PACING_GRANULARITY;
 use crate::qlog_output::{self, Role};
@@ -371,6 +373,47 @@ pub struct ServerSetup {
     /// Validate client addresses with Retry before creating any state.
     pub retry: bool,
     pub limits: ServerLimits,
+    /// Careful Resume, when on (`--careful-resume`).
+    pub careful_resume: Option<CarefulResumeServer>,
+}
+
+/// Careful Resume on the server: the controller to wrap, the saved paths,
+/// and where they are kept across restarts.
+pub struct CarefulResumeServer {
+    pub cc: ResolvedCc,
+    pub store: ResumeStore,
+    /// `--resume-store DIR`; `None`: in memory only.
+    pub store_dir: Option<PathBuf>,
+}
+
+impl CarefulResumeServer {
+    /// The connection to `ip` about to be accepted resumes what was saved
+    /// for it, if anything (and nobody else will).
+    fn select_for(&mut self, config: &mut quiche::Config, ip: IpAddr) {
+        let saved = self.store.take(ip, SystemTime::now());
+        if let Some(path) = saved {
+            log::info!(
+                "careful resume: {ip} resumes {} bytes at {:?}",
+                path.cwnd_bytes,
+                path.rtt
+            );
+        }
+        careful_resume::select_with_resume(config, &self.cc, saved);
+    }
+
+    /// A connection to `ip` closed: what it measured replaces what was
+    /// saved, and the store file is rewritten.
+    fn on_closed(&mut self, conn: &quiche::Connection, ip: IpAddr) {
+        let Some(path) = careful_resume::observed_path(conn) else {
+            return;
+        };
+        self.store.save(ip, path, SystemTime::now());
+        if let Some(dir) = &self.store_dir {
+            if let Err(e) = self.store.save_to(dir) {
+                log::warn!("careful resume: {e:#}");
+            }
+        }
+    }
 }
 
 /// How many connections the server holds at once.
@@ -519,6 +562,9 @@ impl ServerState {
                 return true;
             }
             aliases.remove(&c.original_dcid);
+            if let Some(cr) = setup.careful_resume.as_mut() {
+                cr.on_closed(&c.endpoint.conn, c.peer_ip);
+            }
             if let Some(n) = per_ip.get_mut(&c.peer_ip) {
                 *n -= 1;
                 if *n == 0 {
@@ -729,6 +775,9 @@ impl ServerState {
         } else {
             None
         };
+        if let (None, Some(cr)) = (refuse, self.setup.careful_resume.as_mut()) {
+            cr.select_for(&mut self.setup.config, from.ip());
+        }
         let scid_ref = quiche::ConnectionId::from_ref(&scid);
         let odcid_ref = odcid.as_deref().map(quiche::ConnectionId::from_ref);
         let mut conn = match quiche::accept(

@@ -128,6 +128,14 @@ pub trait CongestionController: Send + Debug {
     /// them). Return whether the controller accepted the rollback.
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool;
 
+    /// Careful Resume (`crate::careful_resume`) sets the window on leaving
+    /// its Unvalidated phase and on a Safe Retreat. The default takes the
+    /// spurious-loss path, which every algorithm implements as "this is your
+    /// window now, out of any recovery epoch".
+    fn set_window(&mut self, cwnd: usize, ssthresh: usize) {
+        self.on_spurious_loss(cwnd, ssthresh);
+    }
+
     /// Congestion window in bytes.
     fn cwnd(&self) -> usize;
 

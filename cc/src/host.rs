@@ -10,6 +10,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::careful_resume::{CapacityObserver, CarefulResume, SavedPath, SetWindow};
 use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
 use crate::events::{AckEvent, CongestionEvent, PacketSent, RttSnapshot};
 use crate::registry::{ControllerSpec, WindowConfig};
@@ -272,11 +273,27 @@ pub struct ControllerHost {
     qlog_reported: Internals,
     scratch: Internals,
     changed: Vec<ChangedInternal>,
+    /// Careful Resume around the controller, when on.
+    careful_resume: Option<CarefulResume>,
+    /// What this connection measures of the path, for the next one (only
+    /// with Careful Resume on).
+    observer: Option<CapacityObserver>,
+    initial_cwnd: usize,
 }
 
 impl ControllerHost {
     pub fn new(spec: &ControllerSpec, window: WindowConfig) -> Self {
-        Self::with_controller(spec.build(window), window.max_datagram_size)
+        let mut host = Self::with_controller(spec.build(window), window.max_datagram_size);
+        host.initial_cwnd = window.initial_cwnd();
+        if let Some(config) = spec.careful_resume() {
+            host.careful_resume = Some(CarefulResume::new(
+                config,
+                window.max_datagram_size,
+                window.initial_cwnd(),
+            ));
+            host.observer = Some(CapacityObserver::default());
+        }
+        host
     }
 
     pub fn with_controller(
@@ -297,6 +314,37 @@ impl ControllerHost {
             qlog_reported: Internals::default(),
             scratch: Internals::default(),
             changed: Vec::new(),
+            careful_resume: None,
+            observer: None,
+            initial_cwnd: max_datagram_size * 10,
+        }
+    }
+
+    /// Careful Resume's phase machine, when on.
+    pub fn careful_resume(&self) -> Option<&CarefulResume> {
+        self.careful_resume.as_ref()
+    }
+
+    /// What this connection measured of the path (Careful Resume's Observe
+    /// phase), if worth saving.
+    pub fn observed_path(&self) -> Option<SavedPath> {
+        self.observer
+            .as_ref()
+            .and_then(|o| o.observation(self.initial_cwnd))
+    }
+
+    fn apply_window(&mut self, window: Option<SetWindow>) {
+        if let Some(w) = window {
+            let ssthresh = w.ssthresh.unwrap_or_else(|| self.controller.ssthresh());
+            self.controller.set_window(w.cwnd, ssthresh);
+        }
+    }
+
+    fn pacing(&self) -> Option<Pacing> {
+        let controller = self.controller.pacing();
+        match &self.careful_resume {
+            Some(cr) => cr.pacing(controller),
+            None => controller,
         }
     }
 
@@ -305,7 +353,10 @@ impl ControllerHost {
     }
 
     pub fn cwnd(&self) -> usize {
-        self.controller.cwnd()
+        let cwnd = self.controller.cwnd();
+        self.careful_resume
+            .as_ref()
+            .map_or(cwnd, |cr| cr.cwnd(cwnd))
     }
 
     pub fn ssthresh(&self) -> usize {
@@ -334,7 +385,7 @@ impl ControllerHost {
             .bytes_in_flight
             .saturating_add(sent.size)
             .saturating_add(self.max_datagram_size)
-            > self.controller.cwnd();
+            > self.cwnd();
         let limited = cwnd_limited || self.pacer.held_back(sent.time_sent);
         let burst = match self.burst {
             Some(b) if sent.time_sent.saturating_duration_since(b.last) < BURST_GAP => Burst {
@@ -363,8 +414,17 @@ impl ControllerHost {
             acked: false,
         });
         self.controller.on_packet_sent(sent);
+        if let Some(cr) = self.careful_resume.as_mut() {
+            let window = cr.on_packet_sent(
+                sent.time_sent,
+                sent.pkt_num,
+                sent.bytes_in_flight.saturating_add(sent.size),
+                self.controller.cwnd(),
+            );
+            self.apply_window(window);
+        }
         self.pacer
-            .on_packet(sent.time_sent, sent.size, self.controller.pacing());
+            .on_packet(sent.time_sent, sent.size, self.pacing());
     }
 
     /// When the packet just sent should leave the host.
@@ -378,9 +438,7 @@ impl ControllerHost {
     }
 
     pub fn pacing_rate(&self) -> Option<u64> {
-        self.controller
-            .pacing()
-            .map(|p| p.rate_bytes_per_sec as u64)
+        self.pacing().map(|p| p.rate_bytes_per_sec as u64)
     }
 
     /// An ACK frame arrived. The stack's `app_limited` is replaced by the
@@ -412,6 +470,20 @@ impl ControllerHost {
         let mut event = *ack;
         event.app_limited = app_limited;
         self.controller.on_ack(&event);
+        let acked_bytes: usize = ack.acked.iter().map(|p| p.size).sum();
+        if let Some(observer) = self.observer.as_mut() {
+            observer.on_ack(ack.now, acked_bytes, app_limited, ack.rtt.min_rtt);
+        }
+        if let Some(cr) = self.careful_resume.as_mut() {
+            let window = cr.on_ack(
+                ack.now,
+                ack.acked,
+                ack.rtt,
+                ack.bytes_in_flight.saturating_sub(acked_bytes),
+                self.controller.cwnd(),
+            );
+            self.apply_window(window);
+        }
     }
 
     /// Saves the window before a loss reaction, so that a spurious loss can be
@@ -422,6 +494,15 @@ impl ControllerHost {
 
     /// The losses reported by the last congestion event were spurious.
     pub fn rollback(&mut self) -> bool {
+        // A Safe Retreat is not undone.
+        if self
+            .careful_resume
+            .as_ref()
+            .is_some_and(|cr| cr.phase() == crate::careful_resume::Phase::SafeRetreat)
+        {
+            self.checkpoint = None;
+            return false;
+        }
         match self.checkpoint.take() {
             Some((cwnd, ssthresh)) if self.controller.cwnd() < cwnd => {
                 self.controller.on_spurious_loss(cwnd, ssthresh)
@@ -443,6 +524,18 @@ impl ControllerHost {
         let persistent_congestion =
             self.is_persistent_congestion(largest_lost_pkt_num, largest_lost_time_sent);
         self.sent.forget_through(largest_lost_pkt_num);
+        if let Some(cr) = self.careful_resume.as_mut() {
+            let (tell_controller, window) = cr.on_congestion_event(
+                now,
+                largest_lost_time_sent,
+                persistent_congestion,
+                self.controller.cwnd(),
+            );
+            self.apply_window(window);
+            if !tell_controller {
+                return;
+            }
+        }
         self.controller.on_congestion_event(&CongestionEvent {
             now,
             lost_bytes,
@@ -505,6 +598,9 @@ impl ControllerHost {
     pub fn changed_internals(&mut self) -> &[ChangedInternal] {
         self.scratch.clear();
         self.controller.internals(&mut self.scratch);
+        if let Some(cr) = &self.careful_resume {
+            cr.internals(&mut self.scratch);
+        }
         self.changed.clear();
         // Controllers report their fields in a fixed order, so the previous
         // report is compared position by position, by name when the layout

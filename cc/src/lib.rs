@@ -7,6 +7,7 @@
 //! pieces several papers share live in [`shared`]. The papers are in
 //! `../shared/papers/` (see its README).
 
+pub mod careful_resume;
 pub mod controller;
 pub mod events;
 pub mod host;
@@ -23,6 +24,7 @@ pub mod veno;
 pub mod venodb;
 pub mod westwood;
 
+pub use careful_resume::{CarefulResumeConfig, SavedPath};
 pub use controller::{
     CcState, CongestionController, InternalValue, Internals, Pacing, MINIMUM_WINDOW_PACKETS,
 };

@@ -4,6 +4,7 @@ use std::fmt;
 
 // The algorithms import these from `controller`, below this module: the
 // registry imports every algorithm, and none imports the registry.
+use crate::careful_resume::CarefulResumeConfig;
 use crate::controller::CongestionController;
 pub use crate::controller::{no_constraints, AlgorithmInfo, WindowConfig};
 use crate::params::{ParamError, ParamValues};
@@ -99,6 +100,8 @@ impl From<ParamError> for SpecError {
 pub struct ControllerSpec {
     info: &'static AlgorithmInfo,
     params: ParamValues,
+    /// `Some`: Careful Resume wraps the controller (off by default).
+    careful_resume: Option<CarefulResumeConfig>,
 }
 
 impl ControllerSpec {
@@ -111,6 +114,7 @@ impl ControllerSpec {
         Ok(ControllerSpec {
             info,
             params: ParamValues::defaults(info.name, info.params),
+            careful_resume: None,
         })
     }
 
@@ -141,6 +145,16 @@ impl ControllerSpec {
         &self.params
     }
 
+    /// This spec with Careful Resume on, resuming `saved` if given.
+    pub fn with_careful_resume(mut self, config: CarefulResumeConfig) -> Self {
+        self.careful_resume = Some(config);
+        self
+    }
+
+    pub fn careful_resume(&self) -> Option<CarefulResumeConfig> {
+        self.careful_resume
+    }
+
     pub fn build(&self, window: WindowConfig) -> Box<dyn CongestionController> {
         (self.info.build)(&self.params, window)
     }
@@ -148,7 +162,9 @@ impl ControllerSpec {
 
 impl PartialEq for ControllerSpec {
     fn eq(&self, other: &Self) -> bool {
-        self.info.name == other.info.name && self.params == other.params
+        self.info.name == other.info.name
+            && self.params == other.params
+            && self.careful_resume == other.careful_resume
     }
 }
 

@@ -5,13 +5,15 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
 
-use quiche_vegas::cc_select::listing_text;
+use quiche_vegas::careful_resume::ResumeStore;
+use quiche_vegas::cc_select::{listing_text, ResolvedCc};
 use quiche_vegas::net::{
-    bind_udp, run_server, ServerLimits, ServerSetup, DEFAULT_MAX_CONNECTIONS,
+    bind_udp, run_server, CarefulResumeServer, ServerLimits, ServerSetup, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_IP,
 };
 use quiche_vegas::qlog_output::qlog_dir_from_env;
@@ -73,6 +75,25 @@ struct Args {
     /// Do not print a line per closed connection on stderr.
     #[arg(long)]
     quiet: bool,
+
+    /// Careful Resume (RFC 9959, experimental): a client that comes back
+    /// starts at half the capacity its earlier connection measured, after
+    /// checking the path, and retreats safely if it was wrong. Our
+    /// algorithms only (not quiche's reno, cubic, bbr2).
+    #[arg(long)]
+    careful_resume: bool,
+
+    /// Keep Careful Resume's saved paths in DIR/careful-resume.store across
+    /// restarts (written atomically when a connection closes; a corrupt file
+    /// is ignored with a warning). Without it they live in memory only.
+    #[arg(long, value_name = "DIR", requires = "careful_resume")]
+    resume_store: Option<PathBuf>,
+
+    /// How long saved paths may be reused, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 3600,
+          requires = "careful_resume",
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=30 * 86_400))]
+    resume_lifetime: u64,
 }
 
 fn main() -> ExitCode {
@@ -109,6 +130,26 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     let (config, cc) = settings.build_server_config(&[ALPN_H3, ALPN_HQ], &identity)?;
+    let careful_resume = args.careful_resume.then(|| {
+        let lifetime = Duration::from_secs(args.resume_lifetime);
+        let store = match &args.resume_store {
+            None => ResumeStore::new(lifetime),
+            Some(dir) => ResumeStore::load(dir, lifetime).unwrap_or_else(|e| {
+                eprintln!("quiche-server: warning: ignoring the Careful Resume store: {e:#}");
+                ResumeStore::new(lifetime)
+            }),
+        };
+        if matches!(cc, ResolvedCc::Quiche(_)) {
+            eprintln!(
+                "quiche-server: warning: --careful-resume has no effect with quiche's own {cc}"
+            );
+        }
+        CarefulResumeServer {
+            cc: cc.clone(),
+            store,
+            store_dir: args.resume_store.clone(),
+        }
+    });
 
     let socket = bind_udp(args.listen)?;
     let local = socket
@@ -141,6 +182,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 max_connections: args.max_connections,
                 max_connections_per_ip: args.max_connections_per_ip,
             },
+            careful_resume,
         },
     )
 }

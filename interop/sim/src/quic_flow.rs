@@ -26,11 +26,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
-use quiche_vegas::cc_select::CcSelection;
+use quiche_vegas::cc_select::{CcSelection, ResolvedCc};
 use quiche_vegas::endpoint::Endpoint;
 use quiche_vegas::settings::{ExtensionSettings, TransportSettings};
 use quiche_vegas::tls::CertFiles;
 use quiche_vegas::transfer::{ClientSession, ServerSession, SyntheticSource};
+use vegas_cc::SavedPath;
 
 use crate::network::{Datagram, Owner};
 use crate::random::{splitmix64, stream_seed, RandomStream};
@@ -163,6 +164,13 @@ pub struct QuicFlow {
     pub config: FlowConfig,
     /// The controller as it runs, with its parameters (`vegas(alpha=1 ...)`).
     pub cc_description: String,
+    /// The server's controller, for Careful Resume's per-connection spec.
+    server_cc: ResolvedCc,
+    /// What the server resumes (Careful Resume on, `Some`: saved state
+    /// found), set by the simulation before the flow starts.
+    pub resume_seed: Option<SavedPath>,
+    /// What the server measured, as saved when the flow finished.
+    pub saved_path: Option<SavedPath>,
     pub state: FlowState,
     pub forward_route: usize,
     pub return_route: usize,
@@ -192,8 +200,11 @@ pub struct FlowEnvironment<'a> {
 }
 
 impl QuicFlow {
+    /// `address_index`: the flow whose endpoint addresses this one uses (its
+    /// own index, or the first flow of its `after` chain).
     pub fn new(
         index: usize,
+        address_index: usize,
         config: FlowConfig,
         forward_route: usize,
         return_route: usize,
@@ -231,13 +242,16 @@ impl QuicFlow {
         let name = &config.name;
         // Addresses only label the two ends inside the simulator; nothing is
         // sent to them. Loopback ones, so that no log suggests otherwise.
-        let host = u8::try_from(index % 250).unwrap_or(0) + 1;
+        let host = u8::try_from(address_index % 250).unwrap_or(0) + 1;
         let client_addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 1, 0, host)), 40_000);
         let server_addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 2, 0, host)), 443);
         let body = config.transfer_bytes.unwrap_or(ENDLESS_BODY_BYTES);
         Ok(QuicFlow {
             index,
             cc_description: resolved.to_string(),
+            server_cc: resolved,
+            resume_seed: None,
+            saved_path: None,
             state: FlowState::NotStarted,
             forward_route,
             return_route,
@@ -443,6 +457,13 @@ impl QuicFlow {
             return Ok(false);
         }
         let scid = self.new_connection_id();
+        if self.config.careful_resume {
+            quiche_vegas::careful_resume::select_with_resume(
+                &mut self.server_config,
+                &self.server_cc,
+                self.resume_seed,
+            );
+        }
         let mut conn = quiche::accept(
             &scid,
             None,
@@ -593,6 +614,18 @@ impl QuicFlow {
     /// Body bytes the client has received.
     pub fn bytes_delivered(&self) -> u64 {
         self.client.as_ref().map_or(0, |c| c.app.bytes_received())
+    }
+
+    /// The client's address: the key of what Careful Resume saves.
+    pub fn client_ip(&self) -> std::net::IpAddr {
+        self.client_addr.ip()
+    }
+
+    /// What the server measured of the path for the next connection.
+    pub fn observed_path(&self) -> Option<SavedPath> {
+        self.server
+            .as_ref()
+            .and_then(|s| quiche_vegas::careful_resume::observed_path(&s.conn))
     }
 
     /// The data sender's (the server's) view of the path, if it exists.

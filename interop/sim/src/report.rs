@@ -59,6 +59,20 @@ pub struct FlowSummary {
     pub extensions: ExtensionSummary,
     /// Why the flow ended without completing, if it did.
     pub failure: Option<String>,
+    /// Careful Resume, for flows that have it on (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub careful_resume: Option<CarefulResumeSummary>,
+}
+
+/// What a flow's server resumed and what it measured for the next one.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct CarefulResumeSummary {
+    /// saved_cwnd the connection started with (null: nothing saved).
+    pub resumed_cwnd_bytes: Option<u64>,
+    pub resumed_rtt_ms: Option<f64>,
+    /// What it measured (bytes acknowledged per minimum RTT), saved when it
+    /// finished; null when not worth saving.
+    pub observed_cwnd_bytes: Option<u64>,
 }
 
 /// Our QUIC extensions in a flow: what both endpoints offered (the flow's

@@ -230,6 +230,14 @@ pub struct FlowSpec {
     /// stock quiche.
     #[serde(default = "default_ack_every")]
     pub ack_every: u64,
+    /// Careful Resume (RFC 9959) on the server: it resumes what an earlier
+    /// flow between the same endpoints saved (see `after`). Off by default.
+    #[serde(default)]
+    pub careful_resume: bool,
+    /// Start when this earlier flow has finished, `start_s` later, between
+    /// the same two endpoints (its client and server addresses), as a
+    /// client that connects again.
+    pub after: Option<String>,
 }
 
 fn default_ack_every() -> u64 {
@@ -360,6 +368,10 @@ pub struct FlowConfig {
     pub full_size_packets: bool,
     /// ACK ratio of both endpoints as receivers (`TransportSettings::ack_every`).
     pub ack_every: u64,
+    pub careful_resume: bool,
+    /// Index of the earlier flow this one follows: it starts `start` after
+    /// that one finished, with its addresses.
+    pub after: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -595,6 +607,28 @@ impl Scenario {
                     ((idle * 1e3).round() as u64).max(1)
                 }
             };
+            let after = match &flow.after {
+                None => None,
+                Some(earlier) => {
+                    let index = spec
+                        .flows
+                        .get_index_of(earlier)
+                        .filter(|&i| i < flows.len())
+                        .ok_or_else(|| {
+                            format!(
+                                "{}: expected the name of an earlier flow, got '{earlier}'",
+                                key("after")
+                            )
+                        })?;
+                    if flow.stop_s.is_some() {
+                        return Err(format!(
+                            "{}: a flow that starts after another cannot have a stop time",
+                            key("stop_s")
+                        ));
+                    }
+                    Some(index)
+                }
+            };
             flows.push(FlowConfig {
                 name: name.clone(),
                 cc,
@@ -615,6 +649,8 @@ impl Scenario {
                     .or(spec.full_size_packets)
                     .unwrap_or(true),
                 ack_every: flow.ack_every,
+                careful_resume: flow.careful_resume,
+                after,
             });
         }
         let overridden = overrides.cc.is_some() || !overrides.cc_params.is_empty();

@@ -15,7 +15,9 @@ use crate::cross_traffic::CrossSource;
 use crate::network::{Arrival, Datagram, Link, Owner};
 use crate::quic_flow::{FlowEnvironment, FlowOutput, FlowState, QuicFlow, Side, VirtualClock};
 use crate::random::RandomStream;
-use crate::report::{jain_index, CrossTrafficSummary, FlowSummary, LinkSummary, Summary};
+use crate::report::{
+    jain_index, CarefulResumeSummary, CrossTrafficSummary, FlowSummary, LinkSummary, Summary,
+};
 use crate::scenario::{CrossTrafficKind, Scenario};
 use crate::series::{CsvSeries, CROSS_HEADER, FLOW_HEADER, QUEUE_HEADER};
 use crate::time::{as_millis, as_seconds, Nanos};
@@ -95,6 +97,10 @@ struct Simulation<'a> {
     last_busy: Vec<Nanos>,
     last_sample_at: Nanos,
     output: FlowOutput,
+    /// Careful Resume's saved paths, shared by the flows of the run.
+    resume_store: quiche_vegas::careful_resume::ResumeStore,
+    /// Per flow: its end was acted on (state saved, followers started).
+    finish_handled: Vec<bool>,
 }
 
 /// Runs `scenario` and writes its outputs into `out_dir`.
@@ -151,7 +157,18 @@ impl<'a> Simulation<'a> {
                 access_delay: config.access_delay,
             });
             let (forward, back) = (routes.len() - 2, routes.len() - 1);
-            flows.push(QuicFlow::new(index, config.clone(), forward, back, &env)?);
+            let mut address_index = index;
+            while let Some(earlier) = scenario.flows[address_index].after {
+                address_index = earlier;
+            }
+            flows.push(QuicFlow::new(
+                index,
+                address_index,
+                config.clone(),
+                forward,
+                back,
+                &env,
+            )?);
         }
         let mut cross = Vec::new();
         for config in &scenario.cross_traffic {
@@ -201,11 +218,17 @@ impl<'a> Simulation<'a> {
             queue_series,
             last_sample_at: 0,
             output: FlowOutput::default(),
+            resume_store: Default::default(),
+            finish_handled: vec![false; scenario.flows.len()],
         };
         for (index, change) in scenario.changes.iter().enumerate() {
             simulation.schedule(change.at, Event::LinkChange { index });
         }
         for (flow, config) in scenario.flows.iter().enumerate() {
+            if config.after.is_some() {
+                // Scheduled when the flow it follows finishes.
+                continue;
+            }
             simulation.schedule(config.start, Event::FlowStart { flow });
             if let Some(stop) = config.stop {
                 simulation.schedule(stop, Event::FlowStop { flow });
@@ -282,6 +305,10 @@ impl<'a> Simulation<'a> {
                 self.drain_flow_output(flow)?;
             }
             Event::FlowStart { flow } => {
+                if self.flows[flow].config.careful_resume {
+                    let ip = self.flows[flow].client_ip();
+                    self.flows[flow].resume_seed = self.resume_store.take(ip, self.wall_time());
+                }
                 self.flows[flow].start(&self.clock, now, &mut self.output)?;
                 self.drain_flow_output(flow)?;
             }
@@ -337,8 +364,38 @@ impl<'a> Simulation<'a> {
         let f = &self.flows[flow];
         if f.state == FlowState::Finished && f.measures.finished_at == Some(self.now) {
             self.write_flow_sample(flow)?;
+            // More events of the flow can follow at this same instant.
+            if !self.finish_handled[flow] {
+                self.finish_handled[flow] = true;
+                self.flow_finished(flow);
+            }
         }
         Ok(())
+    }
+
+    /// Careful Resume's Observe phase ends with the connection: what it
+    /// measured is saved for the next one between the same endpoints, and
+    /// the flows that follow this one start.
+    fn flow_finished(&mut self, flow: usize) {
+        if self.flows[flow].config.careful_resume {
+            if let Some(path) = self.flows[flow].observed_path() {
+                self.flows[flow].saved_path = Some(path);
+                let ip = self.flows[flow].client_ip();
+                self.resume_store.save(ip, path, self.wall_time());
+            }
+        }
+        for (next, config) in self.scenario.flows.iter().enumerate() {
+            if config.after == Some(flow) {
+                self.schedule(self.now + config.start, Event::FlowStart { flow: next });
+            }
+        }
+    }
+
+    /// The simulated wall clock (the resume store's lifetime runs on it).
+    fn wall_time(&self) -> std::time::SystemTime {
+        std::time::UNIX_EPOCH
+            + crate::time::WALL_CLOCK_AT_ZERO
+            + std::time::Duration::from_nanos(self.now)
     }
 
     /// A datagram leaves its sender now.
@@ -511,7 +568,7 @@ impl<'a> Simulation<'a> {
         let mut flows = Vec::new();
         for f in &self.flows {
             let m = &f.measures;
-            let start = f.config.start;
+            let start = m.started_at.unwrap_or(f.config.start);
             let until = m.completed_at.or(m.finished_at).unwrap_or(end).max(start);
             let bytes = f.bytes_delivered();
             let goodput_bps = if until > start {
@@ -542,6 +599,11 @@ impl<'a> Simulation<'a> {
                 mean_aqt_to_server_ms: mean(m.aqt_to_server.0, m.aqt_to_server.1),
                 extensions: f.extension_summary(),
                 failure: m.failure.clone(),
+                careful_resume: f.config.careful_resume.then(|| CarefulResumeSummary {
+                    resumed_cwnd_bytes: f.resume_seed.map(|p| p.cwnd_bytes),
+                    resumed_rtt_ms: f.resume_seed.map(|p| p.rtt.as_secs_f64() * 1e3),
+                    observed_cwnd_bytes: f.saved_path.map(|p| p.cwnd_bytes),
+                }),
             });
         }
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();

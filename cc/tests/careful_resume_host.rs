@@ -1,0 +1,112 @@
+//! Careful Resume through the host, around a real controller (Vegas): the
+//! host's window and pacing follow the phase machine, the retreat reaches
+//! the controller's own window, and the controller is not told of losses
+//! the retreat answered.
+
+mod common;
+
+use std::time::Instant;
+
+use common::{ms, MDS, WINDOW};
+use vegas_cc::{
+    AckEvent, AckedPacket, CarefulResumeConfig, CcState, ControllerHost, ControllerSpec,
+    PacketSent, RttSnapshot, SavedPath,
+};
+
+const IW: usize = 10 * MDS;
+const SAVED_CWND: u64 = 1_200_000;
+
+fn host(saved: Option<SavedPath>) -> ControllerHost {
+    let spec = ControllerSpec::new("vegas")
+        .unwrap()
+        .with_careful_resume(CarefulResumeConfig { saved });
+    ControllerHost::new(&spec, WINDOW)
+}
+
+fn send(host: &mut ControllerHost, pkt_num: u64, at: Instant, in_flight: usize) {
+    host.on_packet_sent(&PacketSent {
+        pkt_num,
+        size: MDS,
+        time_sent: at,
+        bytes_in_flight: in_flight,
+    });
+}
+
+fn ack(host: &mut ControllerHost, pkt_num: u64, sent: Instant, at: Instant, in_flight: usize) {
+    let acked = [AckedPacket::new(pkt_num, MDS, sent, at)];
+    host.on_ack(&AckEvent {
+        now: at,
+        acked: &acked,
+        ack_delay: ms(0),
+        rtt: RttSnapshot::uniform(ms(600)),
+        bytes_in_flight: in_flight,
+        app_limited: false,
+        backward_queueing: None,
+    });
+}
+
+/// Handshake flight acknowledged at t0 + 600 ms, then the initial window
+/// sent at once: the tenth packet fills it and the window jumps.
+fn jumped(t0: Instant) -> ControllerHost {
+    let mut h = host(Some(SavedPath {
+        cwnd_bytes: SAVED_CWND,
+        rtt: ms(600),
+    }));
+    send(&mut h, 0, t0, 0);
+    ack(&mut h, 0, t0, t0 + ms(600), MDS);
+    for n in 1..=10u64 {
+        send(&mut h, n, t0 + ms(600), (n as usize - 1) * MDS);
+    }
+    h
+}
+
+#[test]
+fn the_host_jumps_and_paces_the_jump() {
+    let t0 = Instant::now();
+    let h = jumped(t0);
+    // jump_cwnd = saved / 2, paced at jump_cwnd per smoothed RTT.
+    assert_eq!(h.cwnd(), SAVED_CWND as usize / 2);
+    assert_eq!(h.controller().cwnd(), IW, "the controller's own window");
+    assert_eq!(h.pacing_rate(), Some(1_000_000));
+}
+
+#[test]
+fn without_saved_state_the_host_is_the_controller() {
+    let t0 = Instant::now();
+    let mut with = host(None);
+    let spec = ControllerSpec::new("vegas").unwrap();
+    let mut without = ControllerHost::new(&spec, WINDOW);
+    for h in [&mut with, &mut without] {
+        for n in 0..10u64 {
+            send(h, n, t0, n as usize * MDS);
+        }
+        ack(h, 0, t0, t0 + ms(600), IW);
+    }
+    assert_eq!(with.cwnd(), without.cwnd());
+    assert_eq!(with.pacing_rate(), without.pacing_rate());
+}
+
+#[test]
+fn a_loss_in_the_unvalidated_phase_sets_the_controller_window() {
+    let t0 = Instant::now();
+    let mut h = jumped(t0);
+    let t = t0 + ms(600);
+    for n in 11..=100u64 {
+        send(&mut h, n, t + ms(n), (n as usize - 1) * MDS);
+    }
+    // PipeSize is 12 000 (the flight at the jump); the retreat window is
+    // half of it, not below two packets: 6000.
+    h.on_congestion_event(t + ms(700), MDS, 1, t, 99 * MDS);
+    assert_eq!(h.cwnd(), IW / 2);
+    assert_eq!(h.controller().cwnd(), IW / 2);
+    assert_eq!(h.ssthresh(), IW / 2);
+    // Vegas did not react itself (no recovery epoch of its own).
+    assert_ne!(h.state(), CcState::Recovery);
+    // A second loss of the jump's packets is not passed on either.
+    h.on_congestion_event(t + ms(710), MDS, 50, t + ms(50), 98 * MDS);
+    assert_eq!(h.controller().cwnd(), IW / 2);
+    // A spurious-loss rollback does not undo the retreat.
+    h.checkpoint();
+    assert!(!h.rollback());
+    assert_eq!(h.cwnd(), IW / 2);
+}

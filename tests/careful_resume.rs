@@ -1,0 +1,154 @@
+//! Careful Resume in the real apps over loopback: the server's store on
+//! disk is read at start (a corrupt one is ignored with a warning, never a
+//! crash), a returning client's connection goes through the phases and logs
+//! them in qlog.
+//!
+//! Loopback's RTT (well under a millisecond) is far below any saved RTT of
+//! a real path, so the RTT check refuses the jump here: the jump itself is
+//! tested in the simulator (`interop/sim/tests/careful_resume.rs`).
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+const FILE_SIZE: usize = 1_000_000;
+const STORE: &str = "careful-resume.store";
+
+fn root_with_file() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = random_bytes(FILE_SIZE, 0xc0de);
+    std::fs::write(dir.path().join("file"), &data).unwrap();
+    (dir, sha256_hex(&data))
+}
+
+fn download(server: &Server, qlog: Option<&Path>, expected_sha: &str) {
+    let out = client(&["--no-verify", &server.url("/file")], qlog);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout} {}", text(&out.stderr));
+    assert!(
+        stdout.contains(&format!(
+            "GET /file  {FILE_SIZE} bytes  sha256={expected_sha}"
+        )),
+        "{stdout}"
+    );
+}
+
+fn start(root: &Path, store: &Path, qlog: Option<&Path>) -> Server {
+    Server::start(
+        &[
+            "--root",
+            root.to_str().unwrap(),
+            "--cc-algorithm",
+            "vegas",
+            "--careful-resume",
+            "--resume-store",
+            store.to_str().unwrap(),
+        ],
+        qlog,
+    )
+}
+
+/// Whatever is in the store directory after a run is a complete store or
+/// the file that was there before; never a temporary file.
+fn check_store_dir(store: &Path, before: &[u8]) {
+    for entry in std::fs::read_dir(store).unwrap() {
+        let name = entry.unwrap().file_name();
+        assert_eq!(name, STORE, "stray file in the store directory");
+    }
+    let bytes = std::fs::read(store.join(STORE)).unwrap();
+    if bytes != before {
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(
+            text.starts_with("quiche-vegas careful-resume store v1\n"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn corrupt_or_hostile_stores_are_ignored_with_a_warning() {
+    let (root, sha) = root_with_file();
+    let cases: [&[u8]; 4] = [
+        b"\x00\xff\xfe binary garbage",
+        b"quiche-vegas careful-resume store v9\n127.0.0.1 1 1 1\n",
+        b"quiche-vegas careful-resume store v1\n127.0.0.1 1500000 600000",
+        b"quiche-vegas careful-resume store v1\n127.0.0.1 99999999999999 600000 1\n",
+    ];
+    for content in cases {
+        let store = tempfile::tempdir().unwrap();
+        std::fs::write(store.path().join(STORE), content).unwrap();
+        let mut server = start(root.path(), store.path(), None);
+        assert!(
+            server
+                .log
+                .iter()
+                .any(|l| l.contains("warning: ignoring the Careful Resume store")),
+            "{:?}",
+            server.log
+        );
+        download(&server, None, &sha);
+        server.wait_for_closed_connection();
+        check_store_dir(store.path(), content);
+    }
+}
+
+#[test]
+fn a_returning_client_is_checked_against_its_saved_path() {
+    let (root, sha) = root_with_file();
+    let store = tempfile::tempdir().unwrap();
+    let qlog = tempfile::tempdir().unwrap();
+    // Saved a minute ago: 1.5 MB at 600 ms, as on a GEO path.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let content = format!(
+        "quiche-vegas careful-resume store v1\n127.0.0.1 1500000 600000 {}\n",
+        now - 60
+    );
+    std::fs::write(store.path().join(STORE), &content).unwrap();
+    let mut server = start(root.path(), store.path(), Some(qlog.path()));
+    assert!(
+        !server.log.iter().any(|l| l.contains("warning")),
+        "{:?}",
+        server.log
+    );
+    download(&server, Some(qlog.path()), &sha);
+    let id = server.wait_for_closed_connection();
+    let records = qlog_records(&qlog.path().join(format!("server-{id}.sqlog")));
+    let metrics = events(&records, "quic:recovery_metrics_updated");
+    let phases: Vec<(&str, &str)> = metrics
+        .iter()
+        .filter_map(|d| Some((d["cr_phase"].as_str()?, d["cr_trigger"].as_str()?)))
+        .collect();
+    assert_eq!(
+        phases,
+        [("reconnaissance", "none"), ("normal", "rtt_not_validated")],
+        "loopback's RTT is below half the saved 600 ms"
+    );
+    assert!(metrics
+        .iter()
+        .any(|d| d["cr_saved_congestion_window"] == 1_500_000));
+    check_store_dir(store.path(), content.as_bytes());
+}
+
+#[test]
+fn without_the_switch_there_is_no_careful_resume() {
+    let (root, sha) = root_with_file();
+    let qlog = tempfile::tempdir().unwrap();
+    let mut server = Server::start(
+        &[
+            "--root",
+            root.path().to_str().unwrap(),
+            "--cc-algorithm",
+            "vegas",
+        ],
+        Some(qlog.path()),
+    );
+    download(&server, Some(qlog.path()), &sha);
+    let id = server.wait_for_closed_connection();
+    let text = std::fs::read_to_string(qlog.path().join(format!("server-{id}.sqlog"))).unwrap();
+    assert!(!text.contains("cr_phase"));
+}
