@@ -30,11 +30,12 @@
 //!
 //! start-up (cwnd grows by the bytes acked, paced at 2 × cwnd/RTT ≤ C):
 //!     Diff > gamma:                 cwnd = cwnd − Diff + alpha; avoidance
-//!     first round with C:           cwnd = max(cwnd, jump_fraction × target)
+//!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ C; no growth unless the window was used):
 //!     cwnd += fast_gain × (alpha − Diff)            (FAST; at most ×2, ÷2)
-//!     Diff < alpha / 2 and cwnd < target:
+//!     Diff < alpha / 2, cwnd < target, no congestive loss in the last
+//!     regrowth_quiet_rounds rounds:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
 //!     Diff > beta for rebase_rounds rounds in a row although cwnd fell each
 //!     time:                         the delay is the path's: BaseRTT = RTT now
