@@ -64,13 +64,18 @@ pub fn bind_udp(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
 /// (`IP_RECVOPTS`), where AQT-enabled routers report its accumulated
 /// queueing time (`quic_ext::aqt_ip_option`). IPv4 sockets only.
 pub fn enable_ip_options(socket: &UdpSocket) -> io::Result<()> {
+    enable_socket_flag(socket, libc::IPPROTO_IP, libc::IP_RECVOPTS)
+}
+
+/// Sets the integer socket option `level`/`name` to 1.
+fn enable_socket_flag(socket: &UdpSocket, level: libc::c_int, name: libc::c_int) -> io::Result<()> {
     let one: libc::c_int = 1;
     // SAFETY: `one` outlives the call and its size is passed.
     let rc = unsafe {
         libc::setsockopt(
             socket.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_RECVOPTS,
+            level,
+            name,
             (&one as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
@@ -86,22 +91,7 @@ pub fn enable_ip_options(socket: &UdpSocket) -> io::Result<()> {
 /// that receive timestamps (draft-ietf-quic-receive-ts) say when a packet
 /// arrived, not when the application got round to reading it.
 pub fn enable_receive_timestamps(socket: &UdpSocket) -> io::Result<()> {
-    let one: libc::c_int = 1;
-    // SAFETY: `one` outlives the call and its size is passed.
-    let rc = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    enable_socket_flag(socket, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS)
 }
 
 /// One received datagram: its length, sender, and what the socket knew of it

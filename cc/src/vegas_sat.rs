@@ -85,12 +85,12 @@ use crate::controller::{AlgorithmInfo, CcState, CongestionController, Internals,
 use crate::controller::{WindowConfig, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::forward_queue::ForwardQueue;
 use crate::shared::packet_pair::PacketPairEstimator;
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
 use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
 use crate::shared::window::Window;
-use crate::shared::windowed_min::WindowedMin;
 
 const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
 const PACKETS: ParamKind = ParamKind::Number {
@@ -396,7 +396,7 @@ pub struct VegasSat {
     epoch: RecoveryEpoch,
     phase: Phase,
     /// BaseRTT: the smallest RTT seen since the start or the last rebase.
-    base_rtt: WindowedMin<Duration>,
+    base_rtt: BaseRttTracker,
     forward: ForwardQueue,
     pairs: PacketPairEstimator,
     smoothed_rtt: Option<Duration>,
@@ -423,7 +423,7 @@ impl VegasSat {
             rounds: RoundClock::for_datagram_size(window.max_datagram_size),
             epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             phase: Phase::Startup,
-            base_rtt: WindowedMin::new(0),
+            base_rtt: BaseRttTracker::new(),
             forward: ForwardQueue::new(0),
             pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
             smoothed_rtt: None,
@@ -453,14 +453,14 @@ impl VegasSat {
     /// capacity × BaseRTT + alpha, in bytes.
     fn target_window(&self) -> Option<usize> {
         let capacity = self.capacity()?;
-        let base = self.base_rtt.get()?;
+        let base = self.base_rtt.base_rtt()?;
         let bytes = capacity * base.as_secs_f64() + self.config.alpha * self.mds();
         Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS * self.window.max_datagram_size()))
     }
 
     /// Diff for a queueing delay `delay`: cwnd × q / (BaseRTT + q).
     fn queued_packets(&self, delay: Duration) -> f64 {
-        let base = self.base_rtt.get().unwrap_or(Duration::ZERO);
+        let base = self.base_rtt.base_rtt().unwrap_or(Duration::ZERO);
         let rtt = base + delay;
         if rtt.is_zero() {
             return 0.0;
@@ -473,7 +473,7 @@ impl VegasSat {
         let (delay, source) = match self.forward.round_mean() {
             Some(delay) if self.config.forward_delay => (delay, QueueSource::Forward),
             _ => {
-                let base = self.base_rtt.get()?;
+                let base = self.base_rtt.base_rtt()?;
                 (round.min_rtt?.saturating_sub(base), QueueSource::Rtt)
             }
         };
@@ -490,7 +490,7 @@ impl VegasSat {
         let forward = self.forward.round_mean().or(self.forward.latest());
         let delay = match forward {
             Some(d) if self.config.forward_delay => d,
-            _ => self.latest_rtt?.saturating_sub(self.base_rtt.get()?),
+            _ => self.latest_rtt?.saturating_sub(self.base_rtt.base_rtt()?),
         };
         Some(self.queued_packets(delay))
     }
@@ -545,7 +545,6 @@ impl VegasSat {
     }
 
     fn end_estimator_rounds(&mut self) {
-        self.base_rtt.end_round();
         self.forward.end_round();
         self.losses.round_random_bytes = 0;
         self.round_max_in_flight = 0;
@@ -604,7 +603,7 @@ impl VegasSat {
         self.standing_queue_rounds = 0;
         self.rebases = self.rebases.saturating_add(1);
         if let Some(rtt) = round.min_rtt {
-            self.base_rtt.reset_to(rtt);
+            self.base_rtt.refresh(rtt);
         }
         self.forward.rebase();
     }
@@ -632,7 +631,7 @@ impl CongestionController for VegasSat {
         }
         let min_size = self.rounds.min_sample_size();
         if let Some(rtt) = smallest_rtt_sample(ack.acked, min_size) {
-            self.base_rtt.on_sample(rtt);
+            self.base_rtt.on_rtt_sample(rtt);
             self.latest_rtt = Some(rtt);
         }
         let mut acked_bytes = 0usize;
@@ -732,7 +731,7 @@ impl CongestionController for VegasSat {
     fn pacing(&self) -> Option<Pacing> {
         let rtt = self
             .smoothed_rtt
-            .or(self.base_rtt.get())
+            .or(self.base_rtt.base_rtt())
             .filter(|r| !r.is_zero())?;
         let per_rtt = self.window.cwnd() as f64 / rtt.as_secs_f64();
         let (gain, cap) = match self.phase {
@@ -759,7 +758,7 @@ impl CongestionController for VegasSat {
         );
         out.float("cwnd_packets", self.window.cwnd_packets());
         out.float("alpha", self.config.alpha);
-        if let Some(base) = self.base_rtt.get() {
+        if let Some(base) = self.base_rtt.base_rtt() {
             out.millis("base_rtt_ms", base);
         }
         if let Some(q) = self.last_queue {
@@ -818,7 +817,7 @@ mod tests {
 
     /// BaseRTT 600 ms and, optionally, a measured capacity of `CAPACITY`.
     fn measured(v: &mut VegasSat, with_capacity: bool) {
-        v.base_rtt.on_sample(BASE);
+        v.base_rtt.on_rtt_sample(BASE);
         if with_capacity {
             let t0 = Instant::now();
             let spacing = MDS as f64 / CAPACITY;
@@ -983,10 +982,13 @@ mod tests {
         later.min_rtt = Some(BASE + Duration::from_millis(50));
         for _ in 0..2 {
             v.avoidance_round(&later, queue(60.0));
-            assert_eq!(v.base_rtt.get(), Some(BASE));
+            assert_eq!(v.base_rtt.base_rtt(), Some(BASE));
         }
         v.avoidance_round(&later, queue(60.0));
-        assert_eq!(v.base_rtt.get(), Some(BASE + Duration::from_millis(50)));
+        assert_eq!(
+            v.base_rtt.base_rtt(),
+            Some(BASE + Duration::from_millis(50))
+        );
         assert_eq!(v.rebases, 1);
         // A queue at or below beta resets the count.
         let mut v = sat(&["rebase_rounds=2"]);
@@ -1212,7 +1214,7 @@ mod tests {
             app_limited: false,
             backward_queueing: None,
         });
-        assert_eq!(v.base_rtt.get(), Some(BASE));
+        assert_eq!(v.base_rtt.base_rtt(), Some(BASE));
         assert_eq!(v.pairs.samples(), 1);
         // The pair's second packet waited 480 µs behind the first.
         assert_eq!(v.forward.latest(), Some(Duration::from_micros(480)));
