@@ -374,6 +374,8 @@ pub struct CarefulResumeServer {
     pub store: ResumeStore,
     /// `--resume-store DIR`; `None`: in memory only.
     pub store_dir: Option<PathBuf>,
+    /// Which losses of the jump are congestion (`--careful-resume-loss`).
+    pub loss_rule: careful_resume::LossRule,
 }
 
 impl CarefulResumeServer {
@@ -388,7 +390,7 @@ impl CarefulResumeServer {
                 path.rtt
             );
         }
-        careful_resume::select_with_resume(config, &self.cc, saved);
+        careful_resume::select_with_resume(config, &self.cc, saved, self.loss_rule);
     }
 
     /// A connection to `ip` closed: what it measured replaces what was

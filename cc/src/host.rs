@@ -527,6 +527,7 @@ impl ControllerHost {
         if let Some(cr) = self.careful_resume.as_mut() {
             let (tell_controller, window) = cr.on_congestion_event(
                 now,
+                lost_bytes,
                 largest_lost_time_sent,
                 persistent_congestion,
                 self.controller.cwnd(),
