@@ -83,7 +83,7 @@
 use std::time::{Duration, Instant};
 
 use crate::events::AckEvent;
-use crate::shared::peer_reports::{self, DelaySample, GRANULARITY};
+use crate::shared::peer_reports::{self, nanos, nanos_since, DelaySample, GRANULARITY};
 
 /// Default of [`EstimatorConfig::clock_drift_ppm`]: twice the 50 ppm a pair
 /// of ordinary quartz oscillators may differ by.
@@ -121,8 +121,6 @@ impl EstimatorConfig {
         }
     }
 }
-
-use peer_reports::{nanos, nanos_since};
 
 /// Non-negative nanoseconds as a `Duration`, saturating.
 fn duration_from_nanos(v: i128) -> Duration {
