@@ -6,7 +6,7 @@
 //! by its [`crate::pacing::Outbox`]), handles what arrived, fires due timers,
 //! then flushes every endpoint, which sends what is due and holds the rest.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -439,6 +439,8 @@ struct ServerConn {
     original_dcid: Vec<u8>,
     peer_ip: IpAddr,
     started: Instant,
+    /// This connection's entry in [`ServerState::wakeups`], if any.
+    wakeup: Option<Instant>,
 }
 
 /// The server loop's state besides the socket.
@@ -451,6 +453,17 @@ struct ServerState {
     /// Datagrams for no connection (Initials), answered after the traffic
     /// of existing connections: a flood of them delays nobody's transfer.
     waiting: VecDeque<Waiting>,
+    /// When each connection next needs its timers run or a paced datagram
+    /// sent, ordered by time: a turn of the loop visits only the connections
+    /// that are due or received something, not all of them (with a thousand
+    /// connections, visiting every one each turn made the loop so slow
+    /// that the socket's receive buffer overflowed, ACKs were lost, and
+    /// probe-timeout backoff left some clients without a packet for longer
+    /// than the idle timeout).
+    wakeups: BTreeSet<(Instant, Vec<u8>)>,
+    /// Connections that received a datagram or were made since their last
+    /// visit.
+    touched: HashSet<Vec<u8>>,
 }
 
 /// A datagram for no connection, waiting for [`ServerState::answer_waiting`].
@@ -478,16 +491,14 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         per_ip: HashMap::new(),
         token_key: TokenKey::random()?,
         waiting: VecDeque::new(),
+        wakeups: BTreeSet::new(),
+        touched: HashSet::new(),
     };
     let mut buf = vec![0; MAX_RECV_DATAGRAM_SIZE];
     let mut reaped_since_trim = 0usize;
     let mut last_trim = Instant::now();
     loop {
-        let deadline = state
-            .conns
-            .values()
-            .filter_map(|c| c.endpoint.next_wakeup())
-            .min();
+        let deadline = state.wakeups.first().map(|(at, _)| *at);
         // With connections closed but memory not yet returned, wake up to
         // return it.
         let deadline = if reaped_since_trim > 0 {
@@ -512,12 +523,20 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         })?;
         state.answer_waiting(&wire.socket);
         let now = Instant::now();
-        for c in state.conns.values_mut() {
+        for key in state.due(now) {
+            let Some(c) = state.conns.get_mut(&key) else {
+                continue;
+            };
             c.endpoint.on_timer(now);
             c.endpoint
                 .flush(now, &mut |data, info| send(&wire.socket, data, info.to));
+            if c.endpoint.is_done() {
+                state.reap(&key, now);
+                reaped_since_trim += 1;
+            } else {
+                state.reschedule(&key);
+            }
         }
-        reaped_since_trim += state.reap(now);
         if reaped_since_trim > 0 && now >= last_trim + TRIM_INTERVAL {
             state.shrink();
             release_free_memory();
@@ -536,36 +555,68 @@ fn release_free_memory() {
 }
 
 impl ServerState {
-    /// Drops the connections that are done; returns how many.
-    fn reap(&mut self, now: Instant) -> usize {
-        let before = self.conns.len();
-        let ServerState {
-            setup,
-            conns,
-            aliases,
-            per_ip,
-            ..
-        } = self;
-        conns.retain(|_, c| {
-            if !c.endpoint.is_done() {
-                return true;
+    /// The connections to visit at `now`: those that received a datagram
+    /// since their last visit and those whose wakeup time has come.
+    fn due(&mut self, now: Instant) -> Vec<Vec<u8>> {
+        let mut keys: Vec<Vec<u8>> = self.touched.drain().collect();
+        while let Some((at, _)) = self.wakeups.first() {
+            if *at > now {
+                break;
             }
-            aliases.remove(&c.original_dcid);
-            if let Some(cr) = setup.careful_resume.as_mut() {
-                cr.on_closed(&c.endpoint.conn, c.peer_ip);
+            let Some((_, key)) = self.wakeups.pop_first() else {
+                break;
+            };
+            if let Some(c) = self.conns.get_mut(&key) {
+                c.wakeup = None;
             }
-            if let Some(n) = per_ip.get_mut(&c.peer_ip) {
-                *n -= 1;
-                if *n == 0 {
-                    per_ip.remove(&c.peer_ip);
-                }
+            keys.push(key);
+        }
+        // A connection both touched and due is visited once.
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// Files connection `key` under its next wakeup time after a visit.
+    fn reschedule(&mut self, key: &[u8]) {
+        let Some(c) = self.conns.get_mut(key) else {
+            return;
+        };
+        let next = c.endpoint.next_wakeup();
+        if next == c.wakeup {
+            return;
+        }
+        if let Some(old) = c.wakeup.take() {
+            self.wakeups.remove(&(old, key.to_vec()));
+        }
+        if let Some(at) = next {
+            self.wakeups.insert((at, key.to_vec()));
+        }
+        c.wakeup = next;
+    }
+
+    /// Drops connection `key`, which is done.
+    fn reap(&mut self, key: &[u8], now: Instant) {
+        let Some(c) = self.conns.remove(key) else {
+            return;
+        };
+        if let Some(at) = c.wakeup {
+            self.wakeups.remove(&(at, key.to_vec()));
+        }
+        self.touched.remove(key);
+        self.aliases.remove(&c.original_dcid);
+        if let Some(cr) = self.setup.careful_resume.as_mut() {
+            cr.on_closed(&c.endpoint.conn, c.peer_ip);
+        }
+        if let Some(n) = self.per_ip.get_mut(&c.peer_ip) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_ip.remove(&c.peer_ip);
             }
-            if setup.report_connections {
-                eprintln!("quiche-server: {}", connection_report(c, now));
-            }
-            false
-        });
-        before - self.conns.len()
+        }
+        if self.setup.report_connections {
+            eprintln!("quiche-server: {}", connection_report(&c, now));
+        }
     }
 
     /// Gives back the maps' room once load has gone.
@@ -578,6 +629,7 @@ impl ServerState {
                 self.conns.shrink_to_fit();
                 self.aliases.shrink_to_fit();
                 self.per_ip.shrink_to_fit();
+                self.touched.shrink_to_fit();
                 return;
             }
         }
@@ -670,6 +722,7 @@ impl ServerState {
         };
         if let Some(c) = self.conns.get_mut(&key) {
             c.endpoint.on_datagram_with_meta(data, from, local, meta);
+            self.touched.insert(key);
         }
     }
 
@@ -694,9 +747,12 @@ impl ServerState {
                 let hdr = hdr.clone();
                 self.new_connection(&hdr, len, &mut w.data, w.from, w.local, socket)
             };
-            if let Some(c) = key.and_then(|k| self.conns.get_mut(&k)) {
-                c.endpoint
-                    .on_datagram_with_meta(&mut w.data, w.from, w.local, w.meta);
+            if let Some(key) = key {
+                if let Some(c) = self.conns.get_mut(&key) {
+                    c.endpoint
+                        .on_datagram_with_meta(&mut w.data, w.from, w.local, w.meta);
+                    self.touched.insert(key);
+                }
             }
         }
     }
@@ -808,6 +864,7 @@ impl ServerState {
                 original_dcid: dcid,
                 peer_ip: from.ip(),
                 started: Instant::now(),
+                wakeup: None,
             },
         );
         Some(scid)
