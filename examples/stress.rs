@@ -150,6 +150,8 @@ struct Client {
     finished: bool,
     /// When the last datagram arrived, for failure reports.
     last_datagram: Option<Instant>,
+    /// Datagrams sent.
+    datagrams_out: usize,
 }
 
 impl Client {
@@ -177,6 +179,7 @@ impl Client {
             bytes: 0,
             finished: false,
             last_datagram: None,
+            datagrams_out: 0,
         }
     }
 
@@ -184,6 +187,7 @@ impl Client {
         let mut out = [0; 1500];
         while let Ok((n, info)) = self.conn.send(&mut out) {
             self.socket.send_to(&out[..n], info.to).ok();
+            self.datagrams_out += 1;
         }
     }
 
@@ -532,10 +536,12 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
     // Threads that have tried their handshake, and the signal to download.
     let tried = Arc::new(AtomicUsize::new(0));
     let go = Arc::new(AtomicBool::new(false));
+    let client_datagrams = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let threads: Vec<_> = (0..n)
         .map(|_| {
             let tried = tried.clone();
+            let client_datagrams = client_datagrams.clone();
             let go = go.clone();
             let sha = sha.to_string();
             std::thread::Builder::new()
@@ -551,7 +557,9 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
                     if !ok {
                         return Err(format!("no handshake: {}", c.why()));
                     }
-                    match c.download("/file", Duration::from_secs(300)) {
+                    let outcome = c.download("/file", Duration::from_secs(300));
+                    client_datagrams.fetch_add(c.datagrams_out, Ordering::Relaxed);
+                    match outcome {
                         Some(got) if got == sha => Ok(()),
                         Some(_) => Err("wrong SHA-256".to_string()),
                         None => Err(format!("{} of {FILE_SIZE} bytes: {}", c.bytes, c.why())),
@@ -564,6 +572,7 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
         std::thread::sleep(Duration::from_millis(10));
     }
     let handshakes = start.elapsed();
+    let drops_at_handshakes = udp_drops(addr.port());
     // Every one of the 1000 holds a connection: one more is refused.
     let mut extra = Client::connect(addr);
     let refused_start = Instant::now();
@@ -598,7 +607,8 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
     println!(
         "concurrent (idle timeout {idle} ms): {n} connections established in {:.1} s; the \
          {}st: {}; then {intact} of {n} 1 MB downloads intact (SHA-256) in {:.1} s; server \
-         RSS {:.1} MB, CPU {server_cpu:.1} s, datagrams its socket dropped {}",
+         RSS {:.1} MB, CPU {server_cpu:.1} s; the clients sent {} datagrams, the server's \
+         socket dropped {} of them ({} by the end of the handshakes)",
         handshakes.as_secs_f64(),
         n + 1,
         match refused {
@@ -609,7 +619,9 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
         },
         start.elapsed().as_secs_f64(),
         server.rss_mb(),
+        client_datagrams.load(Ordering::Relaxed),
         server_drops.map_or("?".to_string(), |d| d.to_string()),
+        drops_at_handshakes.map_or("?".to_string(), |d| d.to_string()),
     );
 }
 

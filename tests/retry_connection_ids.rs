@@ -33,7 +33,9 @@ fn drain(from: &mut quiche::Connection) -> Vec<Vec<u8>> {
 /// The handshake after a Retry, with the app's settings but `max_window`
 /// as every flow-control window (large ones take 8-byte varints); returns
 /// (client, server) once both are established, or the error that stopped it.
-fn handshake_after_retry(max_window: u64) -> Result<(quiche::Connection, quiche::Connection), String> {
+fn handshake_after_retry(
+    max_window: u64,
+) -> Result<(quiche::Connection, quiche::Connection), String> {
     let (client_addr, server_addr) = addrs();
     let settings = TransportSettings {
         max_data: max_window,
