@@ -9,7 +9,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use quiche::h3::{self, NameValue};
@@ -21,14 +21,23 @@ const FILE_SIZE: usize = 1_000_000;
 struct Server {
     child: Child,
     addr: SocketAddr,
+    /// The server's stderr lines after its first (connection reports when
+    /// started without `--quiet`).
+    lines: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
     fn start(binary: &Path, root: &Path, extra: &[&str]) -> Server {
+        Server::start_with(binary, root, &[&["--quiet"], extra].concat())
+    }
+
+    /// Without `--quiet` in `args`, the server reports every connection it
+    /// closes (kept in `lines`).
+    fn start_with(binary: &Path, root: &Path, args: &[&str]) -> Server {
         let mut child = Command::new(binary)
-            .args(["--listen", "127.0.0.1:0", "--quiet", "--root"])
+            .args(["--listen", "127.0.0.1:0", "--root"])
             .arg(root)
-            .args(extra)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -52,8 +61,20 @@ impl Server {
             }
         };
         // Keep draining stderr so that the server never blocks on it.
-        std::thread::spawn(move || for _ in lines.by_ref() {});
-        Server { child, addr }
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let sink = kept.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Ok(mut v) = sink.lock() {
+                    v.push(line);
+                }
+            }
+        });
+        Server {
+            child,
+            addr,
+            lines: kept,
+        }
     }
 
     /// Resident set size in MB.
@@ -127,6 +148,10 @@ struct Client {
     body: Sha256,
     bytes: usize,
     finished: bool,
+    /// When the last datagram arrived, for failure reports.
+    last_datagram: Option<Instant>,
+    /// Datagrams sent.
+    datagrams_out: usize,
 }
 
 impl Client {
@@ -153,6 +178,8 @@ impl Client {
             body: Sha256::new(),
             bytes: 0,
             finished: false,
+            last_datagram: None,
+            datagrams_out: 0,
         }
     }
 
@@ -160,6 +187,7 @@ impl Client {
         let mut out = [0; 1500];
         while let Ok((n, info)) = self.conn.send(&mut out) {
             self.socket.send_to(&out[..n], info.to).ok();
+            self.datagrams_out += 1;
         }
     }
 
@@ -184,6 +212,7 @@ impl Client {
             self.socket.set_read_timeout(Some(wait)).ok();
             match self.socket.recv_from(&mut buf) {
                 Ok((n, from)) => {
+                    self.last_datagram = Some(Instant::now());
                     let info = quiche::RecvInfo {
                         from,
                         to: self.local,
@@ -207,12 +236,24 @@ impl Client {
 
     /// How the connection ended, for failure reports.
     fn why(&self) -> String {
+        let stats = self.conn.stats();
+        let path = self.conn.path_stats().next();
         format!(
-            "closed={} timed_out={} local_error={:?} peer_error={:?}",
+            "closed={} timed_out={} local_error={:?} peer_error={:?}; client port {}: \
+             received {} packets, sent {} (lost {}), srtt {:.0} ms, last datagram {:.1} s \
+             ago, socket drops {}",
             self.conn.is_closed(),
             self.conn.is_timed_out(),
             self.conn.local_error(),
-            self.conn.peer_error()
+            self.conn.peer_error(),
+            self.local.port(),
+            stats.recv,
+            stats.sent,
+            stats.lost,
+            path.map_or(0.0, |p| p.rtt.as_secs_f64() * 1e3),
+            self.last_datagram
+                .map_or(f64::NAN, |t| t.elapsed().as_secs_f64()),
+            udp_drops(self.local.port()).map_or("?".to_string(), |d| d.to_string()),
         )
     }
 
@@ -273,6 +314,19 @@ impl Client {
         let digest = std::mem::take(&mut self.body).finalize();
         (self.finished && self.bytes == FILE_SIZE).then(|| hex::encode(digest))
     }
+}
+
+/// Datagrams the kernel dropped for the local UDP socket on `port` (its
+/// receive buffer was full), from /proc/net/udp.
+fn udp_drops(port: u16) -> Option<u64> {
+    let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let local_port = fields.get(1)?.rsplit(':').next()?;
+        (u16::from_str_radix(local_port, 16).ok()? == port)
+            .then(|| fields.last()?.parse().ok())
+            .flatten()
+    })
 }
 
 /// An established connection downloads the file once more; the time from
@@ -464,7 +518,9 @@ fn abandon(binary: &Path, root: &Path, sha: &str) {
 fn concurrent(binary: &Path, root: &Path, sha: &str) {
     let n = 1000;
     let idle = idle_timeout_ms().to_string();
-    let server = Server::start(
+    // Not quiet: the server's report of each connection it closes tells
+    // what it saw of the failed ones.
+    let server = Server::start_with(
         binary,
         root,
         &[
@@ -480,10 +536,12 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
     // Threads that have tried their handshake, and the signal to download.
     let tried = Arc::new(AtomicUsize::new(0));
     let go = Arc::new(AtomicBool::new(false));
+    let client_datagrams = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let threads: Vec<_> = (0..n)
         .map(|_| {
             let tried = tried.clone();
+            let client_datagrams = client_datagrams.clone();
             let go = go.clone();
             let sha = sha.to_string();
             std::thread::Builder::new()
@@ -499,7 +557,9 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
                     if !ok {
                         return Err(format!("no handshake: {}", c.why()));
                     }
-                    match c.download("/file", Duration::from_secs(300)) {
+                    let outcome = c.download("/file", Duration::from_secs(300));
+                    client_datagrams.fetch_add(c.datagrams_out, Ordering::Relaxed);
+                    match outcome {
                         Some(got) if got == sha => Ok(()),
                         Some(_) => Err("wrong SHA-256".to_string()),
                         None => Err(format!("{} of {FILE_SIZE} bytes: {}", c.bytes, c.why())),
@@ -512,6 +572,7 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
         std::thread::sleep(Duration::from_millis(10));
     }
     let handshakes = start.elapsed();
+    let drops_at_handshakes = udp_drops(addr.port());
     // Every one of the 1000 holds a connection: one more is refused.
     let mut extra = Client::connect(addr);
     let refused_start = Instant::now();
@@ -527,13 +588,27 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
         .map(|t| t.join().unwrap_or_else(|_| Err("panicked".into())))
         .collect();
     let intact = outcomes.iter().filter(|o| o.is_ok()).count();
+    let reports = server.lines.lock().map(|v| v.clone()).unwrap_or_default();
     for e in outcomes.iter().filter_map(|o| o.as_ref().err()) {
         println!("concurrent: a failed download: {e}");
+        let port = e
+            .split("client port ")
+            .nth(1)
+            .and_then(|r| r.split(':').next());
+        if let Some(port) = port {
+            let peer = format!("127.0.0.1:{port} ");
+            for line in reports.iter().filter(|l| l.contains(&peer)) {
+                println!("concurrent:   server: {line}");
+            }
+        }
     }
+    let server_drops = udp_drops(addr.port());
+    let server_cpu = server.cpu_ms() / 1e3;
     println!(
         "concurrent (idle timeout {idle} ms): {n} connections established in {:.1} s; the \
          {}st: {}; then {intact} of {n} 1 MB downloads intact (SHA-256) in {:.1} s; server \
-         RSS {:.1} MB",
+         RSS {:.1} MB, CPU {server_cpu:.1} s; the clients sent {} datagrams, the server's \
+         socket dropped {} of them ({} by the end of the handshakes)",
         handshakes.as_secs_f64(),
         n + 1,
         match refused {
@@ -543,7 +618,10 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
             None => "NOT refused".to_string(),
         },
         start.elapsed().as_secs_f64(),
-        server.rss_mb()
+        server.rss_mb(),
+        client_datagrams.load(Ordering::Relaxed),
+        server_drops.map_or("?".to_string(), |d| d.to_string()),
+        drops_at_handshakes.map_or("?".to_string(), |d| d.to_string()),
     );
 }
 

@@ -105,6 +105,18 @@ fn retry_validates_addresses_by_default() {
 }
 
 #[test]
+fn after_a_retry_the_server_uses_20_byte_connection_ids() {
+    // Three 20-byte IDs in the server's transport parameters after a Retry
+    // took patch 0012 (tests/retry_connection_ids.rs); before it the server
+    // used 16 bytes.
+    let root = tempfile::tempdir().unwrap();
+    let server = Server::start(&["--root", root.path().to_str().unwrap()], None);
+    let mut c = RawClient::connect(server.addr, &mut client_config(1_000_000));
+    c.establish();
+    assert_eq!(c.conn.destination_id().len(), quiche::MAX_CONN_ID_LEN);
+}
+
+#[test]
 fn a_forged_or_replayed_token_creates_nothing() {
     let root = tempfile::tempdir().unwrap();
     let server = Server::start(&["--root", root.path().to_str().unwrap()], None);
