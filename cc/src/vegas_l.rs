@@ -81,10 +81,14 @@
 //! - **Units.** Diff_Now and Diff_Before are bytes per second (bits per
 //!   second in qlog); only their signs and their order matter.
 
+use std::time::Duration;
+
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
+use crate::events::CongestionEvent;
 use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
-use crate::vegas::{CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas};
+use crate::shared::window::Window;
+use crate::vegas::{LossResponse, RoundView, Vegas, VegasConfig, VegasRules, VegasView};
 use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA};
 
 pub const NAME: &str = "vegas-l";
@@ -138,10 +142,10 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
 };
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
-    Box::new(Vegas::with_congestion_avoidance(
-        params,
+    Box::new(Vegas::with_rules(
+        VegasL::new(params),
+        VegasConfig::read_paper(params),
         window,
-        Box::new(VegasL::new(params)),
     ))
 }
 
@@ -244,8 +248,9 @@ impl CaseScales {
     }
 }
 
-/// Fig. 2 around Vegas-A's decision, as Vegas's congestion-avoidance rule.
-/// The `vegas-l` controller is [`Vegas`] with this rule.
+/// Fig. 2 around Vegas-A's decision, as Vegas's congestion-avoidance round;
+/// the rest is Vegas-A's, i.e. Vegas's. The `vegas-l` controller is
+/// [`Vegas`] with these rules.
 #[derive(Clone, Debug)]
 pub struct VegasL {
     vegas_a: VegasA,
@@ -270,13 +275,13 @@ impl VegasL {
     }
 }
 
-impl CongestionAvoidanceRule for VegasL {
+impl VegasRules for VegasL {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    fn on_round(&mut self, round: &CongestionAvoidanceRound) -> i64 {
-        let vegas_a_step = self.vegas_a.decide(round);
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+        let vegas_a_step = self.vegas_a.decide(round, diff);
         let history = self.history();
         let case = history
             .diff_now()
@@ -288,8 +293,20 @@ impl CongestionAvoidanceRule for VegasL {
         self.vegas_a.apply(vegas_a_step.scaled(factor), round)
     }
 
-    fn internals(&self, out: &mut Internals) {
-        self.vegas_a.internals(out);
+    fn loss_reaction(
+        &mut self,
+        loss: &CongestionEvent,
+        window: &Window,
+        _base_rtt: Option<Duration>,
+    ) -> LossResponse {
+        self.vegas_a.loss_response(loss, window)
+    }
+
+    /// Vegas-A's fields, then the case's.
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        out.text("flavour", "paper");
+        vegas.write_cwnd(out);
+        self.vegas_a.write_fig1(out);
         out.int("case", self.last_case.map_or(0, Case::number));
         if let Some(now) = self.history().diff_now() {
             out.float("diff_now_bps", now * 8.0);
@@ -298,6 +315,8 @@ impl CongestionAvoidanceRule for VegasL {
             out.float("diff_before_bps", before * 8.0);
         }
         out.float("step_scale", self.last_scale);
+        vegas.write_measurements("round_rtt_ms", out);
+        vegas.write_growth_round(out);
     }
 }
 

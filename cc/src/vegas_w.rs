@@ -21,9 +21,13 @@
 //! The estimate is Westwood's (section III.B, eqs. 2-5): one sample per ACK,
 //! b_k = d_k / (t_k − t_{k−1}), smoothed by the Tustin low-pass filter with
 //! time constant τ ([`BandwidthSampler`] with no minimum window, and
-//! [`TustinLowPass`]). Rounds, BaseRTT, Diff, the window and recovery epochs
-//! are the shared Vegas pieces ([`RoundClock`], [`BaseRttTracker`],
-//! [`VegasDiff`], [`Window`], [`RecoveryEpoch`]).
+//! [`TustinLowPass`]). The controller is the Vegas skeleton
+//! ([`crate::vegas`]) with [`VegasWRules`]: rounds, BaseRTT, Diff, slow
+//! start's growth and holding rounds, the window, recovery epochs and pacing
+//! are Vegas's, and only the decisions above are this file's (IV.A as
+//! [`VegasRules::slow_start_round`], IV.B as
+//! [`VegasRules::on_base_rtt_sample`], IV.C as
+//! [`VegasRules::loss_reaction`]).
 //!
 //! The pseudo-code, as this file runs it:
 //!
@@ -100,7 +104,7 @@
 //!   of the holding rounds.
 //! - **Route surveillance.** "RTT_now" is one sample per ACK frame (the
 //!   smallest RTT among the packets it newly acknowledges, normally the
-//!   newest one's: [`smallest_rtt_sample`], as the round clock takes it), as
+//!   newest one's: [`smallest_rtt_sample`](crate::shared::round_clock::smallest_rtt_sample), as the round clock takes it), as
 //!   a TCP sender takes one per ACK; older packets of a QUIC ACK frame carry
 //!   the frame's delay and are not separate samples. The m samples are
 //!   therefore the last m ACK frames' — with one frame per packet, the m
@@ -205,17 +209,18 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, Internals, Pacing};
+use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::pacing_profile::{PacingProfile, SPIKE_SUPPRESSION_PARAMS};
-use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
-use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
-use crate::shared::vegas_diff::VegasDiff;
+use crate::shared::round_clock::RoundRtt;
 use crate::shared::window::Window;
-use crate::vegas::{self, ROUND_RTT_MEAN};
+use crate::vegas::{
+    self, read_round_rtt, LinearStep, LossResponse, RoundView, SlowStartStep, Vegas, VegasConfig,
+    VegasRules, VegasView, ROUND_RTT_MEAN,
+};
 
 pub const NAME: &str = "vegas-w";
 
@@ -632,18 +637,12 @@ impl RouteMonitor {
     }
 }
 
-/// The parameters, read once.
+/// Vegas-W's own settings, read once.
 #[derive(Clone, Copy, Debug)]
 struct Config {
-    alpha: f64,
-    beta: f64,
-    gamma: f64,
-    ss_exit_factor: f64,
     spacing_margin: f64,
     unclassified_loss: LossClass,
     bwe_in_congestion_avoidance: bool,
-    pacing: PacingProfile,
-    round_rtt: RoundRtt,
 }
 
 /// What the last loss was, for qlog.
@@ -656,19 +655,46 @@ enum LastLoss {
     PersistentCongestion,
 }
 
-/// TCP Vegas-W; see the module documentation.
-#[derive(Debug)]
-pub struct VegasW {
-    config: Config,
-    window: Window,
-    /// The stack's smoothed RTT, for pacing.
-    smoothed_rtt: Option<Duration>,
+/// The `vegas-w` controller: the Vegas skeleton with Vegas-W's rules.
+pub type VegasW = Vegas<VegasWRules>;
 
-    base_rtt: BaseRttTracker,
-    rounds: RoundClock,
-    /// Vegas's slow start: whether the current round doubles cwnd.
-    ss_growth_round: bool,
-    last_diff: Option<f64>,
+impl Vegas<VegasWRules> {
+    /// A controller with `params` from [`PARAMS`].
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        let config = VegasConfig {
+            gamma: params.get("gamma"),
+            ss_exit_factor: params.get("ss_exit_factor"),
+            // One sample is a round's RTT (003 has no such threshold).
+            min_rtt_samples: 1,
+            pacing: PacingProfile::read_spike_suppression(params),
+            round_rtt: read_round_rtt(params, RoundRtt::Mean),
+        };
+        Vegas::with_rules(VegasWRules::new(params), config, window)
+    }
+
+    /// The filtered bandwidth estimate b̂ in bytes per second.
+    pub fn bandwidth_estimate(&self) -> Option<f64> {
+        self.rules().filter.estimate()
+    }
+
+    /// The most recent route change (IV.B), and how many there were.
+    pub fn route_changes(&self) -> (u64, Option<RouteChange>) {
+        (self.rules().route.changes, self.rules().route.last)
+    }
+
+    /// How many packets' send and ACK times are held (bounded memory).
+    pub fn tracked_packets(&self) -> usize {
+        self.rules().packets.len()
+    }
+}
+
+/// Vegas-W's decisions (IV.A-C) and the estimators they need; see the
+/// module documentation.
+#[derive(Debug)]
+pub struct VegasWRules {
+    config: Config,
+    /// Eq. 1: Vegas's linear step.
+    step: LinearStep,
     /// Times slow start went on although Diff > gamma (IV.A).
     ss_extensions: u64,
 
@@ -678,167 +704,64 @@ pub struct VegasW {
     route: RouteMonitor,
     packets: PacketLog,
 
-    /// One congestion reduction per window (Vegas 3.3).
-    epoch: RecoveryEpoch,
-
     last_loss: Option<LastLoss>,
     congestion_losses: u64,
     link_error_losses: u64,
 }
 
-impl VegasW {
-    /// A controller with `params` from [`PARAMS`].
-    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+impl VegasWRules {
+    /// From a table holding [`PARAMS`].
+    pub fn new(params: &ParamValues) -> Self {
         let tau = Duration::try_from_secs_f64(params.get("tau_ms") / 1e3).unwrap_or_default();
         let unclassified_loss = match params.word("unclassified_loss") {
             "link_error" => LossClass::LinkError,
             _ => LossClass::Congestion,
         };
-        VegasW {
+        VegasWRules {
             config: Config {
-                alpha: params.get("alpha"),
-                beta: params.get("beta"),
-                gamma: params.get("gamma"),
-                ss_exit_factor: params.get("ss_exit_factor"),
                 spacing_margin: params.get("spacing_margin"),
                 unclassified_loss,
                 bwe_in_congestion_avoidance: params.word("bwe_in_congestion_avoidance") == "on",
-                pacing: PacingProfile::read_spike_suppression(params),
-                round_rtt: RoundRtt::from_index(params.get("round_rtt") as usize)
-                    .unwrap_or(RoundRtt::Mean),
             },
-            smoothed_rtt: None,
-            window: Window::new(window),
-            base_rtt: BaseRttTracker::new(),
-            rounds: RoundClock::for_datagram_size(window.max_datagram_size),
-            ss_growth_round: true,
-            last_diff: None,
+            step: LinearStep::from_params(params),
             ss_extensions: 0,
             // Eq. 2: one sample per ACK.
             sampler: BandwidthSampler::new(Duration::ZERO),
             filter: TustinLowPass::new(tau),
             route: RouteMonitor::new(params.get("m") as usize, params.get("n")),
             packets: PacketLog::new(params.get("max_tracked_packets") as usize),
-            // As in Vegas: a packet sent at the instant of a reduction
-            // counts as after it.
-            epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             last_loss: None,
             congestion_losses: 0,
             link_error_losses: 0,
         }
     }
 
-    /// The filtered bandwidth estimate b̂ in bytes per second.
-    pub fn bandwidth_estimate(&self) -> Option<f64> {
-        self.filter.estimate()
-    }
-
-    pub fn base_rtt(&self) -> Option<Duration> {
-        self.base_rtt.base_rtt()
-    }
-
-    /// The most recent route change (IV.B), and how many there were.
-    pub fn route_changes(&self) -> (u64, Option<RouteChange>) {
-        (self.route.changes, self.route.last)
-    }
-
-    /// How many packets' send and ACK times are held (bounded memory).
-    pub fn tracked_packets(&self) -> usize {
-        self.packets.len()
-    }
-
     /// b̂ × BaseRTT in bytes: the window the estimated bandwidth fills.
-    fn estimated_window(&self) -> Option<f64> {
+    fn estimated_window(&self, base_rtt: Option<Duration>) -> Option<f64> {
         let bwe = self.filter.estimate()?;
-        let base = self.base_rtt.base_rtt()?;
-        Some(bwe * base.as_secs_f64())
+        Some(bwe * base_rtt?.as_secs_f64())
     }
 
     /// IV.C's ssthresh = b̂ × RTTmin, at least the minimum window; half the
     /// window before there is an estimate.
-    fn bandwidth_ssthresh(&self) -> usize {
-        let target = match self.estimated_window() {
+    fn bandwidth_ssthresh(&self, window: &Window, base_rtt: Option<Duration>) -> usize {
+        let target = match self.estimated_window(base_rtt) {
             // `as` saturates, so a huge product stays usize::MAX.
             Some(bytes) => bytes.round() as usize,
-            None => self.window.cwnd() / 2,
+            None => window.cwnd() / 2,
         };
-        target.max(self.window.minimum())
-    }
-
-    fn sampling_bandwidth(&self) -> bool {
-        self.config.bwe_in_congestion_avoidance || self.window.in_slow_start()
+        target.max(window.minimum())
     }
 
     /// Eqs. 2-5 for one ACK.
-    fn sample_bandwidth(&mut self, now: Instant, acked_bytes: usize) {
-        if !self.sampling_bandwidth() {
+    fn sample_bandwidth(&mut self, now: Instant, acked_bytes: usize, in_slow_start: bool) {
+        if !(self.config.bwe_in_congestion_avoidance || in_slow_start) {
             // The next slow start opens a fresh sample interval.
             self.sampler.reset();
             return;
         }
         if let Some(sample) = self.sampler.on_ack(now, acked_bytes, Duration::ZERO) {
             self.filter.update(sample.bytes_per_sec(), sample.interval);
-        }
-    }
-
-    /// IV.B for the ACK's RTT sample, then BaseRTT as in Vegas.
-    fn observe_rtt(&mut self, rtt_now: Duration, now: Instant) {
-        let check = !self.window.in_slow_start();
-        if self.route.on_sample(rtt_now, now, check).is_some() {
-            self.base_rtt.refresh(rtt_now);
-        } else {
-            self.base_rtt.on_rtt_sample(rtt_now);
-        }
-    }
-
-    /// One round's decision (Vegas 3.5.2/3.5.3 with IV.A's slow start).
-    fn round_end(&mut self, round: &CompletedRound, now: Instant) {
-        let diff = match (self.base_rtt.base_rtt(), round.rtt(self.config.round_rtt)) {
-            (Some(base), Some(rtt)) => VegasDiff::compute(self.window.cwnd_packets(), base, rtt),
-            _ => None,
-        }
-        .map(|d| d.diff_packets);
-        if diff.is_some() {
-            self.last_diff = diff;
-        }
-        if self.window.in_slow_start() {
-            if self.ss_growth_round {
-                self.ss_growth_round = false;
-                return;
-            }
-            match diff {
-                Some(diff) if diff > self.config.gamma => {
-                    if slow_start_continues(self.window.cwnd(), self.estimated_window()) {
-                        // IV.A: "the congestion phenomenon is temporary".
-                        self.ss_extensions = self.ss_extensions.saturating_add(1);
-                        self.ss_growth_round = true;
-                    } else {
-                        self.leave_slow_start(now);
-                    }
-                }
-                _ => self.ss_growth_round = true,
-            }
-            return;
-        }
-        let Some(diff) = diff else { return };
-        let packet = self.window.max_datagram_size();
-        if diff < self.config.alpha {
-            if !round.app_limited {
-                self.window.increase(packet);
-            }
-        } else if diff > self.config.beta {
-            self.window.decrease(packet);
-        }
-    }
-
-    /// Vegas's exit from slow start: cut by `ss_exit_factor`, ssthresh = cwnd.
-    fn leave_slow_start(&mut self, now: Instant) {
-        let cwnd = self.window.cwnd();
-        let reduced = self.window.scaled(self.config.ss_exit_factor).min(cwnd);
-        self.window.set_cwnd(reduced);
-        self.window.set_ssthresh(reduced);
-        if reduced < cwnd {
-            self.epoch.begin(now);
         }
     }
 }
@@ -849,50 +772,72 @@ fn slow_start_continues(cwnd: usize, estimated_window: Option<f64>) -> bool {
     estimated_window.is_some_and(|target| (cwnd as f64) < target)
 }
 
-impl CongestionController for VegasW {
+impl VegasRules for VegasWRules {
     fn name(&self) -> &'static str {
         NAME
     }
 
     fn on_packet_sent(&mut self, sent: &PacketSent) {
-        self.rounds
-            .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
         self.packets.on_sent(sent.pkt_num, sent.time_sent);
     }
 
-    fn on_ack(&mut self, ack: &AckEvent<'_>) {
-        if ack.acked.is_empty() {
-            return;
-        }
+    /// The ACK times for IV.C and the bandwidth estimate (III.B).
+    fn observe_ack(&mut self, ack: &AckEvent<'_>, window: &Window) {
         self.packets.on_acked(ack.now, ack.acked);
-        if !ack.rtt.smoothed_rtt.is_zero() {
-            self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
-        }
         let acked_bytes = ack
             .acked
             .iter()
             .fold(0usize, |sum, p| sum.saturating_add(p.size));
-        self.sample_bandwidth(ack.now, acked_bytes);
-        if let Some(rtt_now) = smallest_rtt_sample(ack.acked, self.rounds.min_sample_size()) {
-            self.observe_rtt(rtt_now, ack.now);
-        }
+        self.sample_bandwidth(ack.now, acked_bytes, window.in_slow_start());
+    }
 
-        // Rounds ending in recovery are not evaluated, and the end of
-        // recovery restarts the round.
-        if let AckedRound::Ended(round) = self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
-            self.round_end(&round, ack.now);
-        }
-
-        if self.window.in_slow_start()
-            && self.ss_growth_round
-            && !self.epoch.in_recovery()
-            && !ack.app_limited
-        {
-            self.window.slow_start(acked_bytes);
+    /// IV.B for the ACK's RTT sample, then BaseRTT as in Vegas.
+    fn on_base_rtt_sample(
+        &mut self,
+        rtt_now: Duration,
+        now: Instant,
+        window: &Window,
+        base_rtt: &mut BaseRttTracker,
+    ) {
+        let check = !window.in_slow_start();
+        if self.route.on_sample(rtt_now, now, check).is_some() {
+            base_rtt.refresh(rtt_now);
+        } else {
+            base_rtt.on_rtt_sample(rtt_now);
         }
     }
 
-    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+    /// Vegas 3.5.3 with IV.A: past gamma, slow start goes on while cwnd is
+    /// below b̂ × BaseRTT.
+    fn slow_start_round(&mut self, round: &RoundView<'_>) -> SlowStartStep {
+        match round.diff_packets {
+            Some(diff) if diff > round.gamma => {
+                let target = self.estimated_window(round.base_rtt);
+                if slow_start_continues(round.window.cwnd(), target) {
+                    // IV.A: "the congestion phenomenon is temporary".
+                    self.ss_extensions = self.ss_extensions.saturating_add(1);
+                    SlowStartStep::Continue
+                } else {
+                    SlowStartStep::ExitScaled
+                }
+            }
+            _ => SlowStartStep::Continue,
+        }
+    }
+
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+        self.step.step(round, diff)
+    }
+
+    /// IV.C: classify by the spacing of the two packets before the lost
+    /// one; a link error leaves the window, congestion sets ssthresh to
+    /// b̂ × RTTmin and cwnd to at most that; a timeout slow-starts again.
+    fn loss_reaction(
+        &mut self,
+        loss: &CongestionEvent,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> LossResponse {
         let verdict = self.packets.classify(
             loss.largest_lost_pkt_num,
             loss.largest_lost_time_sent,
@@ -904,12 +849,10 @@ impl CongestionController for VegasW {
         if loss.persistent_congestion {
             // IV.C: "If packets lost are caused by time-out, the system
             // enters slow-start phase."
-            self.window.set_ssthresh(self.bandwidth_ssthresh());
-            self.window.set_cwnd(self.window.minimum());
-            self.ss_growth_round = true;
-            self.epoch.begin(loss.now);
             self.last_loss = Some(LastLoss::PersistentCongestion);
-            return;
+            return LossResponse::Timeout {
+                ssthresh: self.bandwidth_ssthresh(window, base_rtt),
+            };
         }
 
         let class = verdict.class.unwrap_or(self.config.unclassified_loss);
@@ -919,70 +862,43 @@ impl CongestionController for VegasW {
                 // IV.C: "the value of ssthresh and congestion window will not
                 // be changed".
                 self.link_error_losses = self.link_error_losses.saturating_add(1);
+                LossResponse::Keep
             }
             LossClass::Congestion => {
                 self.congestion_losses = self.congestion_losses.saturating_add(1);
-                if self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
-                    // IV.C: ssthresh = bandwidth estimate × RTTmin,
-                    // cwnd = ssthresh (never raised).
-                    self.window.set_ssthresh(self.bandwidth_ssthresh());
-                    self.window
-                        .set_cwnd(self.window.cwnd().min(self.window.ssthresh()));
-                    self.epoch.begin(loss.now);
+                // IV.C: ssthresh = bandwidth estimate × RTTmin,
+                // cwnd = ssthresh (never raised); once per epoch.
+                let ssthresh = self.bandwidth_ssthresh(window, base_rtt);
+                LossResponse::Reduce {
+                    cwnd: window.cwnd().min(ssthresh),
+                    ssthresh,
                 }
             }
         }
     }
 
-    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        self.window.restore(cwnd, ssthresh);
-        self.epoch.undo();
-        true
-    }
-
-    fn cwnd(&self) -> usize {
-        self.window.cwnd()
-    }
-
-    fn ssthresh(&self) -> usize {
-        self.window.ssthresh()
-    }
-
-    fn state(&self) -> CcState {
-        self.window.state(self.epoch.in_recovery())
-    }
-
-    /// Vegas's spike suppression (section 3.4 of 004) and, with
-    /// `profile=quic`, slow-start pacing.
-    fn pacing(&self) -> Option<Pacing> {
-        let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt());
-        self.config
-            .pacing
-            .pacing(self.window.in_slow_start(), self.window.cwnd(), rtt)
-    }
-
-    fn internals(&self, out: &mut Internals) {
-        let mss = self.window.max_datagram_size() as f64;
-        out.float("cwnd_packets", self.window.cwnd_packets());
-        if let Some(ssthresh) = self.window.ssthresh_packets() {
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        let window = vegas.window;
+        let mss = window.max_datagram_size() as f64;
+        out.float("cwnd_packets", window.cwnd_packets());
+        if let Some(ssthresh) = window.ssthresh_packets() {
             out.float("ssthresh_packets", ssthresh);
         }
         out.float("bwe_bytes_per_s", self.filter.estimate().unwrap_or(0.0));
-        if let Some(window) = self.estimated_window() {
-            out.float("bwe_window_packets", window / mss);
+        if let Some(bytes) = self.estimated_window(vegas.base_rtt) {
+            out.float("bwe_window_packets", bytes / mss);
         }
-        if let Some(base) = self.base_rtt.base_rtt() {
+        if let Some(base) = vegas.base_rtt {
             out.millis("base_rtt_ms", base);
         }
-        if let Some(diff) = self.last_diff {
-            out.float("diff_packets", diff);
+        if let Some(decision) = vegas.decision {
+            out.float("diff_packets", decision.diff_packets);
         }
-        out.float("alpha", self.config.alpha);
-        out.float("beta", self.config.beta);
-        out.float("gamma", self.config.gamma);
+        self.step.internals(out);
+        out.float("gamma", vegas.gamma);
         out.int("ss_extensions", self.ss_extensions);
-        if let Some(round) = self.rounds.current() {
-            out.int("round", round.index);
+        if let Some(round) = vegas.round {
+            out.int("round", round);
         }
         out.int("route_change", self.route.changes);
         if let Some(change) = self.route.last {
@@ -1005,12 +921,6 @@ impl CongestionController for VegasW {
         }
         out.int("congestion_losses", self.congestion_losses);
         out.int("link_error_losses", self.link_error_losses);
-    }
-
-    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
-        // Vegas counts in packets: keep the window's packet count.
-        self.window.rescale_to(max_datagram_size);
-        self.rounds.set_max_datagram_size(max_datagram_size);
     }
 }
 
