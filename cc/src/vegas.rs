@@ -47,7 +47,7 @@
 //! itself is [`VegasDiff`]'s, cwnd and ssthresh are a [`Window`], and section
 //! 3.3's "last decrease" is a [`RecoveryEpoch`].
 //!
-//! The pseudo-code, per round (paper flavour):
+//! The pseudo-code, per round:
 //!
 //! ```text
 //! if slow start:
@@ -116,7 +116,7 @@
 //!   a round when all its ACKs were.
 //! - **Too few samples.** `min_rtt_samples` (1 for the paper: one
 //!   distinguished segment suffices) RTT samples are needed to evaluate a
-//!   round; a round with fewer is skipped (Linux flavour: Reno for that round).
+//!   round; a round with fewer is skipped (`vegas-linux`: Reno for that round).
 //! - **Spike suppression rate.** SegSpacing = RTT × MaxSegment / WindowSize,
 //!   and "only allowing twice MaxSegment bytes on each SegSpacing interval
 //!   [...] so the current number of bytes in transit can catch up" (section
