@@ -84,7 +84,7 @@ use std::time::Duration;
 use crate::controller::{AlgorithmInfo, CcState, CongestionController, Internals, Pacing};
 use crate::controller::{WindowConfig, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::params::{ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::forward_queue::ForwardQueue;
 use crate::shared::packet_pair::PacketPairEstimator;
@@ -92,7 +92,6 @@ use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
 use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
 use crate::shared::window::Window;
 
-const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
 const PACKETS: ParamKind = ParamKind::Number {
     min: 0.0,
     max: 10_000.0,
@@ -264,9 +263,38 @@ pub const PARAMS: &[ParamInfo] = &[
     },
 ];
 
-/// alpha cannot exceed beta, nor beta the random-loss queue make sense below alpha.
+/// The parameters, resolved against [`PARAMS`] when the crate is compiled.
+mod keys {
+    use super::PARAMS;
+    use crate::params::{Key, OnOff};
+    pub const ALPHA: Key<f64> = Key::in_table(PARAMS, "alpha");
+    pub const BETA: Key<f64> = Key::in_table(PARAMS, "beta");
+    pub const GAMMA: Key<f64> = Key::in_table(PARAMS, "gamma");
+    pub const FAST_GAIN: Key<f64> = Key::in_table(PARAMS, "fast_gain");
+    pub const SCALABLE_UPDATE: Key<OnOff> = Key::in_table(PARAMS, "scalable_update");
+    pub const CAPACITY_JUMP: Key<OnOff> = Key::in_table(PARAMS, "capacity_jump");
+    pub const JUMP_FRACTION: Key<f64> = Key::in_table(PARAMS, "jump_fraction");
+    pub const REGROWTH_FRACTION: Key<f64> = Key::in_table(PARAMS, "regrowth_fraction");
+    pub const REGROWTH_QUIET_ROUNDS: Key<u64> = Key::in_table(PARAMS, "regrowth_quiet_rounds");
+    pub const CAPACITY_PAIRS: Key<u64> = Key::in_table(PARAMS, "capacity_pairs");
+    pub const MIN_PAIRS: Key<u64> = Key::in_table(PARAMS, "min_pairs");
+    pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
+    pub const LOSS_DISCRIMINATION: Key<OnOff> = Key::in_table(PARAMS, "loss_discrimination");
+    pub const RANDOM_LOSS_QUEUE_PACKETS: Key<f64> =
+        Key::in_table(PARAMS, "random_loss_queue_packets");
+    pub const MAX_RANDOM_LOSS_FRACTION: Key<f64> =
+        Key::in_table(PARAMS, "max_random_loss_fraction");
+    pub const LOSS_FACTOR: Key<f64> = Key::in_table(PARAMS, "loss_factor");
+    pub const REBASE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "rebase_rounds");
+    pub const STARTUP_PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "startup_pacing_gain");
+    pub const STARTUP_PACING_CAP: Key<f64> = Key::in_table(PARAMS, "startup_pacing_cap");
+    pub const PACING_CAP: Key<f64> = Key::in_table(PARAMS, "pacing_cap");
+    pub const PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "pacing_gain");
+}
+
+/// alpha cannot exceed beta.
 fn validate(params: &ParamValues) -> Result<(), String> {
-    let (alpha, beta) = (params.get("alpha"), params.get("beta"));
+    let (alpha, beta) = (params.value(keys::ALPHA), params.value(keys::BETA));
     if alpha > beta {
         return Err(format!(
             "alpha ({alpha}) must not exceed beta ({beta}): alpha is the queue aimed at, \
@@ -319,29 +347,28 @@ struct Config {
 
 impl Config {
     fn read(p: &ParamValues) -> Self {
-        let on = |name: &str| p.word(name) == "on";
         Config {
-            alpha: p.get("alpha"),
-            beta: p.get("beta"),
-            gamma: p.get("gamma"),
-            fast_gain: p.get("fast_gain"),
-            scalable_update: on("scalable_update"),
-            capacity_jump: on("capacity_jump"),
-            jump_fraction: p.get("jump_fraction"),
-            regrowth_fraction: p.get("regrowth_fraction"),
-            regrowth_quiet_rounds: p.get("regrowth_quiet_rounds") as u64,
-            capacity_pairs: p.get("capacity_pairs") as usize,
-            min_pairs: p.get("min_pairs") as usize,
-            forward_delay: on("forward_delay"),
-            loss_discrimination: on("loss_discrimination"),
-            random_loss_queue_packets: p.get("random_loss_queue_packets"),
-            max_random_loss_fraction: p.get("max_random_loss_fraction"),
-            loss_factor: p.get("loss_factor"),
-            rebase_rounds: p.get("rebase_rounds") as u64,
-            startup_pacing_gain: p.get("startup_pacing_gain"),
-            startup_pacing_cap: p.get("startup_pacing_cap"),
-            pacing_cap: p.get("pacing_cap"),
-            pacing_gain: p.get("pacing_gain"),
+            alpha: p.value(keys::ALPHA),
+            beta: p.value(keys::BETA),
+            gamma: p.value(keys::GAMMA),
+            fast_gain: p.value(keys::FAST_GAIN),
+            scalable_update: p.value(keys::SCALABLE_UPDATE).is_on(),
+            capacity_jump: p.value(keys::CAPACITY_JUMP).is_on(),
+            jump_fraction: p.value(keys::JUMP_FRACTION),
+            regrowth_fraction: p.value(keys::REGROWTH_FRACTION),
+            regrowth_quiet_rounds: p.value(keys::REGROWTH_QUIET_ROUNDS),
+            capacity_pairs: p.value(keys::CAPACITY_PAIRS) as usize,
+            min_pairs: p.value(keys::MIN_PAIRS) as usize,
+            forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
+            loss_discrimination: p.value(keys::LOSS_DISCRIMINATION).is_on(),
+            random_loss_queue_packets: p.value(keys::RANDOM_LOSS_QUEUE_PACKETS),
+            max_random_loss_fraction: p.value(keys::MAX_RANDOM_LOSS_FRACTION),
+            loss_factor: p.value(keys::LOSS_FACTOR),
+            rebase_rounds: p.value(keys::REBASE_ROUNDS),
+            startup_pacing_gain: p.value(keys::STARTUP_PACING_GAIN),
+            startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
+            pacing_cap: p.value(keys::PACING_CAP),
+            pacing_gain: p.value(keys::PACING_GAIN),
         }
     }
 }

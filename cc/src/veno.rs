@@ -107,9 +107,9 @@ use std::time::{Duration, Instant};
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::params::{Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
-use crate::shared::pacing_profile::{self, PacingProfile, UNPACED_PAPER_PARAMS};
+use crate::shared::pacing_profile::{self, PacingKeys, PacingProfile, UNPACED_PAPER_PARAMS};
 // Re-exported: it was `veno::RecoveryEpoch` before it was shared.
 pub use crate::shared::recovery_epoch::RecoveryEpoch;
 use crate::shared::recovery_epoch::{AckedRound, SentAtReduction};
@@ -209,9 +209,51 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     description: "TCP Veno: Reno with Vegas's backlog N = Diff x BaseRTT; N >= beta (3) grows \
                   every other RTT, a loss with N < beta is random (x4/5), else congestion (x1/2)",
     params: PARAMS,
-    validate: pacing_profile::validate,
+    validate,
     build,
 };
+
+/// Where a table keeps the parameters of Veno's skeleton and of
+/// [`ClassicVeno`], resolved at compile time; VenoDB's table has them too.
+#[derive(Clone, Copy, Debug)]
+pub struct VenoKeys {
+    beta: Key<f64>,
+    increase_below_beta: Key<f64>,
+    increase_at_beta: Key<f64>,
+    random_loss_factor: Key<f64>,
+    congestion_loss_factor: Key<f64>,
+    timeout_ssthresh_factor: Key<f64>,
+    min_rtt_samples: Key<u64>,
+    pacing: PacingKeys,
+}
+
+impl VenoKeys {
+    /// A table holding every entry of [`PARAMS`] by name.
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        VenoKeys {
+            beta: Key::in_table(table, BETA.name),
+            increase_below_beta: Key::in_table(table, INCREASE_BELOW_BETA.name),
+            increase_at_beta: Key::in_table(table, INCREASE_AT_BETA.name),
+            random_loss_factor: Key::in_table(table, RANDOM_LOSS_FACTOR.name),
+            congestion_loss_factor: Key::in_table(table, CONGESTION_LOSS_FACTOR.name),
+            timeout_ssthresh_factor: Key::in_table(table, TIMEOUT_SSTHRESH_FACTOR.name),
+            min_rtt_samples: Key::in_table(table, MIN_RTT_SAMPLES.name),
+            pacing: PacingKeys::unpaced_paper(table),
+        }
+    }
+
+    /// Veno's checks of a table these keys locate: its pacing settings.
+    pub fn validate(&self, params: &ParamValues) -> Result<(), String> {
+        pacing_profile::validate_keys(params, self.pacing)
+    }
+}
+
+/// [`PARAMS`]' keys.
+pub const KEYS: VenoKeys = VenoKeys::in_table(PARAMS);
+
+fn validate(params: &ParamValues) -> Result<(), String> {
+    KEYS.validate(params)
+}
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(Veno::new(params, window))
@@ -295,13 +337,13 @@ pub struct ClassicVeno {
 }
 
 impl ClassicVeno {
-    /// From a parameter table that has Veno's entries.
-    pub fn from_params(params: &ParamValues) -> Self {
+    /// From a parameter table that has Veno's entries where `keys` say.
+    pub fn from_params(params: &ParamValues, keys: &VenoKeys) -> Self {
         ClassicVeno {
-            increase_below_beta: params.get(INCREASE_BELOW_BETA.name),
-            increase_at_beta: params.get(INCREASE_AT_BETA.name),
-            random_loss_factor: params.get(RANDOM_LOSS_FACTOR.name),
-            congestion_loss_factor: params.get(CONGESTION_LOSS_FACTOR.name),
+            increase_below_beta: params.value(keys.increase_below_beta),
+            increase_at_beta: params.value(keys.increase_at_beta),
+            random_loss_factor: params.value(keys.random_loss_factor),
+            congestion_loss_factor: params.value(keys.congestion_loss_factor),
         }
     }
 
@@ -383,23 +425,32 @@ pub struct Veno<R: VenoRules = ClassicVeno> {
 impl Veno<ClassicVeno> {
     /// TCP Veno with `params` from [`PARAMS`].
     pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
-        Veno::with_rules(ClassicVeno::from_params(params), params, window)
+        Veno::with_rules(
+            ClassicVeno::from_params(params, &KEYS),
+            params,
+            &KEYS,
+            window,
+        )
     }
 }
 
 impl<R: VenoRules> Veno<R> {
-    /// A controller making `rules`' decisions; `params` must contain
-    /// [`BETA`], [`TIMEOUT_SSTHRESH_FACTOR`], [`MIN_RTT_SAMPLES`] and
-    /// [`UNPACED_PAPER_PARAMS`].
-    pub fn with_rules(rules: R, params: &ParamValues, window: WindowConfig) -> Self {
+    /// A controller making `rules`' decisions, reading the skeleton's
+    /// parameters from `params` where `keys` say.
+    pub fn with_rules(
+        rules: R,
+        params: &ParamValues,
+        keys: &VenoKeys,
+        window: WindowConfig,
+    ) -> Self {
         let increase_per_rtt = sane_increase(rules.initial_increase());
         Veno {
             rules,
             config: Config {
-                beta: params.get(BETA.name),
-                timeout_ssthresh_factor: params.get(TIMEOUT_SSTHRESH_FACTOR.name),
-                min_rtt_samples: params.get(MIN_RTT_SAMPLES.name) as u64,
-                pacing: PacingProfile::read_unpaced_paper(params),
+                beta: params.value(keys.beta),
+                timeout_ssthresh_factor: params.value(keys.timeout_ssthresh_factor),
+                min_rtt_samples: params.value(keys.min_rtt_samples),
+                pacing: PacingProfile::read(params, keys.pacing),
             },
             window: Window::new(window),
             base_rtt: BaseRttTracker::new(),

@@ -137,17 +137,17 @@ use std::time::{Duration, Instant};
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, AckedPacket};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::params::{Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::bandwidth_filter::{BandwidthSampler, Ewma, WESTWOOD_PLUS_HISTORY_WEIGHT};
-use crate::shared::pacing_profile::{self, UNPACED_PAPER_PARAMS};
+use crate::shared::pacing_profile::UNPACED_PAPER_PARAMS;
 use crate::shared::relative_delay::{
     nanos_to_millis, DelaySource, DelaySum, Outcome, ReceiveStamp, RelativeDelayEstimator,
     StampedPacket,
 };
 use crate::veno::{
-    Backlog, ClassicVeno, LossClass, LossReaction, Veno, VenoRules, BETA, CONGESTION_LOSS_FACTOR,
-    INCREASE_AT_BETA, INCREASE_BELOW_BETA, INCREASE_RANGE, MIN_RTT_SAMPLES, RANDOM_LOSS_FACTOR,
-    TIMEOUT_SSTHRESH_FACTOR,
+    Backlog, ClassicVeno, LossClass, LossReaction, Veno, VenoKeys, VenoRules, BETA,
+    CONGESTION_LOSS_FACTOR, INCREASE_AT_BETA, INCREASE_BELOW_BETA, INCREASE_RANGE, MIN_RTT_SAMPLES,
+    RANDOM_LOSS_FACTOR, TIMEOUT_SSTHRESH_FACTOR,
 };
 
 pub const NAME: &str = "venodb";
@@ -255,9 +255,26 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
                   receive timestamps (else ACK spacing) and bwe(t) vs bwe(t-RTT); \
                   one reduction per recovery epoch",
     params: PARAMS,
-    validate: pacing_profile::validate,
+    validate,
     build,
 };
+
+const VENO_KEYS: VenoKeys = VenoKeys::in_table(PARAMS);
+const AI_DECREASING: Key<f64> = Key::in_table(PARAMS, "ai_decreasing");
+const AI_STABLE_DD_NEGATIVE: Key<f64> = Key::in_table(PARAMS, "ai_stable_dd_negative");
+const AI_INCREASING_DD_NONPOSITIVE: Key<f64> =
+    Key::in_table(PARAMS, "ai_increasing_dd_nonpositive");
+const AI_INCREASING_DD_POSITIVE: Key<f64> = Key::in_table(PARAMS, "ai_increasing_dd_positive");
+const AI_UNSATURATED_DD_NEGATIVE: Key<f64> = Key::in_table(PARAMS, "ai_unsaturated_dd_negative");
+const CONGESTION_D_NEGATIVE_LOSS_FACTOR: Key<f64> =
+    Key::in_table(PARAMS, "congestion_d_negative_loss_factor");
+const BWE_HISTORY_WEIGHT: Key<f64> = Key::in_table(PARAMS, "bwe_history_weight");
+const DELAY_TOLERANCE_MS: Key<f64> = Key::in_table(PARAMS, "delay_tolerance_ms");
+const BWE_TOLERANCE: Key<f64> = Key::in_table(PARAMS, "bwe_tolerance");
+
+fn validate(params: &ParamValues) -> Result<(), String> {
+    VENO_KEYS.validate(params)
+}
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(venodb(params, window))
@@ -268,7 +285,7 @@ pub type VenoDb = Veno<VenoDbRules>;
 
 /// VenoDB with `params` from [`PARAMS`].
 pub fn venodb(params: &ParamValues, window: WindowConfig) -> VenoDb {
-    Veno::with_rules(VenoDbRules::from_params(params), params, window)
+    Veno::with_rules(VenoDbRules::from_params(params), params, &VENO_KEYS, window)
 }
 
 /// The network state of section 3.1.C/D.
@@ -337,21 +354,21 @@ pub struct VenoDbRules {
 }
 
 impl VenoDbRules {
-    /// From a parameter table with [`PARAMS`]' entries.
+    /// From parameters of [`PARAMS`].
     pub fn from_params(params: &ParamValues) -> Self {
-        let tolerance_nanos = (params.get("delay_tolerance_ms") * 1e6).round();
+        let tolerance_nanos = (params.value(DELAY_TOLERANCE_MS) * 1e6).round();
         VenoDbRules {
-            veno: ClassicVeno::from_params(params),
+            veno: ClassicVeno::from_params(params, &VENO_KEYS),
             config: Config {
-                ai_decreasing: params.get("ai_decreasing"),
-                ai_stable_dd_negative: params.get("ai_stable_dd_negative"),
-                ai_increasing_dd_nonpositive: params.get("ai_increasing_dd_nonpositive"),
-                ai_increasing_dd_positive: params.get("ai_increasing_dd_positive"),
-                ai_unsaturated_dd_negative: params.get("ai_unsaturated_dd_negative"),
-                congestion_d_negative_loss_factor: params.get("congestion_d_negative_loss_factor"),
+                ai_decreasing: params.value(AI_DECREASING),
+                ai_stable_dd_negative: params.value(AI_STABLE_DD_NEGATIVE),
+                ai_increasing_dd_nonpositive: params.value(AI_INCREASING_DD_NONPOSITIVE),
+                ai_increasing_dd_positive: params.value(AI_INCREASING_DD_POSITIVE),
+                ai_unsaturated_dd_negative: params.value(AI_UNSATURATED_DD_NEGATIVE),
+                congestion_d_negative_loss_factor: params.value(CONGESTION_D_NEGATIVE_LOSS_FACTOR),
                 // Parameter range keeps this far inside i64.
                 delay_tolerance_nanos: tolerance_nanos as i64,
-                bwe_tolerance: params.get("bwe_tolerance"),
+                bwe_tolerance: params.value(BWE_TOLERANCE),
             },
             estimator: RelativeDelayEstimator::default(),
             round_delay: DelaySum::default(),
@@ -361,7 +378,7 @@ impl VenoDbRules {
             stamps_this_round: false,
             source: DelaySource::None,
             sampler: BandwidthSampler::new(Duration::ZERO),
-            bwe: Ewma::new(params.get("bwe_history_weight")),
+            bwe: Ewma::new(params.value(BWE_HISTORY_WEIGHT)),
             bwe_now: None,
             bwe_rtt_ago: None,
             state: NetworkState::Unknown,

@@ -74,11 +74,11 @@ use std::time::Duration;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, Internals, Pacing, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::params::{Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::bandwidth_filter::{
     BandwidthSampler, TwoStageLowPass, WESTWOOD_PLUS_HISTORY_WEIGHT,
 };
-use crate::shared::pacing_profile::{self, PacingProfile, UNPACED_PAPER_PARAMS};
+use crate::shared::pacing_profile::{self, PacingKeys, PacingProfile, UNPACED_PAPER_PARAMS};
 use crate::shared::recovery_epoch::{RecoveryEpoch, SentAtReduction};
 use crate::shared::window::Window;
 
@@ -128,12 +128,22 @@ pub const PARAMS: &[ParamInfo] = &[
     UNPACED_PAPER_PARAMS[3],
 ];
 
+const MIN_SAMPLE_WINDOW_MS: Key<u64> = Key::in_table(PARAMS, "min_sample_window_ms");
+const FILTER_HISTORY_WEIGHT: Key<f64> = Key::in_table(PARAMS, "filter_history_weight");
+const FILTER_REFERENCE_WINDOW_MS: Key<u64> = Key::in_table(PARAMS, "filter_reference_window_ms");
+const MIN_SSTHRESH_PACKETS: Key<u64> = Key::in_table(PARAMS, "min_ssthresh_packets");
+const PACING: PacingKeys = PacingKeys::unpaced_paper(PARAMS);
+
+fn validate(params: &ParamValues) -> Result<(), String> {
+    pacing_profile::validate_keys(params, PACING)
+}
+
 pub static INFO: AlgorithmInfo = AlgorithmInfo {
     name: NAME,
     description:
         "Westwood+: Reno probing, ssthresh = filtered bandwidth estimate x RTTmin after loss",
     params: PARAMS,
-    validate: pacing_profile::validate,
+    validate,
     build,
 };
 
@@ -165,15 +175,18 @@ pub struct Westwood {
 
 impl Westwood {
     pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
-        let min_window_ms = params.get("min_sample_window_ms") as u64;
+        let min_ssthresh_packets = usize::try_from(params.value(MIN_SSTHRESH_PACKETS))
+            .unwrap_or(usize::MAX)
+            .max(MINIMUM_WINDOW_PACKETS);
         Westwood {
             window: Window::new(window),
-            min_ssthresh_packets: (params.get("min_ssthresh_packets") as usize)
-                .max(MINIMUM_WINDOW_PACKETS),
-            sampler: BandwidthSampler::new(Duration::from_millis(min_window_ms)),
+            min_ssthresh_packets,
+            sampler: BandwidthSampler::new(Duration::from_millis(
+                params.value(MIN_SAMPLE_WINDOW_MS),
+            )),
             filter: TwoStageLowPass::with_reference_window(
-                params.get("filter_history_weight"),
-                Duration::from_millis(params.get("filter_reference_window_ms") as u64),
+                params.value(FILTER_HISTORY_WEIGHT),
+                Duration::from_millis(params.value(FILTER_REFERENCE_WINDOW_MS)),
             ),
             latest_sample_bytes_per_sec: None,
             rtt_min: None,
@@ -181,7 +194,7 @@ impl Westwood {
             // RFC 9002: a packet sent at the instant of the reduction is
             // sent in the recovery period.
             epoch: RecoveryEpoch::new(SentAtReduction::CountsAsBefore),
-            pacing: PacingProfile::read_unpaced_paper(params),
+            pacing: PacingProfile::read(params, PACING),
             smoothed_rtt: None,
         }
     }

@@ -41,10 +41,9 @@
 
 use std::time::Duration;
 
+use crate::choice_param_type;
 use crate::controller::Pacing;
-use crate::params::{ParamInfo, ParamKind, ParamValues};
-
-const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
+use crate::params::{ChoiceParam, Key, OnOff, ParamInfo, ParamKind, ParamValues, ON_OFF};
 const GAIN_RANGE: ParamKind = ParamKind::Number {
     min: 1.0,
     max: 10.0,
@@ -71,6 +70,16 @@ impl Profile {
         }
     }
 }
+
+impl ChoiceParam for Profile {
+    const WORDS: &'static [&'static str] = PROFILE_WORDS;
+
+    fn from_index(index: usize) -> Option<Self> {
+        [Profile::Quic, Profile::Paper].get(index).copied()
+    }
+}
+
+choice_param_type!(Profile, Profile::Quic);
 
 /// The profile, on every algorithm of this crate.
 pub const PROFILE: ParamInfo = ParamInfo {
@@ -146,6 +155,46 @@ pub const UNPACED_PAPER_PARAMS: [ParamInfo; 4] = [
     PACING_BURST_PACKETS,
 ];
 
+/// Where a member's table keeps the pacing parameters: one of the two
+/// groups above (or a table with entries of the same names), resolved at
+/// compile time.
+#[derive(Clone, Copy, Debug)]
+pub struct PacingKeys {
+    profile: Key<Profile>,
+    slow_start_gain: Key<f64>,
+    pacing_gain: Key<f64>,
+    /// `spike_burst_packets` or `pacing_burst_packets`.
+    burst_packets: Key<u64>,
+    /// Members whose paper paces with spike suppression.
+    spike_suppression: Option<Key<OnOff>>,
+}
+
+impl PacingKeys {
+    /// A table holding [`PROFILE`], [`SLOW_START_PACING_GAIN`],
+    /// [`PACING_GAIN`] and entries named `spike_suppression` and
+    /// `spike_burst_packets` (whatever their defaults).
+    pub const fn spike_suppression(table: &[ParamInfo]) -> Self {
+        PacingKeys {
+            profile: Key::in_table(table, PROFILE.name),
+            slow_start_gain: Key::in_table(table, SLOW_START_PACING_GAIN.name),
+            pacing_gain: Key::in_table(table, PACING_GAIN.name),
+            burst_packets: Key::in_table(table, SPIKE_BURST_PACKETS.name),
+            spike_suppression: Some(Key::in_table(table, SPIKE_SUPPRESSION.name)),
+        }
+    }
+
+    /// A table holding [`UNPACED_PAPER_PARAMS`].
+    pub const fn unpaced_paper(table: &[ParamInfo]) -> Self {
+        PacingKeys {
+            profile: Key::in_table(table, PROFILE.name),
+            slow_start_gain: Key::in_table(table, SLOW_START_PACING_GAIN.name),
+            pacing_gain: Key::in_table(table, PACING_GAIN.name),
+            burst_packets: Key::in_table(table, PACING_BURST_PACKETS.name),
+            spike_suppression: None,
+        }
+    }
+}
+
 /// A member's pacing, read once from its parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PacingProfile {
@@ -162,6 +211,23 @@ pub struct PacingProfile {
 }
 
 impl PacingProfile {
+    /// From the parameters `keys` locate.
+    pub fn read(params: &ParamValues, keys: PacingKeys) -> Self {
+        let burst_packets = usize::try_from(params.value(keys.burst_packets))
+            .unwrap_or(usize::MAX)
+            .max(1);
+        let spike_on = keys
+            .spike_suppression
+            .is_some_and(|key| params.value(key).is_on());
+        PacingProfile {
+            profile: params.value(keys.profile),
+            paper_gain: spike_on.then_some(burst_packets as f64),
+            burst_packets,
+            slow_start_gain: params.value(keys.slow_start_gain),
+            pacing_gain: params.value(keys.pacing_gain),
+        }
+    }
+
     /// From a table holding [`PROFILE`], [`SLOW_START_PACING_GAIN`],
     /// [`PACING_GAIN`] and entries named `spike_suppression` and
     /// `spike_burst_packets` (whatever their defaults).
@@ -172,17 +238,6 @@ impl PacingProfile {
             paper_gain: (params.word(SPIKE_SUPPRESSION.name) == "on")
                 .then_some(burst_packets as f64),
             burst_packets,
-            slow_start_gain: params.get(SLOW_START_PACING_GAIN.name),
-            pacing_gain: params.get(PACING_GAIN.name),
-        }
-    }
-
-    /// From a table holding [`UNPACED_PAPER_PARAMS`].
-    pub fn read_unpaced_paper(params: &ParamValues) -> Self {
-        PacingProfile {
-            profile: read_profile(params),
-            paper_gain: None,
-            burst_packets: (params.get(PACING_BURST_PACKETS.name) as usize).max(1),
             slow_start_gain: params.get(SLOW_START_PACING_GAIN.name),
             pacing_gain: params.get(PACING_GAIN.name),
         }
@@ -260,6 +315,44 @@ pub fn validate(params: &ParamValues) -> Result<(), String> {
                  suppression paces at spike_burst_packets x cwnd/RTT outside slow start"
             ));
         }
+    }
+    Ok(())
+}
+
+/// [`validate`] for a table whose pacing parameters `keys` locate: refuses
+/// a parameter of profile=quic under profile=paper, and `pacing_gain` where
+/// spike suppression sets the rate.
+pub fn validate_keys(params: &ParamValues, keys: PacingKeys) -> Result<(), String> {
+    if params.value(keys.profile) == Profile::Paper {
+        let quic_only = [
+            (
+                keys.slow_start_gain.name(),
+                params.is_changed(keys.slow_start_gain),
+            ),
+            (keys.pacing_gain.name(), params.is_changed(keys.pacing_gain)),
+            // The spike burst is the paper's own; only pacing's is quic's.
+            (
+                keys.burst_packets.name(),
+                keys.spike_suppression.is_none() && params.is_changed(keys.burst_packets),
+            ),
+        ];
+        if let Some((name, _)) = quic_only.into_iter().find(|(_, changed)| *changed) {
+            let value = params.text_of(name).unwrap_or_default();
+            return Err(format!(
+                "{name}={value} applies only to profile=quic; profile=paper sends as the \
+                 paper does (no slow-start pacing, only the paper's own pacing)"
+            ));
+        }
+    }
+    let spike_on = keys
+        .spike_suppression
+        .is_some_and(|key| params.value(key).is_on());
+    if spike_on && params.is_changed(keys.pacing_gain) {
+        let value = params.text_of(keys.pacing_gain.name()).unwrap_or_default();
+        return Err(format!(
+            "pacing_gain={value} applies only with spike_suppression=off: spike \
+             suppression paces at spike_burst_packets x cwnd/RTT outside slow start"
+        ));
     }
     Ok(())
 }

@@ -66,7 +66,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::choice_param_type;
 use crate::events::{AckEvent, AckedPacket};
+use crate::params::ChoiceParam;
 
 /// Smallest size of a packet whose RTT is a sample of the path, for a
 /// maximum datagram size: half of it (see the module documentation).
@@ -125,6 +127,16 @@ impl RoundRtt {
         Self::WORDS[self.index()]
     }
 }
+
+impl ChoiceParam for RoundRtt {
+    const WORDS: &'static [&'static str] = RoundRtt::WORDS;
+
+    fn from_index(index: usize) -> Option<Self> {
+        RoundRtt::from_index(index)
+    }
+}
+
+choice_param_type!(RoundRtt, RoundRtt::Minimum);
 
 /// The round in progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
