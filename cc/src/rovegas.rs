@@ -118,17 +118,18 @@
 
 use std::time::Duration;
 
+use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, CongestionEvent};
-use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
+use crate::params::{concat_params, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::queueing_estimate::{
     EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM, DEFAULT_RESYNC_AFTER,
 };
 use crate::shared::window::Window;
 use crate::vegas::{
-    LinearStep, LossResponse, RoundView, RttAdjustment, ScaledLoss, Vegas, VegasConfig, VegasRules,
-    VegasView, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED, VEGAS,
+    LinearStep, LossResponse, PaperKeys, RoundView, RttAdjustment, ScaledLoss, Vegas, VegasConfig,
+    VegasRules, VegasView, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED,
 };
 
 /// Values of the `delay_source` parameter, in the order of its indices.
@@ -176,9 +177,26 @@ const PARAM_TABLE: [ParamInfo; PARAM_COUNT] = concat_params(PAPER_COMMON_PARAMS,
 /// and `resync_after`.
 pub static PARAMS: &[ParamInfo] = &PARAM_TABLE;
 
-/// Vegas's checks (alpha <= beta) apply unchanged.
+/// Where [`PARAMS`] keeps Vegas's parameters and RoVegas's own.
+#[derive(Clone, Copy, Debug)]
+pub struct RoVegasKeys {
+    pub paper: PaperKeys,
+    delay_source: Key<SourcePolicy>,
+    clock_drift_ppm: Key<f64>,
+    resync_after: Key<u64>,
+}
+
+/// [`PARAMS`]' keys.
+pub const KEYS: RoVegasKeys = RoVegasKeys {
+    paper: PaperKeys::in_table(&PARAM_TABLE),
+    delay_source: Key::in_table(&PARAM_TABLE, "delay_source"),
+    clock_drift_ppm: Key::in_table(&PARAM_TABLE, "clock_drift_ppm"),
+    resync_after: Key::in_table(&PARAM_TABLE, "resync_after"),
+};
+
+/// Vegas's checks (alpha <= beta, pacing) apply unchanged.
 fn validate(params: &ParamValues) -> Result<(), String> {
-    (VEGAS.validate)(params)
+    KEYS.paper.validate(params)
 }
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
@@ -221,16 +239,24 @@ enum SourcePolicy {
     Only(DelaySource),
 }
 
-impl SourcePolicy {
-    fn read(params: &ParamValues) -> Self {
-        match params.word("delay_source") {
-            "aqt" => SourcePolicy::Only(DelaySource::Aqt),
-            "receive_timestamps" => SourcePolicy::Only(DelaySource::ReceiveTimestamps),
-            "none" => SourcePolicy::Only(DelaySource::None),
-            _ => SourcePolicy::Auto,
-        }
-    }
+impl ChoiceParam for SourcePolicy {
+    const WORDS: &'static [&'static str] = SOURCE_WORDS;
 
+    fn from_index(index: usize) -> Option<Self> {
+        [
+            SourcePolicy::Auto,
+            SourcePolicy::Only(DelaySource::Aqt),
+            SourcePolicy::Only(DelaySource::ReceiveTimestamps),
+            SourcePolicy::Only(DelaySource::None),
+        ]
+        .get(index)
+        .copied()
+    }
+}
+
+choice_param_type!(SourcePolicy, SourcePolicy::Auto);
+
+impl SourcePolicy {
     fn permits(self, source: DelaySource) -> bool {
         match self {
             SourcePolicy::Auto => true,
@@ -255,8 +281,8 @@ impl Vegas<RoVegasRules> {
     /// `rovegas` with `params` from [`PARAMS`].
     pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
         Vegas::with_rules(
-            RoVegasRules::new(params),
-            VegasConfig::read_paper(params),
+            RoVegasRules::new(params, &KEYS),
+            VegasConfig::read(params, &KEYS.paper.vegas),
             window,
         )
     }
@@ -285,16 +311,16 @@ pub struct RoVegasRules {
 }
 
 impl RoVegasRules {
-    /// `params` must come from [`PARAMS`].
-    pub fn new(params: &ParamValues) -> Self {
+    /// From a table holding [`PARAMS`]' entries where `keys` say.
+    pub fn new(params: &ParamValues, keys: &RoVegasKeys) -> Self {
         let estimator = QueueingEstimator::new(EstimatorConfig {
-            clock_drift_ppm: params.get("clock_drift_ppm"),
-            resync_after: params.get("resync_after") as u32,
+            clock_drift_ppm: params.value(keys.clock_drift_ppm),
+            resync_after: u32::try_from(params.value(keys.resync_after)).unwrap_or(u32::MAX),
         });
         RoVegasRules {
-            step: LinearStep::from_params(params),
-            loss: ScaledLoss::from_params(params),
-            policy: SourcePolicy::read(params),
+            step: LinearStep::from_params(params, &keys.paper.thresholds),
+            loss: ScaledLoss::from_params(params, &keys.paper.loss),
+            policy: params.value(keys.delay_source),
             estimator,
             applied: Applied {
                 source: DelaySource::None,
@@ -487,9 +513,17 @@ mod tests {
             assert_eq!(PARAMS.iter().filter(|p| p.name == own.name).count(), 1);
         }
         let values = ParamValues::defaults(INFO.name, PARAMS);
-        assert_eq!(SourcePolicy::read(&values), SourcePolicy::Auto);
-        assert_eq!(values.get("alpha"), 1.0, "section 4: a = 1");
-        assert_eq!(values.get("beta"), 3.0, "section 4: b = 3");
+        assert_eq!(values.value(KEYS.delay_source), SourcePolicy::Auto);
+        assert_eq!(
+            values.value(KEYS.paper.thresholds.alpha),
+            1.0,
+            "section 4: a = 1"
+        );
+        assert_eq!(
+            values.value(KEYS.paper.thresholds.beta),
+            3.0,
+            "section 4: b = 3"
+        );
     }
 
     #[test]

@@ -164,9 +164,9 @@ use std::time::{Duration, Instant};
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
-use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
+use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
-use crate::shared::pacing_profile::{self, PacingProfile, SPIKE_SUPPRESSION_PARAMS};
+use crate::shared::pacing_profile::{self, PacingKeys, PacingProfile, SPIKE_SUPPRESSION_PARAMS};
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
 use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
 use crate::shared::vegas_diff::VegasDiff;
@@ -275,24 +275,108 @@ pub const PAPER_PARAMS: &[ParamInfo] = &concat_params::<{ PAPER_COMMON_PARAMS.le
     &[ROUND_RTT_DISTINGUISHED],
 );
 
-/// alpha and beta bound the queue from below and above.
-fn validate_thresholds(params: &ParamValues) -> Result<(), String> {
-    let (alpha, beta) = (params.get("alpha"), params.get("beta"));
-    if alpha <= beta {
-        Ok(())
-    } else {
-        Err(format!(
-            "alpha ({alpha}) must not exceed beta ({beta}): alpha is the lower bound \
-             of the packets to keep queued, beta the upper"
-        ))
+/// Where a table keeps alpha and beta.
+#[derive(Clone, Copy, Debug)]
+pub struct ThresholdKeys {
+    pub alpha: Key<f64>,
+    pub beta: Key<f64>,
+}
+
+impl ThresholdKeys {
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        ThresholdKeys {
+            alpha: Key::in_table(table, "alpha"),
+            beta: Key::in_table(table, "beta"),
+        }
+    }
+
+    /// alpha and beta bound the queue from below and above.
+    pub fn validate(&self, params: &ParamValues) -> Result<(), String> {
+        let (alpha, beta) = (params.value(self.alpha), params.value(self.beta));
+        if alpha <= beta {
+            Ok(())
+        } else {
+            Err(format!(
+                "alpha ({alpha}) must not exceed beta ({beta}): alpha is the lower bound \
+                 of the packets to keep queued, beta the upper"
+            ))
+        }
     }
 }
 
-/// Vegas's checks: the thresholds, and the pacing settings
-/// ([`pacing_profile::validate`]).
-pub(crate) fn validate(params: &ParamValues) -> Result<(), String> {
-    validate_thresholds(params)?;
-    pacing_profile::validate(params)
+/// Where a table keeps the parameters of the skeleton ([`VegasConfig`]).
+#[derive(Clone, Copy, Debug)]
+pub struct VegasKeys {
+    pub gamma: Key<f64>,
+    /// `None`: slow start is never left by a factor (Linux), 1.
+    pub ss_exit_factor: Option<Key<f64>>,
+    /// `None`: one RTT sample is enough for a round.
+    pub min_rtt_samples: Option<Key<u64>>,
+    pub round_rtt: Key<RoundRtt>,
+    pub pacing: PacingKeys,
+}
+
+impl VegasKeys {
+    /// A table holding [`PAPER_COMMON_PARAMS`]' skeleton entries and a
+    /// `round_rtt`.
+    pub const fn paper(table: &[ParamInfo]) -> Self {
+        VegasKeys {
+            gamma: Key::in_table(table, "gamma"),
+            ss_exit_factor: Some(Key::in_table(table, "ss_exit_factor")),
+            min_rtt_samples: Some(Key::in_table(table, "min_rtt_samples")),
+            round_rtt: Key::in_table(table, "round_rtt"),
+            pacing: PacingKeys::spike_suppression(table),
+        }
+    }
+}
+
+/// Where a table keeps [`ScaledLoss`]'s factors.
+#[derive(Clone, Copy, Debug)]
+pub struct LossKeys {
+    pub loss_factor: Key<f64>,
+    pub timeout_ssthresh_factor: Key<f64>,
+}
+
+impl LossKeys {
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        LossKeys {
+            loss_factor: Key::in_table(table, "loss_factor"),
+            timeout_ssthresh_factor: Key::in_table(table, "timeout_ssthresh_factor"),
+        }
+    }
+}
+
+/// Where a table keeps the paper's Vegas: the skeleton's parameters,
+/// alpha/beta and the loss factors. `vegas` and `rovegas` have them all.
+#[derive(Clone, Copy, Debug)]
+pub struct PaperKeys {
+    pub vegas: VegasKeys,
+    pub thresholds: ThresholdKeys,
+    pub loss: LossKeys,
+}
+
+impl PaperKeys {
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        PaperKeys {
+            vegas: VegasKeys::paper(table),
+            thresholds: ThresholdKeys::in_table(table),
+            loss: LossKeys::in_table(table),
+        }
+    }
+
+    /// Vegas's checks: the thresholds, and the pacing settings
+    /// ([`pacing_profile::validate_keys`]).
+    pub fn validate(&self, params: &ParamValues) -> Result<(), String> {
+        self.thresholds.validate(params)?;
+        pacing_profile::validate_keys(params, self.vegas.pacing)
+    }
+}
+
+/// [`PAPER_PARAMS`]' keys.
+pub const PAPER_KEYS: PaperKeys = PaperKeys::in_table(PAPER_PARAMS);
+
+fn validate(params: &ParamValues) -> Result<(), String> {
+    PAPER_KEYS.validate(params)
 }
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
@@ -325,22 +409,16 @@ pub struct VegasConfig {
 }
 
 impl VegasConfig {
-    /// From a table holding [`PAPER_COMMON_PARAMS`] and a `round_rtt`.
-    pub fn read_paper(params: &ParamValues) -> Self {
+    /// From the parameters `keys` locate.
+    pub fn read(params: &ParamValues, keys: &VegasKeys) -> Self {
         VegasConfig {
-            gamma: params.get("gamma"),
-            ss_exit_factor: params.get("ss_exit_factor"),
-            min_rtt_samples: params.get("min_rtt_samples") as u64,
-            pacing: PacingProfile::read_spike_suppression(params),
-            round_rtt: read_round_rtt(params, RoundRtt::Distinguished),
+            gamma: params.value(keys.gamma),
+            ss_exit_factor: keys.ss_exit_factor.map_or(1.0, |key| params.value(key)),
+            min_rtt_samples: keys.min_rtt_samples.map_or(1, |key| params.value(key)),
+            pacing: PacingProfile::read(params, keys.pacing),
+            round_rtt: params.value(keys.round_rtt),
         }
     }
-}
-
-/// The `round_rtt` parameter's value (`fallback` only for a table without a
-/// valid one, which validation rules out).
-pub fn read_round_rtt(params: &ParamValues, fallback: RoundRtt) -> RoundRtt {
-    RoundRtt::from_index(params.get("round_rtt") as usize).unwrap_or(fallback)
 }
 
 /// How slow start grows cwnd.
@@ -511,10 +589,10 @@ pub struct LinearStep {
 }
 
 impl LinearStep {
-    pub fn from_params(params: &ParamValues) -> Self {
+    pub fn from_params(params: &ParamValues, keys: &ThresholdKeys) -> Self {
         LinearStep {
-            alpha: params.get("alpha"),
-            beta: params.get("beta"),
+            alpha: params.value(keys.alpha),
+            beta: params.value(keys.beta),
         }
     }
 
@@ -554,10 +632,10 @@ pub struct ScaledLoss {
 }
 
 impl ScaledLoss {
-    pub fn from_params(params: &ParamValues) -> Self {
+    pub fn from_params(params: &ParamValues, keys: &LossKeys) -> Self {
         ScaledLoss {
-            loss_factor: params.get("loss_factor"),
-            timeout_ssthresh_factor: params.get("timeout_ssthresh_factor"),
+            loss_factor: params.value(keys.loss_factor),
+            timeout_ssthresh_factor: params.value(keys.timeout_ssthresh_factor),
         }
     }
 
@@ -585,10 +663,10 @@ pub struct PaperVegas {
 }
 
 impl PaperVegas {
-    pub fn from_params(params: &ParamValues) -> Self {
+    pub fn from_params(params: &ParamValues, keys: &PaperKeys) -> Self {
         PaperVegas {
-            step: LinearStep::from_params(params),
-            loss: ScaledLoss::from_params(params),
+            step: LinearStep::from_params(params, &keys.thresholds),
+            loss: ScaledLoss::from_params(params, &keys.loss),
         }
     }
 }
@@ -702,8 +780,8 @@ impl Vegas<PaperVegas> {
     /// The paper's Vegas with `params` from [`PAPER_PARAMS`].
     pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
         Vegas::with_rules(
-            PaperVegas::from_params(params),
-            VegasConfig::read_paper(params),
+            PaperVegas::from_params(params, &PAPER_KEYS),
+            VegasConfig::read(params, &PAPER_KEYS.vegas),
             window,
         )
     }

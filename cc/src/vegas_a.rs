@@ -101,15 +101,17 @@
 
 use std::time::Duration;
 
+use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::events::CongestionEvent;
-use crate::params::{param_named, ParamInfo, ParamKind, ParamValues};
+use crate::params::{param_named, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
+use crate::shared::pacing_profile;
 use crate::shared::round_clock::CompletedRound;
 use crate::shared::window::Window;
 use crate::vegas::{
-    self, LossResponse, RoundView, ScaledLoss, Vegas, VegasConfig, VegasRules, VegasView,
-    PAPER_PARAMS as VEGAS_PARAMS, ROUND_RTT_DISTINGUISHED,
+    LossKeys, LossResponse, RoundView, ScaledLoss, ThresholdKeys, Vegas, VegasConfig, VegasKeys,
+    VegasRules, VegasView, PAPER_PARAMS as VEGAS_PARAMS, ROUND_RTT_DISTINGUISHED,
 };
 
 pub const NAME: &str = "vegas-a";
@@ -155,7 +157,7 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "above_beta_at_alpha_min",
         default: 0.0,
-        kind: ParamKind::Choice(&["decrease", "hold"]),
+        kind: ParamKind::Choice(AboveBetaAtFloor::WORDS),
         description: "Fig. 1 line 21, Diff > beta with alpha at its floor: decrease (cwnd - 1, \
                       Vegas's rule, so beta bounds the queue) or hold (line 21 as printed: no \
                       update, which leaves a standing queue)",
@@ -186,23 +188,81 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     build,
 };
 
-/// `alpha_min <= alpha <= beta`.
-pub fn validate(params: &ParamValues) -> Result<(), String> {
-    let alpha = params.get("alpha");
-    let alpha_min = params.get("alpha_min");
-    if alpha < alpha_min {
-        return Err(format!(
-            "alpha ({alpha}) must not be below alpha_min ({alpha_min}): alpha never goes below it"
-        ));
+/// Fig. 1 line 21's two readings (`above_beta_at_alpha_min`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AboveBetaAtFloor {
+    /// cwnd − 1, Vegas's rule for Diff > β.
+    Decrease,
+    /// No update, as Fig. 1 is printed.
+    Hold,
+}
+
+impl ChoiceParam for AboveBetaAtFloor {
+    const WORDS: &'static [&'static str] = &["decrease", "hold"];
+
+    fn from_index(index: usize) -> Option<Self> {
+        [AboveBetaAtFloor::Decrease, AboveBetaAtFloor::Hold]
+            .get(index)
+            .copied()
     }
-    // Vegas's alpha <= beta, and its pacing settings.
-    vegas::validate(params)
+}
+
+choice_param_type!(AboveBetaAtFloor, AboveBetaAtFloor::Decrease);
+
+/// Where a table keeps Vegas-A's parameters: Fig. 1's, and Vegas's that
+/// Vegas-A keeps. Vegas-L's table has them too.
+#[derive(Clone, Copy, Debug)]
+pub struct VegasAKeys {
+    pub vegas: VegasKeys,
+    pub thresholds: ThresholdKeys,
+    pub loss: LossKeys,
+    alpha_min: Key<f64>,
+    cwnd_step_packets: Key<f64>,
+    threshold_step_packets: Key<f64>,
+    above_beta_at_alpha_min: Key<AboveBetaAtFloor>,
+}
+
+impl VegasAKeys {
+    /// A table holding every entry of [`PARAMS`] by name.
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        VegasAKeys {
+            vegas: VegasKeys::paper(table),
+            thresholds: ThresholdKeys::in_table(table),
+            loss: LossKeys::in_table(table),
+            alpha_min: Key::in_table(table, "alpha_min"),
+            cwnd_step_packets: Key::in_table(table, "cwnd_step_packets"),
+            threshold_step_packets: Key::in_table(table, "threshold_step_packets"),
+            above_beta_at_alpha_min: Key::in_table(table, "above_beta_at_alpha_min"),
+        }
+    }
+
+    /// `alpha_min <= alpha <= beta`, and Vegas's pacing settings.
+    pub fn validate(&self, params: &ParamValues) -> Result<(), String> {
+        let alpha = params.value(self.thresholds.alpha);
+        let alpha_min = params.value(self.alpha_min);
+        if alpha < alpha_min {
+            return Err(format!(
+                "alpha ({alpha}) must not be below alpha_min ({alpha_min}): alpha never goes \
+                 below it"
+            ));
+        }
+        // Vegas's alpha <= beta, and its pacing settings.
+        self.thresholds.validate(params)?;
+        pacing_profile::validate_keys(params, self.vegas.pacing)
+    }
+}
+
+/// [`PARAMS`]' keys.
+pub const KEYS: VegasAKeys = VegasAKeys::in_table(PARAMS);
+
+fn validate(params: &ParamValues) -> Result<(), String> {
+    KEYS.validate(params)
 }
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(Vegas::with_rules(
-        VegasA::new(params),
-        VegasConfig::read_paper(params),
+        VegasA::new(params, &KEYS),
+        VegasConfig::read(params, &KEYS.vegas),
         window,
     ))
 }
@@ -347,12 +407,13 @@ pub struct Fig1 {
 }
 
 impl Fig1 {
-    pub fn from_params(params: &ParamValues) -> Self {
+    pub fn from_params(params: &ParamValues, keys: &VegasAKeys) -> Self {
         Fig1 {
-            alpha_min: params.get("alpha_min"),
-            cwnd_step_packets: params.get("cwnd_step_packets"),
-            threshold_step_packets: params.get("threshold_step_packets"),
-            shrink_above_beta_at_floor: params.word("above_beta_at_alpha_min") == "decrease",
+            alpha_min: params.value(keys.alpha_min),
+            cwnd_step_packets: params.value(keys.cwnd_step_packets),
+            threshold_step_packets: params.value(keys.threshold_step_packets),
+            shrink_above_beta_at_floor: params.value(keys.above_beta_at_alpha_min)
+                == AboveBetaAtFloor::Decrease,
         }
     }
 
@@ -496,15 +557,15 @@ pub struct VegasA {
 }
 
 impl VegasA {
-    /// From a table that holds [`PARAMS`]'s Fig. 1 entries.
-    pub fn new(params: &ParamValues) -> Self {
-        let fig1 = Fig1::from_params(params);
+    /// From a table holding [`PARAMS`]' entries where `keys` say.
+    pub fn new(params: &ParamValues, keys: &VegasAKeys) -> Self {
+        let fig1 = Fig1::from_params(params, keys);
         VegasA {
             fig1,
-            loss: ScaledLoss::from_params(params),
+            loss: ScaledLoss::from_params(params, &keys.loss),
             thresholds: Thresholds {
-                alpha: params.get("alpha").max(fig1.alpha_min),
-                beta: params.get("beta"),
+                alpha: params.value(keys.thresholds.alpha).max(fig1.alpha_min),
+                beta: params.value(keys.thresholds.beta),
             },
             history: ThroughputHistory::default(),
             accumulator: PacketStepAccumulator::default(),

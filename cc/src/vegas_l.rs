@@ -86,10 +86,10 @@ use std::time::Duration;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::events::CongestionEvent;
-use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
+use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::window::Window;
 use crate::vegas::{LossResponse, RoundView, Vegas, VegasConfig, VegasRules, VegasView};
-use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA};
+use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA, VegasAKeys};
 
 pub const NAME: &str = "vegas-l";
 
@@ -137,14 +137,44 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
         "TCP Vegas-L (000_625d42b67da1ab13.txt, Fig. 2): Vegas-A whose steps are doubled, \
                   kept or halved by the trend of the last three rounds' throughput",
     params: PARAMS,
-    validate: vegas_a::validate,
+    validate,
     build,
 };
 
+/// Where a table keeps Vegas-L's parameters: Vegas-A's, then the cases'.
+#[derive(Clone, Copy, Debug)]
+pub struct VegasLKeys {
+    pub vegas_a: VegasAKeys,
+    case1: Key<f64>,
+    case3: Key<f64>,
+    case4: Key<f64>,
+    case6: Key<f64>,
+}
+
+impl VegasLKeys {
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        VegasLKeys {
+            vegas_a: VegasAKeys::in_table(table),
+            case1: Key::in_table(table, "case1_scale"),
+            case3: Key::in_table(table, "case3_scale"),
+            case4: Key::in_table(table, "case4_scale"),
+            case6: Key::in_table(table, "case6_scale"),
+        }
+    }
+}
+
+/// [`PARAMS`]' keys.
+pub const KEYS: VegasLKeys = VegasLKeys::in_table(PARAMS);
+
+/// Vegas-A's checks.
+fn validate(params: &ParamValues) -> Result<(), String> {
+    KEYS.vegas_a.validate(params)
+}
+
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(Vegas::with_rules(
-        VegasL::new(params),
-        VegasConfig::read_paper(params),
+        VegasL::new(params, &KEYS),
+        VegasConfig::read(params, &KEYS.vegas_a.vegas),
         window,
     ))
 }
@@ -213,12 +243,12 @@ pub struct CaseScales {
 }
 
 impl CaseScales {
-    pub fn from_params(params: &ParamValues) -> Self {
+    pub fn from_params(params: &ParamValues, keys: &VegasLKeys) -> Self {
         CaseScales {
-            case1: params.get("case1_scale"),
-            case3: params.get("case3_scale"),
-            case4: params.get("case4_scale"),
-            case6: params.get("case6_scale"),
+            case1: params.value(keys.case1),
+            case3: params.value(keys.case3),
+            case4: params.value(keys.case4),
+            case6: params.value(keys.case6),
         }
     }
 
@@ -260,11 +290,11 @@ pub struct VegasL {
 }
 
 impl VegasL {
-    /// From a table that holds [`PARAMS`].
-    pub fn new(params: &ParamValues) -> Self {
+    /// From a table holding [`PARAMS`]' entries where `keys` say.
+    pub fn new(params: &ParamValues, keys: &VegasLKeys) -> Self {
         VegasL {
-            vegas_a: VegasA::new(params),
-            scales: CaseScales::from_params(params),
+            vegas_a: VegasA::new(params, &keys.vegas_a),
+            scales: CaseScales::from_params(params, keys),
             last_case: None,
             last_scale: 1.0,
         }

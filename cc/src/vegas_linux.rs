@@ -58,21 +58,21 @@ use std::time::Duration;
 
 use crate::controller::{AlgorithmInfo, CongestionController, Internals, WindowConfig};
 use crate::events::CongestionEvent;
-use crate::params::{ParamInfo, ParamKind, ParamValues};
-use crate::shared::pacing_profile::{PacingProfile, PACING_GAIN, PROFILE, SLOW_START_PACING_GAIN};
-use crate::shared::round_clock::RoundRtt;
+use crate::params::{Key, ParamInfo, ParamKind, ParamValues, ON_OFF};
+use crate::shared::pacing_profile::{
+    self, PacingKeys, PACING_GAIN, PROFILE, SLOW_START_PACING_GAIN,
+};
 use crate::shared::vegas_diff::{linux_diff_packets, linux_target_window_packets, VegasDiff};
 use crate::shared::window::Window;
 use crate::vegas::{
-    self, read_round_rtt, LinearStep, LossResponse, RoundDiff, RoundView, ScaledLoss,
-    SlowStartGrowth, SlowStartStep, Vegas, VegasConfig, VegasRules, VegasView, FACTOR_RANGE,
-    ROUND_RTT_MINIMUM, SAMPLES_RANGE, THRESHOLD_RANGE,
+    LinearStep, LossKeys, LossResponse, RoundDiff, RoundView, ScaledLoss, SlowStartGrowth,
+    SlowStartStep, ThresholdKeys, Vegas, VegasConfig, VegasKeys, VegasRules, VegasView,
+    FACTOR_RANGE, ROUND_RTT_MINIMUM, SAMPLES_RANGE, THRESHOLD_RANGE,
 };
 
 pub const NAME: &str = "vegas-linux";
 
 const BURST_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 64 };
-const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
 
 /// Parameters of `vegas-linux`, with `tcp_vegas.c`'s defaults.
 pub const PARAMS: &[ParamInfo] = &[
@@ -139,10 +139,27 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     description: "TCP Vegas as in Linux's tcp_vegas.c: alpha/beta/gamma 2/4/1, every-RTT \
                   slow start left at min(cwnd, target+1), Reno loss reaction",
     params: PARAMS,
-    // Vegas's alpha <= beta, and the pacing settings.
-    validate: vegas::validate,
+    validate,
     build,
 };
+
+/// Where [`PARAMS`] keeps what the skeleton reads.
+const VEGAS_KEYS: VegasKeys = VegasKeys {
+    gamma: Key::in_table(PARAMS, "gamma"),
+    // Linux leaves slow start at target + 1, never by a factor.
+    ss_exit_factor: None,
+    min_rtt_samples: Some(Key::in_table(PARAMS, "min_rtt_samples")),
+    round_rtt: Key::in_table(PARAMS, "round_rtt"),
+    pacing: PacingKeys::spike_suppression(PARAMS),
+};
+const THRESHOLD_KEYS: ThresholdKeys = ThresholdKeys::in_table(PARAMS);
+const LOSS_KEYS: LossKeys = LossKeys::in_table(PARAMS);
+
+/// Vegas's alpha <= beta, and the pacing settings.
+fn validate(params: &ParamValues) -> Result<(), String> {
+    THRESHOLD_KEYS.validate(params)?;
+    pacing_profile::validate_keys(params, VEGAS_KEYS.pacing)
+}
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(VegasLinux::new(params, window))
@@ -154,15 +171,11 @@ pub type VegasLinux = Vegas<LinuxVegas>;
 impl Vegas<LinuxVegas> {
     /// `vegas-linux` with `params` from [`PARAMS`].
     pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
-        let config = VegasConfig {
-            gamma: params.get("gamma"),
-            // Linux leaves slow start at target + 1, never by a factor.
-            ss_exit_factor: 1.0,
-            min_rtt_samples: params.get("min_rtt_samples") as u64,
-            pacing: PacingProfile::read_spike_suppression(params),
-            round_rtt: read_round_rtt(params, RoundRtt::Distinguished),
-        };
-        Vegas::with_rules(LinuxVegas::from_params(params), config, window)
+        Vegas::with_rules(
+            LinuxVegas::from_params(params),
+            VegasConfig::read(params, &VEGAS_KEYS),
+            window,
+        )
     }
 }
 
@@ -178,10 +191,11 @@ pub struct LinuxVegas {
 }
 
 impl LinuxVegas {
+    /// From a table holding [`PARAMS`].
     pub fn from_params(params: &ParamValues) -> Self {
         LinuxVegas {
-            step: LinearStep::from_params(params),
-            loss: ScaledLoss::from_params(params),
+            step: LinearStep::from_params(params, &THRESHOLD_KEYS),
+            loss: ScaledLoss::from_params(params, &LOSS_KEYS),
             reno_acked_bytes: 0,
         }
     }

@@ -208,18 +208,18 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::params::{ChoiceParam, Key, OnOff, ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
-use crate::shared::pacing_profile::{PacingProfile, SPIKE_SUPPRESSION_PARAMS};
-use crate::shared::round_clock::RoundRtt;
+use crate::shared::pacing_profile::{self, PacingKeys, SPIKE_SUPPRESSION_PARAMS};
 use crate::shared::window::Window;
 use crate::vegas::{
-    self, read_round_rtt, LinearStep, LossResponse, RoundView, SlowStartStep, Vegas, VegasConfig,
-    VegasRules, VegasView, ROUND_RTT_MEAN,
+    LinearStep, LossResponse, RoundView, SlowStartStep, ThresholdKeys, Vegas, VegasConfig,
+    VegasKeys, VegasRules, VegasView, ROUND_RTT_MEAN,
 };
 
 pub const NAME: &str = "vegas-w";
@@ -228,8 +228,7 @@ const THRESHOLD_RANGE: ParamKind = ParamKind::Number {
     min: 0.0,
     max: 1000.0,
 };
-const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
-const LOSS_CLASSES: ParamKind = ParamKind::Choice(&["congestion", "link_error"]);
+const LOSS_CLASSES: ParamKind = ParamKind::Choice(LossClass::WORDS);
 
 /// Parameters, with the paper's defaults where it gives them.
 pub const PARAMS: &[ParamInfo] = &[
@@ -337,10 +336,49 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
                   bandwidth x BaseRTT, BaseRTT refreshed on route change (RTT > 2 x mean of \
                   20), losses classified by send vs ACK spacing",
     params: PARAMS,
-    // Vegas's alpha <= beta, and its pacing settings.
-    validate: vegas::validate,
+    validate,
     build,
 };
+
+/// Where [`PARAMS`] keeps Vegas's parameters and Vegas-W's own.
+#[derive(Clone, Copy, Debug)]
+pub struct VegasWKeys {
+    pub vegas: VegasKeys,
+    pub thresholds: ThresholdKeys,
+    tau_ms: Key<f64>,
+    m: Key<u64>,
+    n: Key<f64>,
+    spacing_margin: Key<f64>,
+    unclassified_loss: Key<LossClass>,
+    bwe_in_congestion_avoidance: Key<OnOff>,
+    max_tracked_packets: Key<u64>,
+}
+
+/// [`PARAMS`]' keys.
+pub const KEYS: VegasWKeys = VegasWKeys {
+    vegas: VegasKeys {
+        gamma: Key::in_table(PARAMS, "gamma"),
+        ss_exit_factor: Some(Key::in_table(PARAMS, "ss_exit_factor")),
+        // One sample is a round's RTT (003 has no such threshold).
+        min_rtt_samples: None,
+        round_rtt: Key::in_table(PARAMS, "round_rtt"),
+        pacing: PacingKeys::spike_suppression(PARAMS),
+    },
+    thresholds: ThresholdKeys::in_table(PARAMS),
+    tau_ms: Key::in_table(PARAMS, "tau_ms"),
+    m: Key::in_table(PARAMS, "m"),
+    n: Key::in_table(PARAMS, "n"),
+    spacing_margin: Key::in_table(PARAMS, "spacing_margin"),
+    unclassified_loss: Key::in_table(PARAMS, "unclassified_loss"),
+    bwe_in_congestion_avoidance: Key::in_table(PARAMS, "bwe_in_congestion_avoidance"),
+    max_tracked_packets: Key::in_table(PARAMS, "max_tracked_packets"),
+};
+
+/// Vegas's alpha <= beta, and its pacing settings.
+fn validate(params: &ParamValues) -> Result<(), String> {
+    KEYS.thresholds.validate(params)?;
+    pacing_profile::validate_keys(params, KEYS.vegas.pacing)
+}
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(VegasW::new(params, window))
@@ -361,6 +399,19 @@ impl LossClass {
         }
     }
 }
+
+/// `unclassified_loss` takes a class.
+impl ChoiceParam for LossClass {
+    const WORDS: &'static [&'static str] = &["congestion", "link_error"];
+
+    fn from_index(index: usize) -> Option<Self> {
+        [LossClass::Congestion, LossClass::LinkError]
+            .get(index)
+            .copied()
+    }
+}
+
+choice_param_type!(LossClass, LossClass::Congestion);
 
 /// Where the "receiving time" of a loss's two preceding packets came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -661,15 +712,11 @@ pub type VegasW = Vegas<VegasWRules>;
 impl Vegas<VegasWRules> {
     /// A controller with `params` from [`PARAMS`].
     pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
-        let config = VegasConfig {
-            gamma: params.get("gamma"),
-            ss_exit_factor: params.get("ss_exit_factor"),
-            // One sample is a round's RTT (003 has no such threshold).
-            min_rtt_samples: 1,
-            pacing: PacingProfile::read_spike_suppression(params),
-            round_rtt: read_round_rtt(params, RoundRtt::Mean),
-        };
-        Vegas::with_rules(VegasWRules::new(params), config, window)
+        Vegas::with_rules(
+            VegasWRules::new(params, &KEYS),
+            VegasConfig::read(params, &KEYS.vegas),
+            window,
+        )
     }
 
     /// The filtered bandwidth estimate b̂ in bytes per second.
@@ -710,26 +757,25 @@ pub struct VegasWRules {
 }
 
 impl VegasWRules {
-    /// From a table holding [`PARAMS`].
-    pub fn new(params: &ParamValues) -> Self {
-        let tau = Duration::try_from_secs_f64(params.get("tau_ms") / 1e3).unwrap_or_default();
-        let unclassified_loss = match params.word("unclassified_loss") {
-            "link_error" => LossClass::LinkError,
-            _ => LossClass::Congestion,
-        };
+    /// From a table holding [`PARAMS`]' entries where `keys` say.
+    pub fn new(params: &ParamValues, keys: &VegasWKeys) -> Self {
+        let tau = Duration::try_from_secs_f64(params.value(keys.tau_ms) / 1e3).unwrap_or_default();
+        let m = usize::try_from(params.value(keys.m)).unwrap_or(usize::MAX);
+        let max_tracked =
+            usize::try_from(params.value(keys.max_tracked_packets)).unwrap_or(usize::MAX);
         VegasWRules {
             config: Config {
-                spacing_margin: params.get("spacing_margin"),
-                unclassified_loss,
-                bwe_in_congestion_avoidance: params.word("bwe_in_congestion_avoidance") == "on",
+                spacing_margin: params.value(keys.spacing_margin),
+                unclassified_loss: params.value(keys.unclassified_loss),
+                bwe_in_congestion_avoidance: params.value(keys.bwe_in_congestion_avoidance).is_on(),
             },
-            step: LinearStep::from_params(params),
+            step: LinearStep::from_params(params, &keys.thresholds),
             ss_extensions: 0,
             // Eq. 2: one sample per ACK.
             sampler: BandwidthSampler::new(Duration::ZERO),
             filter: TustinLowPass::new(tau),
-            route: RouteMonitor::new(params.get("m") as usize, params.get("n")),
-            packets: PacketLog::new(params.get("max_tracked_packets") as usize),
+            route: RouteMonitor::new(m, params.value(keys.n)),
+            packets: PacketLog::new(max_tracked),
             last_loss: None,
             congestion_losses: 0,
             link_error_losses: 0,
