@@ -174,7 +174,8 @@
 //!   ssthresh = estimate × RTTmin (Westwood's timeout rule), cwnd = minimum
 //!   window, slow start from a growth round. `loss_class` reports
 //!   `persistent_congestion`.
-//! - **Bounded memory.** Send and ACK times are kept per packet, in
+//! - **Bounded memory.** Send and ACK times are kept per packet
+//!   ([`SpacingLog`], shared in [`crate::shared::send_ack_spacing`]), in
 //!   packet-number order, only while they can still be needed: a record is
 //!   dropped once the two packets after it are resolved (acknowledged or
 //!   lost), so about one window is tracked, and never more than
@@ -211,11 +212,13 @@ use std::time::{Duration, Instant};
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
-use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
+use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ChoiceParam, Key, OnOff, ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::pacing_profile::{self, PacingKeys, SPIKE_SUPPRESSION_PARAMS};
+pub use crate::shared::send_ack_spacing::SpacingSource;
+use crate::shared::send_ack_spacing::{PairSpacing, SpacingLog};
 use crate::shared::window::Window;
 use crate::vegas::{
     LinearStep, LossResponse, RoundView, SlowStartStep, ThresholdKeys, Vegas, VegasConfig,
@@ -413,28 +416,6 @@ impl ChoiceParam for LossClass {
 
 choice_param_type!(LossClass, LossClass::Congestion);
 
-/// Where the "receiving time" of a loss's two preceding packets came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SpacingSource {
-    /// The peer's receive timestamps of both packets.
-    ReceiveTimestamps,
-    /// The arrival times of the ACKs that acknowledged them.
-    AckArrival,
-    /// Not observable: a packet not acknowledged or not tracked, or both
-    /// acknowledged at the same instant without receive timestamps.
-    None,
-}
-
-impl SpacingSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SpacingSource::ReceiveTimestamps => "receive_timestamps",
-            SpacingSource::AckArrival => "ack_arrival",
-            SpacingSource::None => "none",
-        }
-    }
-}
-
 /// What the look-back of IV.C found for one loss.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LossVerdict {
@@ -458,172 +439,23 @@ impl LossVerdict {
     }
 }
 
-/// `later − earlier` in seconds, negative if `later` is earlier.
-fn signed_secs(later: Instant, earlier: Instant) -> f64 {
-    if later >= earlier {
-        later.duration_since(earlier).as_secs_f64()
+/// IV.C for one loss: congestion iff the two packets before it were
+/// received further apart than they were sent (by more than `margin`);
+/// unclassifiable if their spacing cannot be observed.
+fn classify(spacing: Option<PairSpacing>, margin: f64) -> LossVerdict {
+    let Some(spacing) = spacing else {
+        return LossVerdict::unclassifiable();
+    };
+    let class = if spacing.ack_spacing_secs > spacing.send_spacing_secs * (1.0 + margin) {
+        LossClass::Congestion
     } else {
-        -earlier.duration_since(later).as_secs_f64()
-    }
-}
-
-/// `later − earlier` for two offsets on the peer's clock, in seconds.
-fn signed_offset_secs(later: Duration, earlier: Duration) -> f64 {
-    later.as_secs_f64() - earlier.as_secs_f64()
-}
-
-/// What became of a tracked packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fate {
-    InFlight,
-    Acked {
-        time_acked: Instant,
-        receive_time: Option<Duration>,
-    },
-    Lost,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct PacketRecord {
-    pkt_num: u64,
-    time_sent: Instant,
-    fate: Fate,
-}
-
-impl PacketRecord {
-    fn resolved(&self) -> bool {
-        self.fate != Fate::InFlight
-    }
-}
-
-/// Send and ACK times of the recent packets, in packet-number order, kept
-/// only while a loss could still need them (see the module documentation).
-#[derive(Clone, Debug)]
-struct PacketLog {
-    records: VecDeque<PacketRecord>,
-    capacity: usize,
-}
-
-impl PacketLog {
-    fn new(capacity: usize) -> Self {
-        PacketLog {
-            records: VecDeque::new(),
-            capacity: capacity.max(3),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    fn on_sent(&mut self, pkt_num: u64, time_sent: Instant) {
-        if self.records.back().is_some_and(|r| pkt_num <= r.pkt_num) {
-            // A new packet-number space (or a stack restarting its
-            // numbering): the old records cannot be the new ones'
-            // predecessors.
-            self.records.clear();
-        }
-        self.records.push_back(PacketRecord {
-            pkt_num,
-            time_sent,
-            fate: Fate::InFlight,
-        });
-        while self.records.len() > self.capacity {
-            self.records.pop_front();
-        }
-    }
-
-    /// Index of the record of `pkt_num` sent at `time_sent`.
-    fn find(&self, pkt_num: u64, time_sent: Instant) -> Option<usize> {
-        let index = self
-            .records
-            .binary_search_by_key(&pkt_num, |r| r.pkt_num)
-            .ok()?;
-        (self.records[index].time_sent == time_sent).then_some(index)
-    }
-
-    /// The ACK frame that arrived at `now` acknowledged `acked`. Its arrival
-    /// is each packet's ACK time (the frame's `now`, not a per-packet stamp).
-    fn on_acked(&mut self, now: Instant, acked: &[AckedPacket]) {
-        for packet in acked {
-            if let Some(index) = self.find(packet.pkt_num, packet.time_sent) {
-                self.records[index].fate = Fate::Acked {
-                    time_acked: now,
-                    receive_time: packet.receive_time,
-                };
-            }
-        }
-        self.prune();
-    }
-
-    /// Loss detection declared `pkt_num` lost: it and every packet before it
-    /// still unacknowledged are lost.
-    fn on_lost(&mut self, pkt_num: u64, time_sent: Instant) {
-        if let Some(index) = self.find(pkt_num, time_sent) {
-            for record in self.records.range_mut(..=index) {
-                if record.fate == Fate::InFlight {
-                    record.fate = Fate::Lost;
-                }
-            }
-        }
-        self.prune();
-    }
-
-    /// Drops the oldest record while the two after it are resolved: it can
-    /// then never be a lost packet's predecessor.
-    fn prune(&mut self) {
-        while self.records.len() >= 3 && self.records[1].resolved() && self.records[2].resolved() {
-            self.records.pop_front();
-        }
-    }
-
-    /// IV.C: compares the send spacing of the two packets just before the
-    /// lost one with the spacing at which they were received.
-    fn classify(&self, pkt_num: u64, time_sent: Instant, margin: f64) -> LossVerdict {
-        let Some(index) = self.find(pkt_num, time_sent) else {
-            return LossVerdict::unclassifiable();
-        };
-        if index < 2 {
-            return LossVerdict::unclassifiable();
-        }
-        let (first, second) = (self.records[index - 2], self.records[index - 1]);
-        let (
-            Fate::Acked {
-                time_acked: acked_first,
-                receive_time: received_first,
-            },
-            Fate::Acked {
-                time_acked: acked_second,
-                receive_time: received_second,
-            },
-        ) = (first.fate, second.fate)
-        else {
-            return LossVerdict::unclassifiable();
-        };
-        let send_spacing = signed_secs(second.time_sent, first.time_sent);
-        let (source, ack_spacing) = match (received_first, received_second) {
-            (Some(r1), Some(r2)) => (SpacingSource::ReceiveTimestamps, signed_offset_secs(r2, r1)),
-            _ => (
-                SpacingSource::AckArrival,
-                signed_secs(acked_second, acked_first),
-            ),
-        };
-        let observable = source == SpacingSource::ReceiveTimestamps || acked_first != acked_second;
-        let class = if ack_spacing > send_spacing * (1.0 + margin) {
-            LossClass::Congestion
-        } else {
-            LossClass::LinkError
-        };
-        LossVerdict {
-            class: observable.then_some(class),
-            source: if observable {
-                source
-            } else {
-                SpacingSource::None
-            },
-            send_spacing_secs: Some(send_spacing),
-            ack_spacing_secs: Some(ack_spacing),
-        }
+        LossClass::LinkError
+    };
+    LossVerdict {
+        class: (spacing.source != SpacingSource::None).then_some(class),
+        source: spacing.source,
+        send_spacing_secs: Some(spacing.send_spacing_secs),
+        ack_spacing_secs: Some(spacing.ack_spacing_secs),
     }
 }
 
@@ -749,7 +581,7 @@ pub struct VegasWRules {
     filter: TustinLowPass,
 
     route: RouteMonitor,
-    packets: PacketLog,
+    packets: SpacingLog,
 
     last_loss: Option<LastLoss>,
     congestion_losses: u64,
@@ -775,7 +607,7 @@ impl VegasWRules {
             sampler: BandwidthSampler::new(Duration::ZERO),
             filter: TustinLowPass::new(tau),
             route: RouteMonitor::new(m, params.value(keys.n)),
-            packets: PacketLog::new(max_tracked),
+            packets: SpacingLog::new(max_tracked),
             last_loss: None,
             congestion_losses: 0,
             link_error_losses: 0,
@@ -884,9 +716,9 @@ impl VegasRules for VegasWRules {
         window: &Window,
         base_rtt: Option<Duration>,
     ) -> LossResponse {
-        let verdict = self.packets.classify(
-            loss.largest_lost_pkt_num,
-            loss.largest_lost_time_sent,
+        let verdict = classify(
+            self.packets
+                .spacing_before(loss.largest_lost_pkt_num, loss.largest_lost_time_sent),
             self.config.spacing_margin,
         );
         self.packets
@@ -1008,29 +840,5 @@ mod tests {
         let mut quiet = RouteMonitor::new(1, 2.0);
         quiet.on_sample(ms(10), t0, false);
         assert_eq!(quiet.on_sample(ms(100), t0, false), None);
-    }
-
-    #[test]
-    fn packet_log_keeps_only_what_a_loss_can_need() {
-        let t0 = Instant::now();
-        let mut log = PacketLog::new(1000);
-        for n in 0..10 {
-            log.on_sent(n, t0 + ms(n));
-        }
-        let acked: Vec<AckedPacket> = (0..10)
-            .map(|n| AckedPacket::new(n, 1000, t0 + ms(n), t0 + ms(100 + n)))
-            .collect();
-        log.on_acked(t0 + ms(200), &acked);
-        assert_eq!(log.len(), 2, "the two predecessors of the next packet");
-        // A new packet-number space starts afresh.
-        log.on_sent(3, t0 + ms(50));
-        assert_eq!(log.len(), 1);
-        // A bounded log forgets the oldest.
-        let mut small = PacketLog::new(3);
-        for n in 0..10 {
-            small.on_sent(n, t0);
-        }
-        assert_eq!(small.len(), 3);
-        assert_eq!(small.records[0].pkt_num, 7);
     }
 }
