@@ -113,6 +113,10 @@ impl SpacingLog {
         self.records.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
     /// A packet that counts towards bytes in flight was sent.
     pub fn on_sent(&mut self, pkt_num: u64, time_sent: Instant) {
         if self.records.back().is_some_and(|r| pkt_num <= r.pkt_num) {
