@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
+pub use vegas_cc::careful_resume::LossRule;
 use vegas_cc::{CarefulResumeConfig, SavedPath};
 
 use crate::cc_select::ResolvedCc;
@@ -267,9 +268,11 @@ pub fn select_with_resume(
     config: &mut quiche::Config,
     resolved: &ResolvedCc,
     saved: Option<SavedPath>,
+    loss_rule: LossRule,
 ) {
     if let ResolvedCc::Ours(spec) = resolved {
-        config.set_cc_controller(spec.with_careful_resume(CarefulResumeConfig { saved }));
+        config
+            .set_cc_controller(spec.with_careful_resume(CarefulResumeConfig { saved, loss_rule }));
     }
 }
 

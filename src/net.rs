@@ -111,11 +111,36 @@ fn stamp_to_instant(stamp: libc::timespec) -> Option<Instant> {
         .ok()
         .filter(|n| *n < 1_000_000_000)?;
     let stamped = std::time::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))?;
-    let now = Instant::now();
-    let age = std::time::SystemTime::now().duration_since(stamped).ok()?;
+    let (now, wall) = clocks_now();
+    let age = wall.duration_since(stamped).ok()?;
     (age <= Duration::from_secs(1))
         .then(|| now.checked_sub(age))
         .flatten()
+}
+
+/// The monotonic and the wall clock read together. A thread preempted
+/// between the two reads would shift every stamp it converts by the
+/// preemption, so the wall clock is read between two monotonic reads, up to
+/// three times, and the tightest bracket's midpoint is kept.
+fn clocks_now() -> (Instant, std::time::SystemTime) {
+    const TIGHT: Duration = Duration::from_micros(20);
+    let read = || {
+        let before = Instant::now();
+        let wall = std::time::SystemTime::now();
+        let gap = before.elapsed();
+        (gap, before + gap / 2, wall)
+    };
+    let mut best = read();
+    for _ in 1..3 {
+        if best.0 <= TIGHT {
+            break;
+        }
+        let next = read();
+        if next.0 < best.0 {
+            best = next;
+        }
+    }
+    (best.1, best.2)
 }
 
 /// A UDP socket that waits for datagrams with a deadline.
@@ -374,6 +399,8 @@ pub struct CarefulResumeServer {
     pub store: ResumeStore,
     /// `--resume-store DIR`; `None`: in memory only.
     pub store_dir: Option<PathBuf>,
+    /// Which losses of the jump are congestion (`--careful-resume-loss`).
+    pub loss_rule: careful_resume::LossRule,
 }
 
 impl CarefulResumeServer {
@@ -388,7 +415,7 @@ impl CarefulResumeServer {
                 path.rtt
             );
         }
-        careful_resume::select_with_resume(config, &self.cc, saved);
+        careful_resume::select_with_resume(config, &self.cc, saved, self.loss_rule);
     }
 
     /// A connection to `ip` closed: what it measured replaces what was

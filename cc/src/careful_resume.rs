@@ -43,7 +43,55 @@ pub struct SavedPath {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CarefulResumeConfig {
     pub saved: Option<SavedPath>,
+    pub loss_rule: LossRule,
 }
+
+/// Which losses during the Unvalidated and Validating phases mean that
+/// "congestion was experienced" (RFC 9959 section 4.4) and make the sender
+/// retreat.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossRule {
+    /// Every loss, as the RFC's text reads.
+    Any,
+    /// A loss while the RTT shows a queue (latest RTT above the minimum by
+    /// more than [`QUEUE_SIGNAL_RTT_DIVISOR`]th of it), or once more than
+    /// [`RANDOM_LOSS_BUDGET`] of the packets sent since the jump were lost.
+    /// Other losses are random (a satellite link's bit errors): the
+    /// controller is told, as outside Careful Resume, and the jump goes on.
+    /// A jump onto a narrower path overflows its buffer: the queue shows in
+    /// the RTT before the first loss is detected, and the losses exceed the
+    /// budget within the jump.
+    #[default]
+    QueueSignal,
+}
+
+impl LossRule {
+    pub const WORDS: &'static [&'static str] = &["any", "queue"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LossRule::Any => "any",
+            LossRule::QueueSignal => "queue",
+        }
+    }
+
+    pub fn from_word(word: &str) -> Option<Self> {
+        match word {
+            "any" => Some(LossRule::Any),
+            "queue" => Some(LossRule::QueueSignal),
+            _ => None,
+        }
+    }
+}
+
+/// [`LossRule::QueueSignal`]: a queue of more than min RTT / 8 (75 ms at
+/// GEO's 600 ms; a full 25-packet buffer at 2 Mbit/s holds 135 ms) makes a
+/// loss congestion.
+pub const QUEUE_SIGNAL_RTT_DIVISOR: u32 = 8;
+/// [`LossRule::QueueSignal`]: losses beyond this fraction of the packets
+/// sent since the jump are congestion whatever the RTT (five times a
+/// lossy satellite link's 1 %).
+pub const RANDOM_LOSS_BUDGET: f64 = 0.05;
 
 /// The phases of section 3, named as draft-ietf-tsvwg-careful-resume-qlog
 /// names them.
@@ -146,6 +194,10 @@ pub struct CarefulResume {
     retreat_since: Option<Instant>,
     /// Section 3.5: the saved parameters must not be used again.
     saved_discarded: bool,
+    loss_rule: LossRule,
+    /// Packets sent, and packets lost, since the jump (for the loss rule).
+    sent_since_jump: u64,
+    lost_since_jump: u64,
 }
 
 impl CarefulResume {
@@ -170,6 +222,9 @@ impl CarefulResume {
             retreat_cwnd: 0,
             retreat_since: None,
             saved_discarded: false,
+            loss_rule: config.loss_rule,
+            sent_since_jump: 0,
+            lost_since_jump: 0,
         };
         // Section 3.2: no saved parameters, nothing to resume.
         if config
@@ -255,6 +310,9 @@ impl CarefulResume {
         controller_cwnd: usize,
     ) -> Option<SetWindow> {
         self.largest_sent = Some(self.largest_sent.map_or(pkt_num, |l| l.max(pkt_num)));
+        if matches!(self.phase, Phase::Unvalidated | Phase::Validating) {
+            self.sent_since_jump += 1;
+        }
         match self.phase {
             Phase::Reconnaissance => self.maybe_jump(now, pkt_num, flight, controller_cwnd),
             Phase::Unvalidated => {
@@ -432,16 +490,42 @@ impl CarefulResume {
         }
     }
 
+    /// Whether a loss of `lost_bytes` in the Unvalidated or Validating phase
+    /// is congestion under the [`LossRule`].
+    fn loss_is_congestion(&mut self, lost_bytes: usize, persistent_congestion: bool) -> bool {
+        let lost_packets = lost_bytes.div_ceil(self.max_datagram_size.max(1)).max(1);
+        self.lost_since_jump += lost_packets as u64;
+        match self.loss_rule {
+            LossRule::Any => true,
+            LossRule::QueueSignal => {
+                let queued = self.last_rtt.is_none_or(|rtt| {
+                    rtt.latest_rtt.saturating_sub(rtt.min_rtt)
+                        > rtt.min_rtt / QUEUE_SIGNAL_RTT_DIVISOR
+                });
+                let budget = RANDOM_LOSS_BUDGET * self.sent_since_jump as f64;
+                persistent_congestion || queued || self.lost_since_jump as f64 > budget
+            }
+        }
+    }
+
     /// Loss detection declared packets lost. Returns whether the controller
     /// should be told (it should not when Careful Resume's retreat is the
     /// reaction), and a window for it.
     pub fn on_congestion_event(
         &mut self,
         now: Instant,
+        lost_bytes: usize,
         largest_lost_time_sent: Instant,
         persistent_congestion: bool,
         controller_cwnd: usize,
     ) -> (bool, Option<SetWindow>) {
+        if matches!(self.phase, Phase::Unvalidated | Phase::Validating)
+            && !self.loss_is_congestion(lost_bytes, persistent_congestion)
+        {
+            // A random loss: the controller answers it as it would without
+            // Careful Resume; the jump goes on.
+            return (true, None);
+        }
         match self.phase {
             Phase::Reconnaissance => {
                 self.enter(Phase::Normal, Trigger::PacketLoss);
@@ -562,13 +646,82 @@ mod tests {
         Duration::from_millis(v)
     }
 
+    /// RFC 9959 as written: every loss is congestion.
     fn saved() -> CarefulResumeConfig {
         CarefulResumeConfig {
             saved: Some(SavedPath {
                 cwnd_bytes: SAVED_CWND,
                 rtt: ms(SAVED_RTT_MS),
             }),
+            loss_rule: LossRule::Any,
         }
+    }
+
+    /// [`jumped`] under [`LossRule::QueueSignal`], with 300 packets sent
+    /// since the jump and the initial window acknowledged at `latest_ms`.
+    fn jumped_queue_rule(t0: Instant, latest_ms: u64) -> CarefulResume {
+        let mut cr = confirmed(t0);
+        cr.loss_rule = LossRule::QueueSignal;
+        let t = t0 + ms(600);
+        for n in 1..=300u64 {
+            cr.on_packet_sent(t, n, (n as usize).min(290) * MDS, IW);
+        }
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+        let iw: Vec<AckedPacket> = (1..=10).map(|n| packet(n, t, t + ms(600))).collect();
+        cr.on_ack(t + ms(600), &iw, rtt(600, latest_ms), 290 * MDS, IW);
+        cr
+    }
+
+    #[test]
+    fn queue_rule_a_loss_without_a_queue_is_random_and_the_jump_goes_on() {
+        let t0 = Instant::now();
+        // 674 ms: 74 ms of queue, below 600 / 8 = 75 ms.
+        let mut cr = jumped_queue_rule(t0, 674);
+        let (tell, window) = cr.on_congestion_event(t0 + ms(1205), MDS, t0 + ms(600), false, IW);
+        assert_eq!((tell, window), (true, None), "the controller answers it");
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+        assert!(!cr.saved_discarded());
+    }
+
+    #[test]
+    fn queue_rule_a_loss_with_a_queue_retreats() {
+        let t0 = Instant::now();
+        // 676 ms: 76 ms of queue, above 75 ms.
+        let mut cr = jumped_queue_rule(t0, 676);
+        let (tell, window) = cr.on_congestion_event(t0 + ms(1205), MDS, t0 + ms(600), false, IW);
+        assert!(!tell);
+        assert!(window.is_some());
+        assert_eq!(cr.phase(), Phase::SafeRetreat);
+        assert_eq!(cr.trigger(), Some(Trigger::PacketLoss));
+    }
+
+    #[test]
+    fn queue_rule_losses_beyond_the_budget_retreat_without_a_queue() {
+        let t0 = Instant::now();
+        let mut cr = jumped_queue_rule(t0, 600);
+        // Packets 11-300 were sent after the jump (packet 10 filled the
+        // initial window and triggered it): a budget of 0.05 x 290 = 14.5.
+        for lost in 1..=14u64 {
+            let (tell, _) = cr.on_congestion_event(t0 + ms(1205), MDS, t0 + ms(600), false, IW);
+            assert!(tell, "loss {lost} is within the budget");
+            assert_eq!(cr.phase(), Phase::Unvalidated);
+        }
+        let (tell, _) = cr.on_congestion_event(t0 + ms(1206), MDS, t0 + ms(600), false, IW);
+        assert!(!tell, "the 15th is congestion");
+        assert_eq!(cr.phase(), Phase::SafeRetreat);
+        // One event losing more than the budget at once retreats at once.
+        let mut burst = jumped_queue_rule(t0, 600);
+        burst.on_congestion_event(t0 + ms(1205), 15 * MDS, t0 + ms(600), false, IW);
+        assert_eq!(burst.phase(), Phase::SafeRetreat);
+    }
+
+    #[test]
+    fn loss_rule_words_round_trip() {
+        for rule in [LossRule::Any, LossRule::QueueSignal] {
+            assert_eq!(LossRule::from_word(rule.as_str()), Some(rule));
+        }
+        assert_eq!(LossRule::from_word("rfc"), None);
+        assert_eq!(LossRule::default(), LossRule::QueueSignal);
     }
 
     fn rtt(min: u64, latest: u64) -> RttSnapshot {
@@ -656,7 +809,7 @@ mod tests {
         let t0 = Instant::now();
         let mut cr = confirmed(t0);
         assert_eq!(
-            cr.on_congestion_event(t0 + ms(700), t0, false, IW),
+            cr.on_congestion_event(t0 + ms(700), MDS, t0, false, IW),
             (true, None)
         );
         assert_eq!(cr.phase(), Phase::Normal);
@@ -822,7 +975,7 @@ mod tests {
         let iw: Vec<AckedPacket> = (1..=10).map(|n| packet(n, t, t + ms(600))).collect();
         cr.on_ack(t + ms(600), &iw, rtt(600, 600), 290 * MDS, IW);
         // PipeSize 24 000: the retreat window is 12 000, ssthresh too.
-        let (tell, window) = cr.on_congestion_event(t + ms(605), t, false, 3 * IW);
+        let (tell, window) = cr.on_congestion_event(t + ms(605), MDS, t, false, 3 * IW);
         assert!(!tell, "the retreat is the reaction");
         assert_eq!(cr.phase(), Phase::SafeRetreat);
         assert_eq!(cr.trigger(), Some(Trigger::PacketLoss));
@@ -840,11 +993,11 @@ mod tests {
         // Losses of packets sent before the retreat: no second reaction;
         // of a packet sent after it: the controller reacts.
         assert_eq!(
-            cr.on_congestion_event(t + ms(700), t + ms(1), false, IW),
+            cr.on_congestion_event(t + ms(700), MDS, t + ms(1), false, IW),
             (false, None)
         );
         assert_eq!(
-            cr.on_congestion_event(t + ms(1500), t + ms(900), false, IW),
+            cr.on_congestion_event(t + ms(1500), MDS, t + ms(900), false, IW),
             (true, None)
         );
         // Packet 300, the last unvalidated one, acknowledged: Normal, with
@@ -865,11 +1018,11 @@ mod tests {
         // Packets sent before the retreat and declared lost after it ended:
         // answered by the retreat; later ones go to the controller.
         assert_eq!(
-            cr.on_congestion_event(t + ms(1601), t + ms(2), false, IW),
+            cr.on_congestion_event(t + ms(1601), MDS, t + ms(2), false, IW),
             (false, None)
         );
         assert_eq!(
-            cr.on_congestion_event(t + ms(1601), t + ms(1000), false, IW),
+            cr.on_congestion_event(t + ms(1601), MDS, t + ms(1000), false, IW),
             (true, None)
         );
     }
@@ -880,7 +1033,7 @@ mod tests {
         let mut cr = jumped(t0);
         cr.on_packet_sent(t0 + ms(601), 11, IW + MDS, IW);
         // A PipeSize of 12 000 gives 6000; the window in flight is larger.
-        let (_, window) = cr.on_congestion_event(t0 + ms(700), t0, false, IW);
+        let (_, window) = cr.on_congestion_event(t0 + ms(700), MDS, t0, false, IW);
         assert_eq!(window.map(|w| w.cwnd), Some(IW / 2));
         let mut tiny = CarefulResume::new(saved(), MDS, IW);
         tiny.on_packet_sent(t0, 0, MDS, 2 * MDS);
@@ -895,7 +1048,7 @@ mod tests {
         tiny.on_packet_sent(t0 + ms(600), 2, 2 * MDS, 2 * MDS);
         assert_eq!(tiny.phase(), Phase::Unvalidated);
         // PipeSize 2400 / 2 = 1200 is below two packets.
-        let (_, window) = tiny.on_congestion_event(t0 + ms(700), t0, false, 2 * MDS);
+        let (_, window) = tiny.on_congestion_event(t0 + ms(700), MDS, t0, false, 2 * MDS);
         assert_eq!(window.map(|w| w.cwnd), Some(2 * MDS));
     }
 
@@ -935,7 +1088,7 @@ mod tests {
         cr.on_ack(t + ms(640), &acked, rtt(600, 640), 300 * MDS, 600_000);
         // PipeSize = 12 000 + 200 packets = 252 000; half: 126 000. A
         // controller window of 100 000 is smaller and is kept.
-        let (tell, window) = cr.on_congestion_event(t + ms(650), t + ms(1), false, 100_000);
+        let (tell, window) = cr.on_congestion_event(t + ms(650), MDS, t + ms(1), false, 100_000);
         assert!(!tell);
         assert_eq!(cr.phase(), Phase::SafeRetreat);
         assert_eq!(window.map(|w| w.cwnd), Some(100_000));
@@ -944,7 +1097,7 @@ mod tests {
             other.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW);
         }
         other.on_ack(t + ms(640), &acked, rtt(600, 640), 300 * MDS, 600_000);
-        let (_, window) = other.on_congestion_event(t + ms(650), t + ms(1), false, 600_000);
+        let (_, window) = other.on_congestion_event(t + ms(650), MDS, t + ms(1), false, 600_000);
         assert_eq!(window.map(|w| w.cwnd), Some(126_000));
     }
 
@@ -952,10 +1105,10 @@ mod tests {
     fn persistent_congestion_in_safe_retreat_ends_careful_resume() {
         let t0 = Instant::now();
         let mut cr = jumped(t0);
-        cr.on_congestion_event(t0 + ms(700), t0, false, IW);
+        cr.on_congestion_event(t0 + ms(700), MDS, t0, false, IW);
         assert_eq!(cr.phase(), Phase::SafeRetreat);
         assert_eq!(
-            cr.on_congestion_event(t0 + ms(5000), t0 + ms(601), true, IW),
+            cr.on_congestion_event(t0 + ms(5000), MDS, t0 + ms(601), true, IW),
             (true, None)
         );
         assert_eq!(cr.phase(), Phase::Normal);

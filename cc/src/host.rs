@@ -1,8 +1,10 @@
 //! What a QUIC stack holds for one path: the controller plus the pieces every
 //! algorithm shares and none should re-implement — pacing, whether each packet
 //! was sent application-limited (RFC 9002 section 7.8), the window saved for
-//! spurious-loss rollback, persistent-congestion detection (section 7.6), and
-//! the qlog diff of the controller's internals.
+//! spurious-loss rollback, persistent-congestion detection (section 7.6),
+//! the bound on what one queueing-time report can claim
+//! ([`crate::shared::peer_reports::queueing_bound`]), and the qlog diff of
+//! the controller's internals.
 //!
 //! The quiche adapter (`quiche-seam/plugin.rs`) only translates quiche's types
 //! into these calls, so everything here is tested without quiche.
@@ -12,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use crate::careful_resume::{CapacityObserver, CarefulResume, SavedPath, SetWindow};
 use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
-use crate::events::{AckEvent, CongestionEvent, PacketSent, RttSnapshot};
+use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent, RttSnapshot};
 use crate::registry::{ControllerSpec, WindowConfig};
+use crate::shared::peer_reports;
 
 /// RFC 9002 section 7.6.1: persistent congestion spans three PTOs.
 const PERSISTENT_CONGESTION_THRESHOLD: u32 = 3;
@@ -279,6 +282,12 @@ pub struct ControllerHost {
     /// with Careful Resume on).
     observer: Option<CapacityObserver>,
     initial_cwnd: usize,
+    /// The ACK's packets with their reported queueing times bounded, reused
+    /// for every ACK that carries any.
+    bounded: Vec<AckedPacket>,
+    forward_scratch: Vec<Option<Duration>>,
+    /// Queueing times the bound cut (forward per packet, backward per ACK).
+    clamped_queueing_reports: u64,
 }
 
 impl ControllerHost {
@@ -317,7 +326,59 @@ impl ControllerHost {
             careful_resume: None,
             observer: None,
             initial_cwnd: max_datagram_size * 10,
+            bounded: Vec::new(),
+            forward_scratch: Vec::new(),
+            clamped_queueing_reports: 0,
         }
+    }
+
+    /// How many reported queueing times the bound has cut so far.
+    pub fn clamped_queueing_reports(&self) -> u64 {
+        self.clamped_queueing_reports
+    }
+
+    /// Bounds the queueing times `ack` reports (AQT-echo per packet, AQT of
+    /// the ACK) to what the sender measured as possible,
+    /// [`peer_reports::queueing_bound`], each alone and each packet's
+    /// forward plus the ACK's backward time, and leaves the packets in
+    /// `self.bounded`.
+    /// Returns the bounded backward time, or `None` in the outer option when
+    /// the ACK reports no queueing time at all (nothing to copy).
+    fn bound_queueing(&mut self, ack: &AckEvent<'_>) -> Option<Option<Duration>> {
+        let reported = ack.backward_queueing.is_some()
+            || ack.acked.iter().any(|p| p.forward_queueing.is_some());
+        if !reported {
+            return None;
+        }
+        let limit = peer_reports::queueing_bound(&ack.rtt);
+        self.forward_scratch.clear();
+        // Each value alone first, so that one wild value (a forged AQT, say)
+        // cannot scale the others down to nothing; then each packet's
+        // forward plus the ACK's backward time, all by one factor. Packets
+        // without a forward time bound the backward time alone, and an ACK
+        // with no packets still has its backward time cut.
+        self.forward_scratch.extend(
+            ack.acked
+                .iter()
+                .map(|p| p.forward_queueing.map(|q| q.min(limit))),
+        );
+        let backward = ack.backward_queueing.map(|b| b.min(limit));
+        let backward =
+            peer_reports::bound_jointly(&mut self.forward_scratch, backward, |_| Some(limit));
+        let mut clamped = u64::from(backward != ack.backward_queueing);
+        self.bounded.clear();
+        self.bounded
+            .extend(ack.acked.iter().zip(&self.forward_scratch).map(|(p, qf)| {
+                if *qf != p.forward_queueing {
+                    clamped += 1;
+                }
+                AckedPacket {
+                    forward_queueing: *qf,
+                    ..*p
+                }
+            }));
+        self.clamped_queueing_reports = self.clamped_queueing_reports.saturating_add(clamped);
+        Some(backward)
     }
 
     /// Careful Resume's phase machine, when on.
@@ -469,6 +530,12 @@ impl ControllerHost {
         self.sent.drop_acked_front();
         let mut event = *ack;
         event.app_limited = app_limited;
+        // No controller sees a queueing time beyond what the round trip
+        // allows (a lying receiver, a forged AQT IP option).
+        if let Some(backward) = self.bound_queueing(ack) {
+            event.backward_queueing = backward;
+            event.acked = &self.bounded;
+        }
         self.controller.on_ack(&event);
         let acked_bytes: usize = ack.acked.iter().map(|p| p.size).sum();
         if let Some(observer) = self.observer.as_mut() {
@@ -527,6 +594,7 @@ impl ControllerHost {
         if let Some(cr) = self.careful_resume.as_mut() {
             let (tell_controller, window) = cr.on_congestion_event(
                 now,
+                lost_bytes,
                 largest_lost_time_sent,
                 persistent_congestion,
                 self.controller.cwnd(),
@@ -999,5 +1067,237 @@ mod qlog_diff_tests {
             host.changed_internals(),
             &[("alpha", InternalValue::Int(4))]
         );
+    }
+}
+
+#[cfg(test)]
+mod queueing_bound_tests {
+    //! What one queueing-time report can reach a controller with: at most the
+    //! sender's own `smoothed_rtt − min_rtt + rttvar`, both directions
+    //! together.
+
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::registry::ControllerSpec;
+
+    /// Per ACK: the forward times of its packets and its backward time.
+    type Seen = Arc<Mutex<Vec<(Vec<Option<Duration>>, Option<Duration>)>>>;
+
+    /// A controller that records the queueing times it is given.
+    #[derive(Debug, Default)]
+    struct QueueingRecorder {
+        seen: Seen,
+    }
+
+    impl CongestionController for QueueingRecorder {
+        fn name(&self) -> &'static str {
+            "queueing-recorder"
+        }
+        fn on_packet_sent(&mut self, _: &PacketSent) {}
+        fn on_ack(&mut self, ack: &AckEvent<'_>) {
+            if let Ok(mut seen) = self.seen.lock() {
+                let forward = ack.acked.iter().map(|p| p.forward_queueing).collect();
+                seen.push((forward, ack.backward_queueing));
+            }
+        }
+        fn on_congestion_event(&mut self, _: &CongestionEvent) {}
+        fn on_spurious_loss(&mut self, _: usize, _: usize) -> bool {
+            false
+        }
+        fn cwnd(&self) -> usize {
+            1_000_000
+        }
+        fn ssthresh(&self) -> usize {
+            usize::MAX
+        }
+        fn state(&self) -> CcState {
+            CcState::CongestionAvoidance
+        }
+        fn internals(&self, _: &mut Internals) {}
+        fn on_max_datagram_size(&mut self, _: usize) {}
+    }
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    /// A 600 ms GEO path whose round trips currently run 30 ms above the
+    /// minimum with 20 ms of variation: the bound is 30 + 20 = 50 ms.
+    fn geo_rtt() -> RttSnapshot {
+        RttSnapshot {
+            min_rtt: ms(600),
+            smoothed_rtt: ms(630),
+            latest_rtt: ms(640),
+            rttvar: ms(20),
+        }
+    }
+
+    /// The queueing times the controller is given for one ACK of packets
+    /// whose AQT-echo values are `forward`, with AQT `backward`.
+    fn deliver(
+        forward: &[Option<Duration>],
+        backward: Option<Duration>,
+        rtt: RttSnapshot,
+    ) -> (Vec<Option<Duration>>, Option<Duration>, u64) {
+        let recorder = QueueingRecorder::default();
+        let seen = recorder.seen.clone();
+        let mut host = ControllerHost::with_controller(Box::new(recorder), 1200);
+        let t0 = Instant::now();
+        let now = t0 + ms(700);
+        let acked: Vec<AckedPacket> = forward
+            .iter()
+            .enumerate()
+            .map(|(n, qf)| AckedPacket {
+                forward_queueing: *qf,
+                ..AckedPacket::new(n as u64, 1200, t0, now)
+            })
+            .collect();
+        host.on_ack(&AckEvent {
+            now,
+            acked: &acked,
+            ack_delay: Duration::ZERO,
+            rtt,
+            bytes_in_flight: 1200 * acked.len(),
+            app_limited: false,
+            backward_queueing: backward,
+        });
+        let clamped = host.clamped_queueing_reports();
+        let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        let (f, b) = seen.into_iter().next().unwrap_or_default();
+        (f, b, clamped)
+    }
+
+    #[test]
+    fn honest_reports_pass_unchanged() {
+        let forward = [Some(ms(30)), None, Some(ms(10))];
+        let (f, b, clamped) = deliver(&forward, Some(ms(15)), geo_rtt());
+        // 30 + 15 <= 50 for every packet.
+        assert_eq!(f, forward.to_vec());
+        assert_eq!(b, Some(ms(15)));
+        assert_eq!(clamped, 0);
+        // Nothing reported: nothing invented.
+        let (f, b, _) = deliver(&[None, None], None, geo_rtt());
+        assert_eq!((f, b), (vec![None, None], None));
+    }
+
+    #[test]
+    fn ten_seconds_of_queueing_on_a_600_ms_path_is_clamped() {
+        let bound = geo_rtt().smoothed_rtt - geo_rtt().min_rtt + geo_rtt().rttvar;
+        let (f, b, clamped) = deliver(&[Some(ms(10_000))], None, geo_rtt());
+        assert_eq!(f, vec![Some(bound)]);
+        assert_eq!(b, None);
+        assert_eq!(clamped, 1);
+        let (f, b, _) = deliver(&[None], Some(ms(10_000)), geo_rtt());
+        assert_eq!((f, b), (vec![None], Some(bound)));
+        // An ACK without packets still has its backward time bounded.
+        let (_, b, _) = deliver(&[], Some(ms(10_000)), geo_rtt());
+        assert_eq!(b, Some(bound));
+    }
+
+    #[test]
+    fn forward_plus_backward_beyond_the_round_trip_is_scaled_to_the_bound() {
+        // 500 + 400 ms: each below the 600 ms RTT (so the wire side let them
+        // through), together more than the whole round trip.
+        let bound = ms(50);
+        let (f, b, clamped) = deliver(&[Some(ms(500)), Some(ms(100))], Some(ms(400)), geo_rtt());
+        // Each is cut to 50 ms first (backward 50), then packet 0's
+        // 50 + 50 = 100 against 50 halves all of them.
+        assert_eq!(b, Some(ms(25)));
+        assert_eq!(f, vec![Some(ms(25)), Some(ms(25))]);
+        for qf in &f {
+            assert!(qf.unwrap_or_default() + b.unwrap_or_default() <= bound);
+        }
+        assert_eq!(clamped, 3);
+    }
+
+    /// Runs RoVegas through the host on a queue-free 600 ms path for
+    /// `rounds` round trips, whole windows sent back to back and
+    /// acknowledged one packet at a time, with a receiver that echoes a
+    /// forward queueing time of `fake_forward` for every packet. Returns the
+    /// window in packets after the last round.
+    fn rovegas_window_after(rounds: usize, fake_forward: Duration, rtt: RttSnapshot) -> usize {
+        let spec = match ControllerSpec::with_params("rovegas", &[] as &[&str]) {
+            Ok(spec) => spec,
+            Err(e) => panic!("rovegas: {e:?}"),
+        };
+        let mss = 1200;
+        let mut host = ControllerHost::new(
+            &spec,
+            WindowConfig {
+                max_datagram_size: mss,
+                initial_cwnd_packets: 10,
+            },
+        );
+        let t0 = Instant::now();
+        let path_rtt = rtt.min_rtt;
+        let mut next_pkt = 0u64;
+        for round in 0..rounds {
+            let sent_at = t0 + path_rtt * round as u32;
+            let acked_at = sent_at + path_rtt;
+            let packets = (host.cwnd() / mss).max(1);
+            let first = next_pkt;
+            for i in 0..packets {
+                host.on_packet_sent(&PacketSent {
+                    pkt_num: next_pkt,
+                    size: mss,
+                    time_sent: sent_at,
+                    bytes_in_flight: i * mss,
+                });
+                next_pkt += 1;
+            }
+            for (i, pkt_num) in (first..next_pkt).enumerate() {
+                let packet = AckedPacket {
+                    forward_queueing: Some(fake_forward),
+                    ..AckedPacket::new(pkt_num, mss, sent_at, acked_at)
+                };
+                host.on_ack(&AckEvent {
+                    now: acked_at,
+                    acked: &[packet],
+                    ack_delay: Duration::ZERO,
+                    rtt,
+                    bytes_in_flight: (packets - i) * mss,
+                    app_limited: false,
+                    backward_queueing: Some(Duration::ZERO),
+                });
+            }
+        }
+        host.cwnd() / mss
+    }
+
+    #[test]
+    fn fake_queueing_cannot_pin_rovegas_below_what_the_bound_allows() {
+        // A queue-free 600 ms path, rttvar settled at 10 ms: the bound lets a
+        // report claim 10 ms of queueing at most.
+        let rtt = RttSnapshot {
+            min_rtt: ms(600),
+            smoothed_rtt: ms(600),
+            latest_rtt: ms(600),
+            rttvar: ms(10),
+        };
+        let bound = ms(10);
+        // The receiver claims 590 ms of forward queueing per packet: less
+        // than the RTT, so the wire side's check lets it through.
+        let fake = ms(590);
+        // With at most `bound` of it believed, RoVegas's BaseRTT sample is at
+        // least RTT − bound and its round RTT (RTT − QTb) is the RTT, so
+        // Diff = cwnd × (1 − (RTT − bound) / RTT) = cwnd × bound / RTT
+        // packets, and eq. (3) grows the window while Diff < alpha = 1:
+        // up to alpha × RTT / bound packets (60 here). Slow start may leave
+        // at most a round earlier (gamma = 1, then × 0.875), from where the
+        // window grows one packet per round; 200 rounds are plenty.
+        let alpha = 1.0;
+        let lower_bound =
+            (alpha * rtt.min_rtt.as_secs_f64() / bound.as_secs_f64()).floor() as usize;
+        let window = rovegas_window_after(200, fake, rtt);
+        assert!(
+            window >= lower_bound - 1,
+            "window {window} packets, the bound allows no less than {lower_bound}"
+        );
+        // And the lie still counts for what the bound allows: the window stops
+        // where Diff reaches beta = 3 at the latest (180 packets).
+        let beta = 3.0;
+        let upper = (beta * rtt.min_rtt.as_secs_f64() / bound.as_secs_f64()).ceil() as usize;
+        assert!(window <= upper + 1, "window {window}, beta allows {upper}");
     }
 }

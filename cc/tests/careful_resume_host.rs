@@ -19,7 +19,10 @@ const SAVED_CWND: u64 = 1_200_000;
 fn host(saved: Option<SavedPath>) -> ControllerHost {
     let spec = ControllerSpec::new("vegas")
         .unwrap()
-        .with_careful_resume(CarefulResumeConfig { saved });
+        .with_careful_resume(CarefulResumeConfig {
+            saved,
+            ..Default::default()
+        });
     ControllerHost::new(&spec, WINDOW)
 }
 

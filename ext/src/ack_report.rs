@@ -4,17 +4,23 @@
 //! feed the controller impossible values.
 //!
 //! Checks (each rejected value becomes "unknown" for the controller, which
-//! then behaves as without the extension for that packet):
+//! then behaves as without the extension for that packet), both from
+//! `vegas_cc::shared::peer_reports`, where the reasoning is:
 //! - receive times: between two consecutive packets handed over, the change
-//!   in one-way delay, (R_n - R_m) - (S_n - S_m), lies strictly between
-//!   -RTT_m and +RTT_n, because both one-way delays lie between 0 and their
+//!   in one-way delay must pass the one plausibility rule for peer stamps,
+//!   `−RTT_m − g ≤ (R_n − R_m) − (S_n − S_m) ≤ RTT_n + g` (`g` the 1 ms
+//!   granularity), because both one-way delays lie between 0 and their
 //!   packet's RTT. A receive time outside that is a clock that jumped forward
 //!   or went backwards. The [`REANCHOR_AFTER`]-th impossible value in a row
 //!   is believed (the clock stepped) and becomes the new reference.
 //! - queueing times (AQT and AQT-echo) are parts of a round trip: one larger
-//!   than the RTT sample it belongs to is impossible.
+//!   than the RTT sample it belongs to is impossible. (What a possible but
+//!   exaggerated one can do is bounded later, by the controller host, with
+//!   the sender's RTT estimates.)
 
 use std::time::{Duration, Instant};
+
+use vegas_cc::shared::peer_reports::{self, DelaySample, GRANULARITY};
 
 use crate::ack_receive_timestamps::PacketReceiveTime;
 use crate::queueing_time::QueueingTimeEntry;
@@ -129,7 +135,7 @@ impl AckReport {
             .binary_search_by_key(&packet_number, |e| e.packet_number)
             .ok()?;
         let queueing = self.forward_queueing[i].forward_queueing();
-        if queueing > rtt {
+        if !peer_reports::queueing_possible(queueing, rtt) {
             self.handed.rejected_forward_queueing += 1;
             return None;
         }
@@ -141,7 +147,7 @@ impl AckReport {
     /// no larger than `rtt`, the largest RTT sample of the ACK.
     pub fn backward_queueing(&mut self, rtt: Duration) -> Option<Duration> {
         let queueing = self.datagram_queueing?;
-        if queueing > rtt {
+        if !peer_reports::queueing_possible(queueing, rtt) {
             self.handed.rejected_backward_queueing += 1;
             return None;
         }
@@ -150,18 +156,18 @@ impl AckReport {
     }
 }
 
-/// Whether the one-way delay can have changed from `a`'s to `b`'s:
-/// -RTT_a < (R_b - R_a) - (S_b - S_a) < RTT_b.
+/// Whether the one-way delay can have changed from `a`'s to `b`'s (the
+/// rule; `a`'s send time is the epoch of both samples).
 fn plausible(a: Anchor, b: Anchor) -> bool {
-    let micros = |d: Duration| d.as_micros().min(i64::MAX as u128) as i64;
-    let remote = micros(b.receive_time) - micros(a.receive_time);
-    let local = if b.time_sent >= a.time_sent {
-        micros(b.time_sent - a.time_sent)
-    } else {
-        -micros(a.time_sent - b.time_sent)
+    let earlier = DelaySample {
+        delay_nanos: peer_reports::nanos(a.receive_time),
+        rtt: a.rtt,
     };
-    let change = remote.saturating_sub(local);
-    -micros(a.rtt) <= change && change <= micros(b.rtt)
+    let later = DelaySample {
+        delay_nanos: peer_reports::forward_delay_nanos(b.receive_time, b.time_sent, a.time_sent),
+        rtt: b.rtt,
+    };
+    peer_reports::judge(earlier, later, GRANULARITY).is_plausible()
 }
 
 #[cfg(test)]
@@ -232,6 +238,33 @@ mod tests {
         assert!(r.receive_time(1, t0, ms(600)).is_some());
         assert_eq!(r.receive_time(2, t0 + ms(10), ms(600)), None);
         assert_eq!(r.handed.rejected_receive_times, 1);
+    }
+
+    #[test]
+    fn the_bound_is_the_round_trip_plus_the_granularity() {
+        let t0 = Instant::now();
+        let rtt = ms(600);
+        // Packet 1 sent at 0, received at 1000 (peer clock); packet 2 sent
+        // 10 ms later. D = (R_2 - R_1) - (S_2 - S_1) may reach RTT + 1 ms.
+        let accepted_r2 = Duration::from_millis(1000 + 10 + 600 + 1);
+        let rejected_r2 = accepted_r2 + Duration::from_micros(1);
+        for (r2, expected) in [(accepted_r2, true), (rejected_r2, false)] {
+            let d = r2.as_micros() as i64 - 1_000_000 - 10_000;
+            assert_eq!(d <= 601_000, expected);
+            let mut r = AckReport::default();
+            r.set_receive_times(&[
+                PacketReceiveTime {
+                    packet_number: 1,
+                    receive_time: ms(1000),
+                },
+                PacketReceiveTime {
+                    packet_number: 2,
+                    receive_time: r2,
+                },
+            ]);
+            assert!(r.receive_time(1, t0, rtt).is_some());
+            assert_eq!(r.receive_time(2, t0 + ms(10), rtt).is_some(), expected);
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 
-use quiche_vegas::careful_resume::ResumeStore;
+use quiche_vegas::careful_resume::{LossRule, ResumeStore};
 use quiche_vegas::cc_select::{listing_text, ResolvedCc};
 use quiche_vegas::net::{
     bind_udp, run_server, CarefulResumeServer, ServerLimits, ServerSetup, DEFAULT_MAX_CONNECTIONS,
@@ -89,11 +89,25 @@ struct Args {
     #[arg(long, value_name = "DIR", requires = "careful_resume")]
     resume_store: Option<PathBuf>,
 
+    /// Which losses during the jump and its validation make Careful Resume
+    /// retreat: `any` (RFC 9959 as written) or `queue` (only a loss while
+    /// the RTT shows a queue of more than min RTT / 8, or more losses than
+    /// 5 % of the packets sent since the jump; random losses of a lossy
+    /// link are left to the controller). See docs/careful-resume.md.
+    #[arg(long, value_name = "RULE", default_value = "queue", requires = "careful_resume",
+          value_parser = parse_loss_rule)]
+    careful_resume_loss: LossRule,
+
     /// How long saved paths may be reused, in seconds.
     #[arg(long, value_name = "S", default_value_t = 3600,
           requires = "careful_resume",
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=30 * 86_400))]
     resume_lifetime: u64,
+}
+
+fn parse_loss_rule(word: &str) -> Result<LossRule, String> {
+    LossRule::from_word(word)
+        .ok_or_else(|| format!("expected one of {}", LossRule::WORDS.join(", ")))
 }
 
 fn main() -> ExitCode {
@@ -148,6 +162,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             cc: cc.clone(),
             store,
             store_dir: args.resume_store.clone(),
+            loss_rule: args.careful_resume_loss,
         }
     });
 

@@ -18,14 +18,18 @@
 //! ([`WindowedMin`]) so that a step of the path's one-way delay is forgotten.
 //!
 //! Stamps are the peer's and are not trusted: a queueing delay cannot exceed
-//! the packet's own RTT, so a larger one means the peer's clock jumped, and
-//! the baseline restarts from that packet (one wrong sample at most); a stamp
-//! that jumps back simply lowers the baseline. Clock drift (tens of ppm) is
+//! the packet's own RTT (the upper half of the one plausibility rule,
+//! [`crate::shared::peer_reports::above_round_trip`]; the baseline is a
+//! minimum over many packets, whose RTTs the lower half would need), so a
+//! larger one means the peer's clock jumped, and the baseline restarts from
+//! that packet (one wrong sample at most); a stamp that jumps back simply
+//! lowers the baseline. Clock drift (tens of ppm) is
 //! ignored. Arithmetic is in `i128` nanoseconds: no stamp overflows it.
 
 use std::time::{Duration, Instant};
 
 use crate::events::AckedPacket;
+use crate::shared::peer_reports::{self, DelaySample, GRANULARITY};
 use crate::shared::windowed_min::WindowedMin;
 
 /// Forward one-way queueing delay from receive stamps.
@@ -64,13 +68,18 @@ impl ForwardQueue {
             return None;
         }
         let epoch = *self.epoch.get_or_insert(packet.time_sent);
-        let sent = packet.time_sent.checked_duration_since(epoch)?;
-        let offset = receive.as_nanos() as i128 - sent.as_nanos() as i128;
+        // Packets sent before the epoch (acknowledged out of order) are
+        // skipped, as before the baseline existed.
+        packet.time_sent.checked_duration_since(epoch)?;
+        let offset = peer_reports::forward_delay_nanos(receive, packet.time_sent, epoch);
         self.base_offset.on_sample(offset);
         let base = self.base_offset.get().unwrap_or(offset);
         let queue_ns = offset - base;
-        let limit = packet.rtt.as_nanos() as i128;
-        let queue = if queue_ns > limit {
+        let sample = DelaySample {
+            delay_nanos: offset,
+            rtt: packet.rtt,
+        };
+        let queue = if peer_reports::above_round_trip(base, sample, GRANULARITY) {
             // Longer than the whole round trip: the peer's clock jumped.
             self.clock_jumps = self.clock_jumps.saturating_add(1);
             self.base_offset.reset_to(offset);
@@ -180,6 +189,34 @@ mod tests {
             q.on_packet(&packet(t0, 3, 20, 302, 10_000), 675),
             Some(Duration::from_millis(2))
         );
+    }
+
+    #[test]
+    fn a_queue_up_to_the_rtt_plus_granularity_is_believed() {
+        let t0 = Instant::now();
+        let rtt = Duration::from_millis(600);
+        // Packet 0 sets the baseline (one-way delay 300 ms); packet 1, sent
+        // 10 ms later with a 600 ms RTT too, claims `extra` more.
+        let stamped = |n: u64, sent_ms: u64, owd: Duration| {
+            let sent = t0 + Duration::from_millis(sent_ms);
+            let mut p = AckedPacket::new(n, 1350, sent, sent + rtt);
+            p.receive_time = Some(Duration::from_millis(sent_ms) + owd);
+            p
+        };
+        let owd = Duration::from_millis(300);
+        let limit = rtt + Duration::from_millis(1);
+        for (extra, believed) in [(limit, true), (limit + Duration::from_nanos(1), false)] {
+            let mut q = ForwardQueue::new(0);
+            q.on_packet(&stamped(0, 0, owd), 675);
+            let queue = q.on_packet(&stamped(1, 10, owd + extra), 675);
+            if believed {
+                assert_eq!(queue, Some(extra));
+                assert_eq!(q.clock_jumps(), 0);
+            } else {
+                assert_eq!(queue, Some(Duration::ZERO));
+                assert_eq!(q.clock_jumps(), 1);
+            }
+        }
     }
 
     #[test]

@@ -46,11 +46,14 @@
 //! bug, a hostile peer). None of them can disturb the controller by more than
 //! the round trip itself allows:
 //!
-//! - **Impossible delays.** A packet cannot have queued longer in one direction
-//!   than its whole round trip took: a sample more than the packet's RTT above
-//!   the floor, or more than the floor sample's RTT below it (plus drift), is
-//!   rejected, and so is an ACK delay not shorter than the RTT of the largest
-//!   acknowledged packet.
+//! - **Impossible delays.** Every sample must pass the one plausibility rule
+//!   for peer stamps against the floor sample,
+//!   [`crate::shared::peer_reports::judge`]: no more than the packet's RTT
+//!   above the floor, no more than the floor sample's RTT below it, each
+//!   widened by the granularity and the drift allowed since the floor was
+//!   set. A sample that fails is rejected, and so is an ACK delay not
+//!   shorter than the RTT of the largest acknowledged packet
+//!   ([`crate::shared::peer_reports::ack_delay_possible`]).
 //! - **Going backwards.** Successive new largest acknowledged packets were
 //!   received in order (an ACK that reported one as largest was sent before
 //!   the next arrived), so a receive time of the largest acknowledged below the
@@ -64,7 +67,8 @@
 //!   exceeded its minimum: for every packet, forward + backward is at most
 //!   `RTT − min RTT`, a bound on our clock alone that the peer cannot
 //!   influence. When an ACK's estimates exceed it, all of them are scaled down
-//!   by the same factor until none does. A peer lying within the other limits
+//!   by the same factor until none does
+//!   ([`crate::shared::peer_reports::bound_jointly`]). A peer lying within the other limits
 //!   can thus at worst shift queueing between the two directions or hide it.
 //! - Arithmetic is in signed 128-bit nanoseconds, which holds any sum of
 //!   `Duration`s without overflow.
@@ -79,6 +83,7 @@
 use std::time::{Duration, Instant};
 
 use crate::events::AckEvent;
+use crate::shared::peer_reports::{self, nanos, nanos_since, DelaySample, GRANULARITY};
 
 /// Default of [`EstimatorConfig::clock_drift_ppm`]: twice the 50 ppm a pair
 /// of ordinary quartz oscillators may differ by.
@@ -114,19 +119,6 @@ impl EstimatorConfig {
         } else {
             0.0
         }
-    }
-}
-
-/// A duration in signed nanoseconds.
-fn nanos(d: Duration) -> i128 {
-    i128::try_from(d.as_nanos()).unwrap_or(i128::MAX)
-}
-
-/// `t − epoch` in signed nanoseconds.
-fn nanos_since(t: Instant, epoch: Instant) -> i128 {
-    match t.checked_duration_since(epoch) {
-        Some(d) => nanos(d),
-        None => -nanos(epoch.saturating_duration_since(t)),
     }
 }
 
@@ -189,23 +181,31 @@ impl DelayFloor {
             return Ok(Duration::ZERO);
         };
         let elapsed = now.saturating_duration_since(at);
-        let risen = raw.saturating_add(drift_allowance(elapsed, drift_ppm));
-        // The floor sample met at most its own RTT of queueing, and the clocks
-        // drifted at most `drift_ppm` since: nothing real lies further below.
-        let lowest_possible = raw
-            .saturating_sub(nanos(floor_rtt))
-            .saturating_sub(drift_allowance(elapsed, drift_ppm));
-        if delay < lowest_possible {
+        let drift = drift_allowance(elapsed, drift_ppm);
+        // Both samples are one-way delays (plus the clocks' offset) of
+        // packets with known RTTs; the clocks drifted at most `drift` since
+        // the floor was taken.
+        let slack = GRANULARITY.saturating_add(duration_from_nanos(drift));
+        let verdict = peer_reports::judge(
+            DelaySample {
+                delay_nanos: raw,
+                rtt: floor_rtt,
+            },
+            DelaySample {
+                delay_nanos: delay,
+                rtt,
+            },
+            slack,
+        );
+        if !verdict.is_plausible() {
             return Err(Rejected::ImpossibleDelay);
         }
+        let risen = raw.saturating_add(drift);
         if delay <= risen {
             self.floor = Some((delay, now, rtt));
             return Ok(Duration::ZERO);
         }
         let queueing = delay.saturating_sub(risen);
-        if queueing > nanos(rtt) {
-            return Err(Rejected::ImpossibleDelay);
-        }
         Ok(duration_from_nanos(queueing))
     }
 
@@ -298,7 +298,8 @@ impl QueueingEstimator {
             let went_backwards = self
                 .largest_receive_time
                 .is_some_and(|prev| received < prev);
-            let impossible_ack_delay = ack.ack_delay >= largest.rtt;
+            let impossible_ack_delay =
+                !peer_reports::ack_delay_possible(ack.ack_delay, largest.rtt);
             if largest.rtt.is_zero() {
                 // No bound to check it against.
             } else if went_backwards || impossible_ack_delay {
@@ -324,7 +325,7 @@ impl QueueingEstimator {
             if packet.rtt.is_zero() {
                 continue;
             }
-            let delay = nanos(received).saturating_sub(nanos_since(packet.time_sent, epoch));
+            let delay = peer_reports::forward_delay_nanos(received, packet.time_sent, epoch);
             match self.forward.offer(ack.now, delay, packet.rtt, drift_ppm) {
                 Ok(q) => *slot = Some(q),
                 Err(_) => rejections += 1,
@@ -354,35 +355,10 @@ impl QueueingEstimator {
         backward: Option<Duration>,
     ) -> Option<Duration> {
         let min_rtt = self.min_rtt.unwrap_or(Duration::ZERO);
-        let qb = backward.map_or(0, |d| d.as_nanos());
-        // The tightest ratio allowed / claimed, as a fraction (num, den).
-        let mut scale: Option<(u128, u128)> = None;
-        for (packet, qf) in ack.acked.iter().zip(forward.iter()) {
-            if packet.rtt.is_zero() {
-                continue;
-            }
-            let claimed = qf.map_or(0, |d| d.as_nanos()).saturating_add(qb);
-            let allowed = packet.rtt.saturating_sub(min_rtt).as_nanos();
-            if claimed <= allowed {
-                continue;
-            }
-            let tighter = scale
-                .is_none_or(|(num, den)| allowed.saturating_mul(den) < num.saturating_mul(claimed));
-            if tighter {
-                scale = Some((allowed, claimed));
-            }
-        }
-        let Some((num, den)) = scale else {
-            return backward;
-        };
-        let shrink = |d: Duration| {
-            let scaled = d.as_nanos().saturating_mul(num) / den.max(1);
-            Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
-        };
-        for qf in forward.iter_mut() {
-            *qf = qf.map(shrink);
-        }
-        backward.map(shrink)
+        peer_reports::bound_jointly(forward, backward, |i| {
+            let rtt = ack.acked.get(i)?.rtt;
+            (!rtt.is_zero()).then(|| rtt.saturating_sub(min_rtt))
+        })
     }
 
     /// Forgets both floors and the last receive time: the peer's clock is
@@ -691,14 +667,26 @@ mod tests {
         // A sample below the risen floor becomes the floor.
         assert_eq!(floor.offer(t1, 1_800_000, ms(10), drift), Ok(ms(0)));
         assert_eq!(floor.floor(t1, drift), Some(1_800_000));
-        // More than the RTT above, or below by more than the floor
-        // sample's RTT: impossible.
+        // More than the RTT (plus the 1 ms granularity) above, or below by
+        // more than the floor sample's RTT (plus granularity): impossible.
+        let rtt_and_granularity = 10_000_000 + 1_000_000;
         assert_eq!(
-            floor.offer(t1, 1_800_000 + 10_000_001, ms(10), drift),
+            floor.offer(t1, 1_800_000 + rtt_and_granularity, ms(10), drift),
+            Ok(Duration::from_nanos(rtt_and_granularity as u64))
+        );
+        assert_eq!(
+            floor.offer(t1, 1_800_000 + rtt_and_granularity + 1, ms(10), drift),
             Err(Rejected::ImpossibleDelay)
         );
         assert_eq!(
-            floor.offer(t1, 1_800_000 - 10_000_001, ms(10), drift),
+            floor.offer(t1, 1_800_000 - rtt_and_granularity, ms(10), drift),
+            Ok(Duration::ZERO)
+        );
+        // (That sample became the floor; start again from 1.8 ms.)
+        floor.reset();
+        assert_eq!(floor.offer(t1, 1_800_000, ms(10), drift), Ok(ms(0)));
+        assert_eq!(
+            floor.offer(t1, 1_800_000 - rtt_and_granularity - 1, ms(10), drift),
             Err(Rejected::ImpossibleDelay)
         );
         floor.reset();

@@ -49,11 +49,11 @@
 //!   `n−1`: reordering on the path, or the peer's clock or basis stepped back)
 //!   give no `D`; the stamp becomes the new reference, so that a clock that
 //!   stepped back permanently costs one sample, not all later ones.
-//! - **Jumps and impossible delays.** A true one-way delay lies between zero
-//!   and the packet's RTT, so `−RTT_{n−1} ≤ D_n ≤ RTT_n` whatever the clocks'
-//!   offset. A `D` outside these bounds (widened by `slack`, the stamps'
-//!   granularity) cannot be a delay change; the stamp becomes the new
-//!   reference, as for a stamp that went backwards. A single wild stamp thus
+//! - **Jumps and impossible delays.** `D_n` must pass the one plausibility
+//!   rule for peer stamps, [`crate::shared::peer_reports::judge`]:
+//!   `−RTT_{n−1} − slack ≤ D_n ≤ RTT_n + slack`, `slack` the stamps'
+//!   granularity. A `D` outside cannot be a delay change; the stamp becomes
+//!   the new reference, as for a stamp that went backwards. A single wild stamp thus
 //!   costs two samples (itself and the next) and a permanent jump of the
 //!   peer's clock one. The RTTs are the sender's own measurements.
 //! - Arithmetic is done in `i128` nanoseconds and results saturate to `i64`,
@@ -64,9 +64,10 @@
 
 use std::time::{Duration, Instant};
 
-/// RFC 9002's timer granularity: the default slack of the plausibility
-/// bounds.
-pub const DEFAULT_SLACK: Duration = Duration::from_millis(1);
+use crate::shared::peer_reports::{self, DelaySample};
+
+/// The default slack of the plausibility bounds: the rule's own.
+pub const DEFAULT_SLACK: Duration = peer_reports::GRANULARITY;
 
 /// Where a receive time comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,9 +83,11 @@ impl ReceiveStamp {
     fn nanos_since(&self, earlier: &ReceiveStamp) -> Option<i128> {
         match (self, earlier) {
             (ReceiveStamp::Peer(a), ReceiveStamp::Peer(b)) => {
-                Some(duration_nanos(*a) - duration_nanos(*b))
+                Some(peer_reports::nanos(*a) - peer_reports::nanos(*b))
             }
-            (ReceiveStamp::Local(a), ReceiveStamp::Local(b)) => Some(instant_nanos_since(*a, *b)),
+            (ReceiveStamp::Local(a), ReceiveStamp::Local(b)) => {
+                Some(peer_reports::nanos_since(*a, *b))
+            }
             _ => None,
         }
     }
@@ -217,12 +220,20 @@ impl RelativeDelayEstimator {
         if receive_interval < 0 {
             return self.anchor(packet, AnchorReason::Backwards);
         }
-        let send_interval = instant_nanos_since(packet.time_sent, reference.time_sent);
+        let send_interval = peer_reports::nanos_since(packet.time_sent, reference.time_sent);
         let delay = receive_interval - send_interval;
-        let slack = duration_nanos(self.slack);
-        let upper = duration_nanos(packet.rtt) + slack;
-        let lower = -(duration_nanos(reference.rtt) + slack);
-        if delay > upper || delay < lower {
+        let verdict = peer_reports::judge(
+            DelaySample {
+                delay_nanos: 0,
+                rtt: reference.rtt,
+            },
+            DelaySample {
+                delay_nanos: delay,
+                rtt: packet.rtt,
+            },
+            self.slack,
+        );
+        if !verdict.is_plausible() {
             return self.anchor(packet, AnchorReason::Implausible);
         }
         let delay_nanos = saturate(delay);
@@ -313,19 +324,6 @@ impl DelaySum {
 /// Nanoseconds as milliseconds, for qlog.
 pub fn nanos_to_millis(nanos: i64) -> f64 {
     nanos as f64 / 1e6
-}
-
-fn duration_nanos(d: Duration) -> i128 {
-    // At most about 1.8e28, far inside i128.
-    d.as_nanos() as i128
-}
-
-/// `later − earlier` in nanoseconds, negative if `later` is earlier.
-fn instant_nanos_since(later: Instant, earlier: Instant) -> i128 {
-    match later.checked_duration_since(earlier) {
-        Some(d) => duration_nanos(d),
-        None => -duration_nanos(earlier.saturating_duration_since(later)),
-    }
 }
 
 fn saturate(v: i128) -> i64 {

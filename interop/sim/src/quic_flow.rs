@@ -462,6 +462,7 @@ impl QuicFlow {
                 &mut self.server_config,
                 &self.server_cc,
                 self.resume_seed,
+                self.config.careful_resume_loss,
             );
         }
         let mut conn = quiche::accept(

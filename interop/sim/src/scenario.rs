@@ -14,6 +14,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
+use quiche_vegas::careful_resume::LossRule;
 use quiche_vegas::transfer::HttpVersion;
 use serde::Deserialize;
 use vegas_cc::shared::pacing_profile::{PROFILE, PROFILE_WORDS};
@@ -234,6 +235,11 @@ pub struct FlowSpec {
     /// flow between the same endpoints saved (see `after`). Off by default.
     #[serde(default)]
     pub careful_resume: bool,
+    /// Which losses of the jump make Careful Resume retreat: "queue" (the
+    /// default: a loss with a queue in the RTT, or beyond 5 % of the packets
+    /// sent since the jump) or "any" (RFC 9959 as written).
+    #[serde(default = "default_careful_resume_loss")]
+    pub careful_resume_loss: String,
     /// Start when this earlier flow has finished, `start_s` later, between
     /// the same two endpoints (its client and server addresses), as a
     /// client that connects again.
@@ -242,6 +248,10 @@ pub struct FlowSpec {
 
 fn default_ack_every() -> u64 {
     quiche_vegas::settings::DEFAULT_ACK_EVERY
+}
+
+fn default_careful_resume_loss() -> String {
+    LossRule::default().as_str().to_string()
 }
 
 fn default_protocol() -> String {
@@ -369,6 +379,7 @@ pub struct FlowConfig {
     /// ACK ratio of both endpoints as receivers (`TransportSettings::ack_every`).
     pub ack_every: u64,
     pub careful_resume: bool,
+    pub careful_resume_loss: LossRule,
     /// Index of the earlier flow this one follows: it starts `start` after
     /// that one finished, with its addresses.
     pub after: Option<usize>,
@@ -650,6 +661,16 @@ impl Scenario {
                     .unwrap_or(true),
                 ack_every: flow.ack_every,
                 careful_resume: flow.careful_resume,
+                careful_resume_loss: LossRule::from_word(&flow.careful_resume_loss).ok_or_else(
+                    || {
+                        format!(
+                            "{}: '{}' is not a Careful Resume loss rule: expected one of {}",
+                            key("careful_resume_loss"),
+                            flow.careful_resume_loss,
+                            LossRule::WORDS.join(", ")
+                        )
+                    },
+                )?,
                 after,
             });
         }

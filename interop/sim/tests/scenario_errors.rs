@@ -245,3 +245,25 @@ fn ack_every_out_of_range_is_an_error() {
         .unwrap_or_else(|e| panic!("ack_every = {good}: {e}"));
     }
 }
+
+#[test]
+fn an_unknown_careful_resume_loss_rule_is_an_error() {
+    let e = error_after(
+        "return_path = [\"up\"]",
+        "return_path = [\"up\"]\ncareful_resume = true\ncareful_resume_loss = \"rfc\"",
+    );
+    assert_mentions(&e, &["flows.f.careful_resume_loss", "'rfc'", "any, queue"]);
+    for good in ["any", "queue"] {
+        let text = GOOD.replacen(
+            "return_path = [\"up\"]",
+            &format!("return_path = [\"up\"]\ncareful_resume_loss = \"{good}\""),
+            1,
+        );
+        Scenario::parse(
+            &text,
+            Path::new("scenarios/good.toml"),
+            &Overrides::default(),
+        )
+        .unwrap_or_else(|e| panic!("careful_resume_loss = {good}: {e}"));
+    }
+}

@@ -1,0 +1,404 @@
+//! What a peer may report about timing, judged once for every user: the
+//! plausibility rule for receive timestamps (draft-ietf-quic-receive-ts) and
+//! the bound on queueing times (RoVegas's AQT and AQT-echo, our
+//! queueing-time extension).
+//!
+//! # The rule for receive timestamps
+//!
+//! Let `S` be when we sent a packet (our clock), `R` when the peer says it
+//! received it (its clock, unknown offset `θ` to ours) and `A` when its ACK
+//! reached us, so its RTT sample is `A − S`. Then `R − S = owd + θ` with the
+//! true one-way delay `0 ≤ owd ≤ A − S`. For two packets `a` and `b`, the
+//! offset cancels in the change of that quantity,
+//!
+//! ```text
+//! D = (R_b − S_b) − (R_a − S_a) = owd_b − owd_a,
+//! ```
+//!
+//! and so, whatever the clocks' offset,
+//!
+//! ```text
+//! −(RTT_a + slack) ≤ D ≤ RTT_b + slack.
+//! ```
+//!
+//! Read as times: `D ≤ RTT_b` is `R_b − R_a ≤ A_b − S_a`, the peer cannot
+//! have received `b` later after `a` than `b`'s ACK reached us after we sent
+//! `a` (no stamp after the ACK that reports it arrived); `D ≥ −RTT_a` is
+//! `R_b − R_a ≥ S_b − A_a`, it cannot have received `b` earlier after `a`
+//! than we sent `b` after `a`'s ACK came back (no stamp before the packet
+//! was sent). Both bounds use only our own measurements (`S`, the RTTs),
+//! which the peer does not control. `slack` is the stamps' and timers'
+//! granularity ([`GRANULARITY`], RFC 9002's kGranularity); an estimator that
+//! compares samples far apart in time adds the clocks' possible drift.
+//!
+//! The same rule holds for one-way delays measured the other way (our ACK
+//! arrival minus the peer's send time, for the ACK path), and for a sample
+//! against a reference that is not the previous packet (a minimum, a
+//! baseline): any two one-way delays on mixed clocks.
+//!
+//! Out of the rule on purpose: the order of stamps. Two packets may be
+//! reordered on the path, so `R_b < R_a` for `b` sent after `a` is possible;
+//! consumers that need ordered stamps (a relative delay, a packet pair, the
+//! largest acknowledged of successive ACKs) say so themselves.
+//!
+//! # The bound for queueing times
+//!
+//! A queueing time is part of a round trip, and the sender measures round
+//! trips itself (RFC 9002 section 5): queueing in both directions together
+//! can add at most what the round trip currently exceeds its minimum,
+//! `smoothed_rtt − min_rtt`, plus its variation `rttvar`. Every reported
+//! queueing time (AQT-echo per packet, AQT per ACK) is clamped to
+//! [`queueing_bound`], and a packet's forward plus the ACK's backward
+//! queueing together too ([`bound_jointly`]), before any controller sees
+//! them. A receiver that lies, or an on-path attacker who rewrites the
+//! unauthenticated AQT IP option, can then at most shift that much queueing
+//! between the directions or hide it; it cannot make an idle path look
+//! congested (`docs/extensions.md`, "Trust model").
+//!
+//! # Where this lives
+//!
+//! In `vegas-cc` (`shared/`), not in the wire crate `quic-ext`: the rule is
+//! about delays and RTT samples, the controller's own quantities, and
+//! `vegas-cc` depends on nothing, so `quic-ext` (which judges receive times
+//! as it hands them over, `AckReport`) depends on it and quiche depends on
+//! both: no cycle. The controller side must stay safe when any stack or
+//! test feeds it events, and its estimators apply the rule to samples the
+//! wire side never sees (delay floors, baselines, local stand-in stamps).
+
+use std::time::{Duration, Instant};
+
+use crate::events::RttSnapshot;
+
+/// RFC 9002's kGranularity: the slack of the plausibility bounds.
+pub const GRANULARITY: Duration = Duration::from_millis(1);
+
+/// One one-way-delay sample on mixed clocks (offset included) and the RTT
+/// of the packet it belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DelaySample {
+    /// The one-way delay plus the clocks' offset, in nanoseconds.
+    pub delay_nanos: i128,
+    /// The packet's RTT as the sender measured it.
+    pub rtt: Duration,
+}
+
+/// What the rule says about the change from one sample to a later one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Plausible,
+    /// `D > RTT_later + slack`: received after its ACK came back.
+    AboveRoundTrip,
+    /// `D < −(RTT_earlier + slack)`: received before it was sent.
+    BelowRoundTrip,
+}
+
+impl Verdict {
+    pub fn is_plausible(self) -> bool {
+        self == Verdict::Plausible
+    }
+}
+
+/// The rule: whether the one-way delay can have changed from `earlier` to
+/// `later` (see the module documentation).
+pub fn judge(earlier: DelaySample, later: DelaySample, slack: Duration) -> Verdict {
+    let change = later.delay_nanos.saturating_sub(earlier.delay_nanos);
+    if change > nanos(later.rtt).saturating_add(nanos(slack)) {
+        Verdict::AboveRoundTrip
+    } else if change < -(nanos(earlier.rtt).saturating_add(nanos(slack))) {
+        Verdict::BelowRoundTrip
+    } else {
+        Verdict::Plausible
+    }
+}
+
+/// The upper half of the rule alone, for a reference whose RTT is unknown
+/// (a minimum over many packets): `later` lies more than its own round trip
+/// above `reference`.
+pub fn above_round_trip(reference_nanos: i128, later: DelaySample, slack: Duration) -> bool {
+    later.delay_nanos.saturating_sub(reference_nanos)
+        > nanos(later.rtt).saturating_add(nanos(slack))
+}
+
+/// `R − S` of a packet in nanoseconds, with `S` counted from `epoch` (any
+/// fixed instant of ours): the forward one-way delay plus the clocks'
+/// offset (and the epoch's, which cancels in every comparison).
+pub fn forward_delay_nanos(receive_time: Duration, time_sent: Instant, epoch: Instant) -> i128 {
+    nanos(receive_time).saturating_sub(nanos_since(time_sent, epoch))
+}
+
+/// Whether an ACK delay is possible for a packet whose round trip took
+/// `rtt`: the peer held the ACK for less than the whole round trip.
+pub fn ack_delay_possible(ack_delay: Duration, rtt: Duration) -> bool {
+    ack_delay < rtt
+}
+
+/// Whether a queueing time reported for a packet (or, for the ACK path, for
+/// an ACK) whose round trip took `rtt` is possible at all: no longer than
+/// that round trip. Larger values are not clamped but refused: they come
+/// from a broken or lying source, not from a queue.
+pub fn queueing_possible(queueing: Duration, rtt: Duration) -> bool {
+    queueing <= rtt
+}
+
+/// The most queueing, both directions together, that one report may carry:
+/// `smoothed_rtt − min_rtt + rttvar` of the sender's own RTT estimator.
+pub fn queueing_bound(rtt: &RttSnapshot) -> Duration {
+    rtt.smoothed_rtt
+        .saturating_sub(rtt.min_rtt)
+        .saturating_add(rtt.rttvar)
+}
+
+/// Scales one ACK's queueing times down by one common factor until, for
+/// every packet `i`, `forward[i] + backward ≤ allowed(i)` (packets for which
+/// `allowed` gives `None` are not bounded). Scaling all by the same factor
+/// keeps their proportions, so the split between the directions the report
+/// claims is kept while its total is cut to what the round trip allows.
+/// Returns the bounded backward time; `forward` is changed in place.
+pub fn bound_jointly(
+    forward: &mut [Option<Duration>],
+    backward: Option<Duration>,
+    mut allowed: impl FnMut(usize) -> Option<Duration>,
+) -> Option<Duration> {
+    let qb = backward.map_or(0, |d| d.as_nanos());
+    // The tightest ratio allowed / claimed, as a fraction (num, den).
+    let mut scale: Option<(u128, u128)> = None;
+    // A packet without a forward time still bounds the backward time.
+    for (i, qf) in forward.iter().enumerate() {
+        let Some(limit) = allowed(i) else { continue };
+        let claimed = qf.map_or(0, |d| d.as_nanos()).saturating_add(qb);
+        let limit = limit.as_nanos();
+        if claimed <= limit {
+            continue;
+        }
+        let tighter =
+            scale.is_none_or(|(num, den)| limit.saturating_mul(den) < num.saturating_mul(claimed));
+        if tighter {
+            scale = Some((limit, claimed));
+        }
+    }
+    let Some((num, den)) = scale else {
+        return backward;
+    };
+    let shrink = |d: Duration| {
+        let scaled = d.as_nanos().saturating_mul(num) / den.max(1);
+        Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
+    };
+    for qf in forward.iter_mut() {
+        *qf = qf.map(shrink);
+    }
+    backward.map(shrink)
+}
+
+/// A duration in signed nanoseconds (any `Duration` fits).
+pub fn nanos(d: Duration) -> i128 {
+    i128::try_from(d.as_nanos()).unwrap_or(i128::MAX)
+}
+
+/// `later − earlier` in signed nanoseconds, negative if `later` is earlier.
+pub fn nanos_since(later: Instant, earlier: Instant) -> i128 {
+    match later.checked_duration_since(earlier) {
+        Some(d) => nanos(d),
+        None => -nanos(earlier.saturating_duration_since(later)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    const MS: i128 = 1_000_000;
+
+    /// A packet sent at `sent_ms`, received at `received_ms` on a peer clock
+    /// `offset_ms` ahead, acknowledged at `acked_ms`: its sample, with the
+    /// RTT and `R − S` computed here from the times, not by the module.
+    fn packet(sent_ms: i128, received_ms: i128, acked_ms: i128, offset_ms: i128) -> DelaySample {
+        DelaySample {
+            delay_nanos: (received_ms + offset_ms - sent_ms) * MS,
+            rtt: Duration::from_nanos(((acked_ms - sent_ms) * MS) as u64),
+        }
+    }
+
+    #[test]
+    fn real_one_way_delays_are_always_plausible() {
+        // Every pair of one-way delays within [0, RTT] of its own packet, on
+        // a peer clock 5 s ahead: the rule accepts each.
+        let offset = 5_000;
+        for owd_a in [0, 1, 299, 600] {
+            for owd_b in [0, 1, 300, 600] {
+                let a = packet(0, owd_a, 600, offset);
+                let b = packet(10, 10 + owd_b, 610, offset);
+                assert_eq!(
+                    judge(a, b, Duration::ZERO),
+                    Verdict::Plausible,
+                    "{owd_a} {owd_b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_stamp_after_its_ack_arrived_is_above_the_round_trip() {
+        let a = packet(0, 300, 600, 0);
+        // a took 300 ms one way. b (sent at 10, acknowledged at 610)
+        // claims a receive time of 911: D = (911 - 10) - 300 = 601 ms, more
+        // than b's whole 600 ms round trip.
+        let b = packet(10, 911, 610, 0);
+        let d = (911 - 10) - 300;
+        assert!(d > 600);
+        assert_eq!(judge(a, b, Duration::ZERO), Verdict::AboveRoundTrip);
+        // The granularity slack lets exactly that much more through.
+        let slack = Duration::from_millis((d - 600) as u64);
+        assert_eq!(judge(a, b, slack), Verdict::Plausible);
+        assert_eq!(
+            judge(a, b, slack - Duration::from_nanos(1)),
+            Verdict::AboveRoundTrip
+        );
+    }
+
+    #[test]
+    fn a_stamp_before_the_packet_was_sent_is_below_the_round_trip() {
+        // a's one-way delay 600 ms (all of its RTT), b claims -1 ms.
+        let a = packet(0, 600, 600, 0);
+        let b = packet(10, 9, 610, 0);
+        let d = (9 - 10) - 600;
+        assert!(d < -600);
+        assert_eq!(judge(a, b, Duration::ZERO), Verdict::BelowRoundTrip);
+        assert_eq!(judge(a, b, ms(1)), Verdict::Plausible);
+        // The lower bound is the earlier packet's RTT, not the later one's.
+        let short_b = DelaySample { rtt: ms(1), ..b };
+        assert_eq!(judge(a, short_b, ms(1)), Verdict::Plausible);
+        let short_a = DelaySample { rtt: ms(1), ..a };
+        assert_eq!(judge(short_a, b, ms(1)), Verdict::BelowRoundTrip);
+    }
+
+    #[test]
+    fn the_upper_half_alone_matches_the_rule() {
+        let a = packet(0, 300, 600, 7);
+        for received in [300, 900, 911, 912] {
+            let b = packet(10, received, 610, 7);
+            assert_eq!(
+                above_round_trip(a.delay_nanos, b, ms(1)),
+                judge(a, b, ms(1)) == Verdict::AboveRoundTrip,
+                "{received}"
+            );
+        }
+    }
+
+    #[test]
+    fn extreme_values_do_not_overflow() {
+        // The largest one-way delays `Duration`s can express, both ways.
+        let max = nanos(Duration::MAX);
+        let huge = DelaySample {
+            delay_nanos: max,
+            rtt: Duration::MAX,
+        };
+        let tiny = DelaySample {
+            delay_nanos: -max,
+            rtt: Duration::ZERO,
+        };
+        // Change 2 × max against RTT_later + slack = 2 × max: just plausible.
+        assert_eq!(judge(tiny, huge, Duration::MAX), Verdict::Plausible);
+        assert_eq!(judge(tiny, huge, Duration::ZERO), Verdict::AboveRoundTrip);
+        assert_eq!(judge(huge, tiny, Duration::ZERO), Verdict::BelowRoundTrip);
+        // Beyond anything real: saturates instead of overflowing.
+        let beyond = DelaySample {
+            delay_nanos: i128::MIN,
+            rtt: Duration::MAX,
+        };
+        let above = DelaySample {
+            delay_nanos: i128::MAX,
+            rtt: Duration::MAX,
+        };
+        assert_eq!(judge(beyond, above, Duration::MAX), Verdict::AboveRoundTrip);
+        assert_eq!(judge(above, beyond, Duration::MAX), Verdict::BelowRoundTrip);
+    }
+
+    #[test]
+    fn forward_delay_is_receive_time_minus_send_time_since_the_epoch() {
+        let epoch = Instant::now();
+        let later = epoch + ms(250);
+        assert_eq!(
+            forward_delay_nanos(ms(1_000), later, epoch),
+            (1_000 - 250) * MS
+        );
+        // A packet sent before the epoch counts negative time.
+        let earlier = epoch.checked_sub(ms(50)).unwrap_or(epoch);
+        let expected = if earlier == epoch { 1_000 } else { 1_050 };
+        assert_eq!(
+            forward_delay_nanos(ms(1_000), earlier, epoch),
+            expected * MS
+        );
+    }
+
+    #[test]
+    fn ack_delay_and_queueing_limits() {
+        assert!(ack_delay_possible(ms(599), ms(600)));
+        assert!(!ack_delay_possible(ms(600), ms(600)));
+        assert!(queueing_possible(ms(600), ms(600)));
+        assert!(!queueing_possible(ms(601), ms(600)));
+    }
+
+    #[test]
+    fn the_queueing_bound_is_the_rtt_excess_plus_its_variation() {
+        let rtt = RttSnapshot {
+            min_rtt: ms(600),
+            smoothed_rtt: ms(650),
+            latest_rtt: ms(700),
+            rttvar: ms(20),
+        };
+        assert_eq!(queueing_bound(&rtt), ms(650 - 600 + 20));
+        // A smoothed RTT below the minimum (a new minimum not yet smoothed
+        // in) gives no negative excess.
+        let below = RttSnapshot {
+            smoothed_rtt: ms(590),
+            ..rtt
+        };
+        assert_eq!(queueing_bound(&below), ms(20));
+    }
+
+    #[test]
+    fn reports_within_the_limit_are_unchanged() {
+        let mut forward = [Some(ms(10)), None, Some(ms(30))];
+        let backward = bound_jointly(&mut forward, Some(ms(20)), |_| Some(ms(50)));
+        assert_eq!(backward, Some(ms(20)));
+        assert_eq!(forward, [Some(ms(10)), None, Some(ms(30))]);
+    }
+
+    #[test]
+    fn reports_above_the_limit_are_scaled_by_the_tightest_packet() {
+        // Packet 0: 40 + 60 = 100 against 50 (factor 1/2); packet 1:
+        // 90 + 60 = 150 against 100 (factor 2/3). The tighter, 1/2, applies
+        // to all.
+        let limits = [ms(50), ms(100), ms(1)];
+        let mut forward = [Some(ms(40)), Some(ms(90)), Some(ms(0))];
+        let backward = bound_jointly(&mut forward, Some(ms(60)), |i| (i < 2).then_some(limits[i]));
+        assert_eq!(backward, Some(ms(30)));
+        assert_eq!(forward, [Some(ms(20)), Some(ms(45)), Some(ms(0))]);
+        for (i, qf) in forward.iter().enumerate().take(2) {
+            let total = qf.unwrap_or_default() + ms(30);
+            assert!(total <= limits[i], "packet {i}");
+        }
+    }
+
+    #[test]
+    fn a_backward_time_alone_is_cut_to_the_limit() {
+        let mut forward = [None, None];
+        let backward = bound_jointly(&mut forward, Some(ms(10_000)), |_| Some(ms(70)));
+        assert_eq!(backward, Some(ms(70)));
+        assert_eq!(forward, [None, None]);
+    }
+
+    #[test]
+    fn a_zero_limit_removes_all_queueing() {
+        let mut forward = [Some(ms(5))];
+        assert_eq!(
+            bound_jointly(&mut forward, Some(ms(5)), |_| Some(Duration::ZERO)),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(forward, [Some(Duration::ZERO)]);
+    }
+}
