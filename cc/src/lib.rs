@@ -18,6 +18,7 @@ pub mod shared;
 pub mod vegas;
 pub mod vegas_a;
 pub mod vegas_l;
+pub mod vegas_linux;
 pub mod vegas_sat;
 pub mod vegas_w;
 pub mod veno;

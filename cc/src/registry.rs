@@ -23,7 +23,7 @@ pub const QUICHE_ALGORITHMS: &[(&str, &str)] = &[
 pub static ALGORITHMS: &[&AlgorithmInfo] = &[
     &crate::vegas_sat::INFO,
     &crate::vegas::VEGAS,
-    &crate::vegas::VEGAS_LINUX,
+    &crate::vegas_linux::INFO,
     &crate::vegas_a::INFO,
     &crate::vegas_l::INFO,
     &crate::veno::INFO,

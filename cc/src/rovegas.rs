@@ -32,22 +32,22 @@
 //! the once-per-RTT round, slow start and its gamma exit, loss reaction,
 //! persistent congestion, pacing (spike suppression, and the `profile`:
 //! slow start paced by default as RFC 9002 section 7.7 asks, unpaced with
-//! `profile=paper` as in the paper). This file does not copy any of
-//! it: it runs a paper-flavour [`Vegas`] and feeds it each ACK with every
-//! packet's RTT replaced by RTT − QTb, which is exactly eq. (2) (Vegas's
-//! Actual computed on that RTT *is* actual'), after offering the probing
-//! sample RTT − (QTb + QTf) to Vegas's BaseRTT tracker
-//! ([`Vegas::offer_base_rtt_sample`]). Vegas's own BaseRTT sample from the
-//! same ACK is then RTT − QTb, never smaller, so BaseRTT is exactly the
-//! pseudo-code's minimum. Diff is Vegas's [`crate::shared::vegas_diff`],
-//! the round is its [`crate::shared::round_clock`].
+//! `profile=paper` as in the paper). The controller is the Vegas skeleton
+//! with [`RoVegasRules`], which change only how an ACK's RTTs are read
+//! ([`VegasRules::rtt_adjustment`]): every packet's RTT becomes RTT − QTb,
+//! which is exactly eq. (2) (Vegas's Actual computed on that RTT *is*
+//! actual'), and the probing sample RTT − (QTb + QTf) is offered to BaseRTT
+//! first. Vegas's own BaseRTT sample from the same ACK is then RTT − QTb,
+//! never smaller, so BaseRTT is exactly the pseudo-code's minimum. Diff is
+//! Vegas's [`crate::shared::vegas_diff`], the round is its
+//! [`crate::shared::round_clock`], and eq. (3) is Vegas's linear step.
 //!
 //! # Where the queueing times come from
 //!
 //! Per ACK, the first of these that yields a usable value:
 //!
 //! 1. `aqt`: the queueing-time extension (issue 4's QUIC form of the AQT IP
-//!    option): [`AckedPacket::forward_queueing`] is AQT-echo,
+//!    option): [`AckedPacket::forward_queueing`](crate::events::AckedPacket::forward_queueing) is AQT-echo,
 //!    [`AckEvent::backward_queueing`] is AQT.
 //! 2. `receive_timestamps`: estimated by
 //!    [`crate::shared::queueing_estimate`] from the peer's receive timestamps
@@ -118,14 +118,19 @@
 
 use std::time::Duration;
 
+use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
-use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
-use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
+use crate::controller::{CongestionController, Internals};
+use crate::events::{AckEvent, CongestionEvent};
+use crate::params::{concat_params, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::queueing_estimate::{
     EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM, DEFAULT_RESYNC_AFTER,
 };
-use crate::vegas::{Vegas, VegasFlavour, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED, VEGAS};
+use crate::shared::window::Window;
+use crate::vegas::{
+    LinearStep, LossResponse, PaperKeys, RoundView, RttAdjustment, ScaledLoss, Vegas, VegasConfig,
+    VegasRules, VegasView, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED,
+};
 
 /// Values of the `delay_source` parameter, in the order of its indices.
 const SOURCE_WORDS: &[&str] = &["auto", "aqt", "receive_timestamps", "none"];
@@ -172,9 +177,26 @@ const PARAM_TABLE: [ParamInfo; PARAM_COUNT] = concat_params(PAPER_COMMON_PARAMS,
 /// and `resync_after`.
 pub static PARAMS: &[ParamInfo] = &PARAM_TABLE;
 
-/// Vegas's checks (alpha <= beta) apply unchanged.
+/// Where [`PARAMS`] keeps Vegas's parameters and RoVegas's own.
+#[derive(Clone, Copy, Debug)]
+pub struct RoVegasKeys {
+    pub paper: PaperKeys,
+    delay_source: Key<SourcePolicy>,
+    clock_drift_ppm: Key<f64>,
+    resync_after: Key<u64>,
+}
+
+/// [`PARAMS`]' keys.
+pub const KEYS: RoVegasKeys = RoVegasKeys {
+    paper: PaperKeys::in_table(&PARAM_TABLE),
+    delay_source: Key::in_table(&PARAM_TABLE, "delay_source"),
+    clock_drift_ppm: Key::in_table(&PARAM_TABLE, "clock_drift_ppm"),
+    resync_after: Key::in_table(&PARAM_TABLE, "resync_after"),
+};
+
+/// Vegas's checks (alpha <= beta, pacing) apply unchanged.
 fn validate(params: &ParamValues) -> Result<(), String> {
-    (VEGAS.validate)(params)
+    KEYS.paper.validate(params)
 }
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
@@ -217,16 +239,24 @@ enum SourcePolicy {
     Only(DelaySource),
 }
 
-impl SourcePolicy {
-    fn read(params: &ParamValues) -> Self {
-        match params.word("delay_source") {
-            "aqt" => SourcePolicy::Only(DelaySource::Aqt),
-            "receive_timestamps" => SourcePolicy::Only(DelaySource::ReceiveTimestamps),
-            "none" => SourcePolicy::Only(DelaySource::None),
-            _ => SourcePolicy::Auto,
-        }
-    }
+impl ChoiceParam for SourcePolicy {
+    const WORDS: &'static [&'static str] = SOURCE_WORDS;
 
+    fn from_index(index: usize) -> Option<Self> {
+        [
+            SourcePolicy::Auto,
+            SourcePolicy::Only(DelaySource::Aqt),
+            SourcePolicy::Only(DelaySource::ReceiveTimestamps),
+            SourcePolicy::Only(DelaySource::None),
+        ]
+        .get(index)
+        .copied()
+    }
+}
+
+choice_param_type!(SourcePolicy, SourcePolicy::Auto);
+
+impl SourcePolicy {
     fn permits(self, source: DelaySource) -> bool {
         match self {
             SourcePolicy::Auto => true,
@@ -244,10 +274,31 @@ struct Applied {
     qt_backward: Duration,
 }
 
-/// RoVegas; see the module documentation.
+/// The `rovegas` controller: the Vegas skeleton with RoVegas's rules.
+pub type RoVegas = Vegas<RoVegasRules>;
+
+impl Vegas<RoVegasRules> {
+    /// `rovegas` with `params` from [`PARAMS`].
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        Vegas::with_rules(
+            RoVegasRules::new(params, &KEYS),
+            VegasConfig::read(params, &KEYS.paper.vegas),
+            window,
+        )
+    }
+
+    /// The source used for the last ACK.
+    pub fn delay_source(&self) -> DelaySource {
+        self.rules().applied.source
+    }
+}
+
+/// RoVegas's rules; see the module documentation.
 #[derive(Debug)]
-pub struct RoVegas {
-    vegas: Vegas,
+pub struct RoVegasRules {
+    /// Eq. (3): Vegas's linear step on RoVegas's diff.
+    step: LinearStep,
+    loss: ScaledLoss,
     policy: SourcePolicy,
     estimator: QueueingEstimator,
     applied: Applied,
@@ -257,20 +308,19 @@ pub struct RoVegas {
     forward: Vec<Option<Duration>>,
     /// Per packet: the estimator's QTf.
     estimated_forward: Vec<Option<Duration>>,
-    /// The ACK's packets with RTT − QTb as their RTT, for Vegas.
-    corrected: Vec<AckedPacket>,
 }
 
-impl RoVegas {
-    /// `params` must come from [`PARAMS`].
-    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+impl RoVegasRules {
+    /// From a table holding [`PARAMS`]' entries where `keys` say.
+    pub fn new(params: &ParamValues, keys: &RoVegasKeys) -> Self {
         let estimator = QueueingEstimator::new(EstimatorConfig {
-            clock_drift_ppm: params.get("clock_drift_ppm"),
-            resync_after: params.get("resync_after") as u32,
+            clock_drift_ppm: params.value(keys.clock_drift_ppm),
+            resync_after: u32::try_from(params.value(keys.resync_after)).unwrap_or(u32::MAX),
         });
-        RoVegas {
-            vegas: Vegas::new(VegasFlavour::Paper, params, window),
-            policy: SourcePolicy::read(params),
+        RoVegasRules {
+            step: LinearStep::from_params(params, &keys.paper.thresholds),
+            loss: ScaledLoss::from_params(params, &keys.paper.loss),
+            policy: params.value(keys.delay_source),
             estimator,
             applied: Applied {
                 source: DelaySource::None,
@@ -280,18 +330,7 @@ impl RoVegas {
             rejected_values: 0,
             forward: Vec::new(),
             estimated_forward: Vec::new(),
-            corrected: Vec::new(),
         }
-    }
-
-    /// baseRTT (section 3's pseudo-code).
-    pub fn base_rtt(&self) -> Option<Duration> {
-        self.vegas.base_rtt()
-    }
-
-    /// The source used for the last ACK.
-    pub fn delay_source(&self) -> DelaySource {
-        self.applied.source
     }
 
     /// Keeps what is possible of one source's values for `ack` in
@@ -372,20 +411,14 @@ impl RoVegas {
     }
 }
 
-impl CongestionController for RoVegas {
+impl VegasRules for RoVegasRules {
     fn name(&self) -> &'static str {
         INFO.name
     }
 
-    fn on_packet_sent(&mut self, sent: &PacketSent) {
-        self.vegas.on_packet_sent(sent);
-    }
-
-    fn on_ack(&mut self, ack: &AckEvent<'_>) {
-        if ack.acked.is_empty() {
-            self.vegas.on_ack(ack);
-            return;
-        }
+    /// Picks the ACK's source; a probing ACK gives BaseRTT the sample
+    /// RTT − (AQT + AQT-echo) and every RTT becomes RTT − QTb (eq. 2).
+    fn rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
         let estimated_backward = if self.policy.permits(DelaySource::ReceiveTimestamps) {
             self.estimator.on_ack(ack, &mut self.estimated_forward)
         } else {
@@ -401,17 +434,15 @@ impl CongestionController for RoVegas {
                 qt_forward: Duration::ZERO,
                 qt_backward: Duration::ZERO,
             };
-            self.vegas.on_ack(ack);
-            return;
+            return RttAdjustment::default();
         }
 
         // Probing ACK: baseRTTtemp = RTT − (AQT + AQT-echo), the smallest
         // over the ACK's packets. keep_possible() made every term positive.
         // Only full-size packets' RTTs are samples, as in Vegas.
-        let min_size = self.vegas.min_sample_size();
         let mut base_sample: Option<(Duration, Duration)> = None;
         for (packet, qf) in ack.acked.iter().zip(&self.forward) {
-            if packet.rtt.is_zero() || packet.size < min_size {
+            if packet.rtt.is_zero() || packet.size < min_sample_size {
                 continue;
             }
             let qf = qf.unwrap_or(Duration::ZERO);
@@ -420,71 +451,39 @@ impl CongestionController for RoVegas {
                 base_sample = Some((temp, qf));
             }
         }
-        if let Some((temp, _)) = base_sample {
-            // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
-            self.vegas.offer_base_rtt_sample(temp);
-        }
         self.applied = Applied {
             source,
             qt_forward: base_sample.map_or(Duration::ZERO, |(_, qf)| qf),
             qt_backward,
         };
-
-        // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
-        self.corrected.clear();
-        self.corrected.extend(ack.acked.iter().map(|p| {
-            let mut corrected = *p;
-            if !p.rtt.is_zero() {
-                corrected.rtt = p.rtt.saturating_sub(qt_backward);
-            }
-            corrected
-        }));
-        let corrected_ack = AckEvent {
-            acked: &self.corrected,
-            ..*ack
-        };
-        self.vegas.on_ack(&corrected_ack);
-    }
-
-    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
-        self.vegas.on_congestion_event(loss);
-    }
-
-    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        self.vegas.on_spurious_loss(cwnd, ssthresh)
-    }
-
-    fn cwnd(&self) -> usize {
-        self.vegas.cwnd()
-    }
-
-    fn ssthresh(&self) -> usize {
-        self.vegas.ssthresh()
-    }
-
-    fn state(&self) -> CcState {
-        self.vegas.state()
-    }
-
-    fn pacing(&self) -> Option<Pacing> {
-        self.vegas.pacing()
-    }
-
-    fn internals(&self, out: &mut Internals) {
-        let mut vegas = Internals::default();
-        self.vegas.internals(&mut vegas);
-        for (name, value) in vegas.fields() {
-            let name = match *name {
-                "flavour" => continue,
-                "round_rtt_ms" => "rtt_minus_qtb_ms",
-                other => other,
-            };
-            match *value {
-                InternalValue::Float(v) => out.float(name, v),
-                InternalValue::Int(v) => out.int(name, v),
-                InternalValue::Text(v) => out.text(name, v),
-            }
+        RttAdjustment {
+            // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
+            subtract: qt_backward,
+            // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
+            base_rtt_probe: base_sample.map(|(temp, _)| temp),
         }
+    }
+
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+        self.step.step(round, diff)
+    }
+
+    fn loss_reaction(
+        &mut self,
+        loss: &CongestionEvent,
+        window: &Window,
+        _base_rtt: Option<Duration>,
+    ) -> LossResponse {
+        self.loss.response(loss, window)
+    }
+
+    /// Vegas's fields, the round's RTT − QTb as `rtt_minus_qtb_ms`, then
+    /// RoVegas's own.
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        vegas.write_cwnd(out);
+        self.step.internals(out);
+        vegas.write_measurements("rtt_minus_qtb_ms", out);
+        vegas.write_growth_round(out);
         out.text("delay_source", self.applied.source.as_str());
         out.millis("qt_forward_ms", self.applied.qt_forward);
         out.millis("qt_backward_ms", self.applied.qt_backward);
@@ -494,10 +493,6 @@ impl CongestionController for RoVegas {
                 .saturating_add(self.estimator.rejected_samples()),
         );
         out.int("estimator_resyncs", self.estimator.resyncs());
-    }
-
-    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
-        self.vegas.on_max_datagram_size(max_datagram_size);
     }
 }
 
@@ -518,9 +513,17 @@ mod tests {
             assert_eq!(PARAMS.iter().filter(|p| p.name == own.name).count(), 1);
         }
         let values = ParamValues::defaults(INFO.name, PARAMS);
-        assert_eq!(SourcePolicy::read(&values), SourcePolicy::Auto);
-        assert_eq!(values.get("alpha"), 1.0, "section 4: a = 1");
-        assert_eq!(values.get("beta"), 3.0, "section 4: b = 3");
+        assert_eq!(values.value(KEYS.delay_source), SourcePolicy::Auto);
+        assert_eq!(
+            values.value(KEYS.paper.thresholds.alpha),
+            1.0,
+            "section 4: a = 1"
+        );
+        assert_eq!(
+            values.value(KEYS.paper.thresholds.beta),
+            3.0,
+            "section 4: b = 3"
+        );
     }
 
     #[test]

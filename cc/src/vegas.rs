@@ -1,23 +1,37 @@
 //! TCP Vegas (Brakmo, O'Malley, Peterson), 004_039b3aff67042154.txt.
 //!
-//! Two algorithms share this file through [`VegasFlavour`]:
+//! `vegas` is the paper's algorithm. BaseRTT is the smallest RTT seen; once
+//! per RTT Vegas computes Diff = (Expected − Actual) × BaseRTT in packets and
+//! moves cwnd by one packet towards `alpha <= Diff <= beta` (section 3.5.2).
+//! Slow start doubles the window only every other RTT and ends when Diff
+//! exceeds `gamma` (section 3.5.3). Only losses of packets sent after the
+//! last decrease shrink the window (section 3.3). Outside slow start, at most
+//! two segments leave per SegSpacing = RTT × MaxSegment / WindowSize (section
+//! 3.4), i.e. a pacing rate of twice cwnd / RTT.
 //!
-//! - `vegas`: the paper. BaseRTT is the smallest RTT seen; once per RTT Vegas
-//!   computes Diff = (Expected − Actual) × BaseRTT in packets and moves cwnd by
-//!   one packet towards `alpha <= Diff <= beta` (section 3.5.2). Slow start
-//!   doubles the window only every other RTT and ends when Diff exceeds
-//!   `gamma` (section 3.5.3). Only losses of packets sent after the last
-//!   decrease shrink the window (section 3.3). Outside slow start, at most
-//!   two segments leave per SegSpacing = RTT × MaxSegment / WindowSize
-//!   (section 3.4), i.e. a pacing rate of twice cwnd / RTT.
-//! - `vegas-linux`: Linux's `tcp_vegas.c` behaviour. alpha 2, beta 4, gamma 1,
-//!   ordinary slow start (growth on every ACK), Diff in Linux's integer form
-//!   (cwnd × (RTT − BaseRTT) / BaseRTT), and on a slow-start exit cwnd is cut
-//!   to min(cwnd, target + 1) with target = cwnd × BaseRTT / RTT. A round with
-//!   fewer than three RTT samples falls back to Reno, as in Linux. Loss
-//!   reaction is Reno's halving. No spike suppression (Linux has none).
+//! # One skeleton for the family
 //!
-//! Both pace as good QUIC senders by default (`profile=quic`: slow start
+//! This file is also the skeleton every Vegas of this crate is built on:
+//! [`Vegas`] owns the window, the rounds, BaseRTT, the recovery epochs of
+//! section 3.3, slow start's growth and holding rounds and its gamma exit,
+//! and pacing; a [`VegasRules`] makes the decisions a member changes. The
+//! paper's own rules are [`PaperVegas`]. The other members, each in its own
+//! file reading like its paper: `vegas_linux.rs` (Linux's `tcp_vegas.c`),
+//! `vegas_a.rs` and `vegas_l.rs` (000: the congestion-avoidance step),
+//! `rovegas.rs` (002: the RTT samples and BaseRTT probing) and `vegas_w.rs`
+//! (003: slow-start extension, route change, loss classification). A change
+//! to the skeleton reaches every member that does not override that hook.
+//!
+//! The hooks, in the order an ACK meets them: [`VegasRules::observe_ack`]
+//! (estimators), [`VegasRules::rtt_adjustment`] (the ACK's RTT samples),
+//! [`VegasRules::on_base_rtt_sample`], then at the end of a round
+//! [`VegasRules::diff`], [`VegasRules::slow_start_round`] or
+//! [`VegasRules::congestion_avoidance_round`] (or
+//! [`VegasRules::round_without_diff`]) and [`VegasRules::ssthresh_floor`];
+//! on a loss [`VegasRules::loss_reaction`]; for qlog
+//! [`VegasRules::internals`].
+//!
+//! Vegas paces as a good QUIC sender by default (`profile=quic`: slow start
 //! paced too, RFC 9002 section 7.7); `profile=paper` sends exactly as the
 //! paper's TCP (see "Pacing profile" below).
 //!
@@ -33,7 +47,7 @@
 //! itself is [`VegasDiff`]'s, cwnd and ssthresh are a [`Window`], and section
 //! 3.3's "last decrease" is a [`RecoveryEpoch`].
 //!
-//! The pseudo-code, per round (paper flavour):
+//! The pseudo-code, per round:
 //!
 //! ```text
 //! if slow start:
@@ -102,7 +116,7 @@
 //!   a round when all its ACKs were.
 //! - **Too few samples.** `min_rtt_samples` (1 for the paper: one
 //!   distinguished segment suffices) RTT samples are needed to evaluate a
-//!   round; a round with fewer is skipped (Linux flavour: Reno for that round).
+//!   round; a round with fewer is skipped (`vegas-linux`: Reno for that round).
 //! - **Spike suppression rate.** SegSpacing = RTT × MaxSegment / WindowSize,
 //!   and "only allowing twice MaxSegment bytes on each SegSpacing interval
 //!   [...] so the current number of bytes in transit can catch up" (section
@@ -141,74 +155,29 @@
 //!   size as WindowSize in packets, fractions included. On a change of the
 //!   datagram size the window keeps its packet count.
 //!
-//! # The Linux flavour
-//!
-//! Where `vegas-linux` departs from the list above, it follows `tcp_vegas.c`:
-//! Diff and the slow-start target are computed in whole packets from RTTs in
-//! whole microseconds (Linux adds 1 µs to every sample; we ignore zero
-//! samples instead); `diff > gamma` in slow start sets cwnd to
-//! min(cwnd, target + 1) and ssthresh to min(ssthresh, cwnd), which is not a
-//! "decrease" for the loss filter (Linux filters losses by recovery episode,
-//! which the loss reaction here reproduces); after each evaluated round
-//! ssthresh is raised to at least 3/4 of cwnd (Linux's `tcp_current_ssthresh`);
-//! a round with fewer than `min_rtt_samples` (3) samples gets Reno's increase
-//! from the ACK that ends it; a loss sets cwnd = ssthresh = cwnd / 2 (Reno's
-//! end of fast recovery, without PRR's gradual approach). Not modelled:
-//! Linux's reset of BaseRTT when a sender restarts from idle, which needs an
-//! idle-restart event this interface does not carry.
 //! - **Spurious loss**: the window and ssthresh the host saved are restored,
 //!   the decrease is forgotten and recovery ends.
-//!
-//! # Other rules for congestion avoidance
-//!
-//! Members of the family that keep Vegas's slow start, loss handling and
-//! spike suppression and change only the once-per-RTT step of congestion
-//! avoidance (Vegas-A and Vegas-L, 000_625d42b67da1ab13.txt) plug in a
-//! [`CongestionAvoidanceRule`] with [`Vegas::with_congestion_avoidance`]; the
-//! rule then replaces the `Diff < alpha` / `Diff > beta` step above, and
-//! everything else stays this file's.
 
+use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, Internals, Pacing};
-use crate::events::{AckEvent, CongestionEvent, PacketSent};
-use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
+use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
+use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
-use crate::shared::pacing_profile::{
-    self, PacingProfile, PACING_GAIN, PROFILE, SLOW_START_PACING_GAIN, SPIKE_SUPPRESSION_PARAMS,
-};
+use crate::shared::pacing_profile::{self, PacingKeys, PacingProfile, SPIKE_SUPPRESSION_PARAMS};
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
 use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
-use crate::shared::vegas_diff::{linux_diff_packets, linux_target_window_packets, VegasDiff};
+use crate::shared::vegas_diff::VegasDiff;
 use crate::shared::window::Window;
 
-/// Which Vegas: the paper's or Linux's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VegasFlavour {
-    /// 004_039b3aff67042154.txt, section 3.
-    Paper,
-    /// Linux's `net/ipv4/tcp_vegas.c`.
-    Linux,
-}
-
-impl VegasFlavour {
-    fn algorithm_name(self) -> &'static str {
-        match self {
-            VegasFlavour::Paper => "vegas",
-            VegasFlavour::Linux => "vegas-linux",
-        }
-    }
-}
-
-const THRESHOLD_RANGE: ParamKind = ParamKind::Number {
+pub(crate) const THRESHOLD_RANGE: ParamKind = ParamKind::Number {
     min: 0.0,
     max: 1000.0,
 };
-const FACTOR_RANGE: ParamKind = ParamKind::Number { min: 0.0, max: 1.0 };
-const SAMPLES_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 1000 };
-const BURST_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 64 };
-const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
+pub(crate) const FACTOR_RANGE: ParamKind = ParamKind::Number { min: 0.0, max: 1.0 };
+pub(crate) const SAMPLES_RANGE: ParamKind = ParamKind::Integer { min: 1, max: 1000 };
 
 /// The `round_rtt` parameter: which RTT of a round Diff is computed from.
 pub const fn round_rtt_param(default: RoundRtt, description: &'static str) -> ParamInfo {
@@ -306,91 +275,112 @@ pub const PAPER_PARAMS: &[ParamInfo] = &concat_params::<{ PAPER_COMMON_PARAMS.le
     &[ROUND_RTT_DISTINGUISHED],
 );
 
-/// Parameters of `vegas-linux`, with `tcp_vegas.c`'s defaults.
-pub const LINUX_PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "alpha",
-        default: 2.0,
-        kind: THRESHOLD_RANGE,
-        description: "Linux's alpha: packets queued below which cwnd grows by one per RTT",
-    },
-    ParamInfo {
-        name: "beta",
-        default: 4.0,
-        kind: THRESHOLD_RANGE,
-        description: "Linux's beta: packets queued above which cwnd shrinks by one per RTT",
-    },
-    ParamInfo {
-        name: "gamma",
-        default: 1.0,
-        kind: THRESHOLD_RANGE,
-        description: "Linux's gamma: packets queued above which slow start ends",
-    },
-    ParamInfo {
-        name: "loss_factor",
-        default: 0.5,
-        kind: FACTOR_RANGE,
-        description: "cwnd and ssthresh become cwnd x this on loss (Linux uses Reno's 1/2)",
-    },
-    ParamInfo {
-        name: "timeout_ssthresh_factor",
-        default: 0.5,
-        kind: FACTOR_RANGE,
-        description: "on persistent congestion ssthresh = cwnd x this, cwnd = minimum window",
-    },
-    ParamInfo {
-        name: "min_rtt_samples",
-        default: 3.0,
-        kind: SAMPLES_RANGE,
-        description: "RTT samples a round needs for Vegas; fewer and the round is Reno's \
-                      (Linux: more than two)",
-    },
-    ParamInfo {
-        name: "spike_suppression",
-        default: 1.0,
-        kind: ON_OFF,
-        description: "pace at spike_burst_packets x cwnd/RTT outside slow start, as the \
-                      paper's Vegas does (section 3.4; Linux's Vegas does not)",
-    },
-    ParamInfo {
-        name: "spike_burst_packets",
-        default: 2.0,
-        kind: BURST_RANGE,
-        description: "packets allowed per spacing interval when spike suppression is on; also \
-                      the burst of profile=quic's pacing",
-    },
-    PROFILE,
-    SLOW_START_PACING_GAIN,
-    PACING_GAIN,
-    ROUND_RTT_MINIMUM,
-];
+/// Where a table keeps alpha and beta.
+#[derive(Clone, Copy, Debug)]
+pub struct ThresholdKeys {
+    pub alpha: Key<f64>,
+    pub beta: Key<f64>,
+}
 
-/// alpha and beta bound the queue from below and above.
-fn validate_thresholds(params: &ParamValues) -> Result<(), String> {
-    let (alpha, beta) = (params.get("alpha"), params.get("beta"));
-    if alpha <= beta {
-        Ok(())
-    } else {
-        Err(format!(
-            "alpha ({alpha}) must not exceed beta ({beta}): alpha is the lower bound \
-             of the packets to keep queued, beta the upper"
-        ))
+impl ThresholdKeys {
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        ThresholdKeys {
+            alpha: Key::in_table(table, "alpha"),
+            beta: Key::in_table(table, "beta"),
+        }
+    }
+
+    /// alpha and beta bound the queue from below and above.
+    pub fn validate(&self, params: &ParamValues) -> Result<(), String> {
+        let (alpha, beta) = (params.value(self.alpha), params.value(self.beta));
+        if alpha <= beta {
+            Ok(())
+        } else {
+            Err(format!(
+                "alpha ({alpha}) must not exceed beta ({beta}): alpha is the lower bound \
+                 of the packets to keep queued, beta the upper"
+            ))
+        }
     }
 }
 
-/// Vegas's checks: the thresholds, and the pacing settings
-/// ([`pacing_profile::validate`]).
-pub(crate) fn validate(params: &ParamValues) -> Result<(), String> {
-    validate_thresholds(params)?;
-    pacing_profile::validate(params)
+/// Where a table keeps the parameters of the skeleton ([`VegasConfig`]).
+#[derive(Clone, Copy, Debug)]
+pub struct VegasKeys {
+    pub gamma: Key<f64>,
+    /// `None`: slow start is never left by a factor (Linux), 1.
+    pub ss_exit_factor: Option<Key<f64>>,
+    /// `None`: one RTT sample is enough for a round.
+    pub min_rtt_samples: Option<Key<u64>>,
+    pub round_rtt: Key<RoundRtt>,
+    pub pacing: PacingKeys,
 }
 
-fn build_paper(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
-    Box::new(Vegas::new(VegasFlavour::Paper, params, window))
+impl VegasKeys {
+    /// A table holding [`PAPER_COMMON_PARAMS`]' skeleton entries and a
+    /// `round_rtt`.
+    pub const fn paper(table: &[ParamInfo]) -> Self {
+        VegasKeys {
+            gamma: Key::in_table(table, "gamma"),
+            ss_exit_factor: Some(Key::in_table(table, "ss_exit_factor")),
+            min_rtt_samples: Some(Key::in_table(table, "min_rtt_samples")),
+            round_rtt: Key::in_table(table, "round_rtt"),
+            pacing: PacingKeys::spike_suppression(table),
+        }
+    }
 }
 
-fn build_linux(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
-    Box::new(Vegas::new(VegasFlavour::Linux, params, window))
+/// Where a table keeps [`ScaledLoss`]'s factors.
+#[derive(Clone, Copy, Debug)]
+pub struct LossKeys {
+    pub loss_factor: Key<f64>,
+    pub timeout_ssthresh_factor: Key<f64>,
+}
+
+impl LossKeys {
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        LossKeys {
+            loss_factor: Key::in_table(table, "loss_factor"),
+            timeout_ssthresh_factor: Key::in_table(table, "timeout_ssthresh_factor"),
+        }
+    }
+}
+
+/// Where a table keeps the paper's Vegas: the skeleton's parameters,
+/// alpha/beta and the loss factors. `vegas` and `rovegas` have them all.
+#[derive(Clone, Copy, Debug)]
+pub struct PaperKeys {
+    pub vegas: VegasKeys,
+    pub thresholds: ThresholdKeys,
+    pub loss: LossKeys,
+}
+
+impl PaperKeys {
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        PaperKeys {
+            vegas: VegasKeys::paper(table),
+            thresholds: ThresholdKeys::in_table(table),
+            loss: LossKeys::in_table(table),
+        }
+    }
+
+    /// Vegas's checks: the thresholds, and the pacing settings
+    /// ([`pacing_profile::validate_keys`]).
+    pub fn validate(&self, params: &ParamValues) -> Result<(), String> {
+        self.thresholds.validate(params)?;
+        pacing_profile::validate_keys(params, self.vegas.pacing)
+    }
+}
+
+/// [`PAPER_PARAMS`]' keys.
+pub const PAPER_KEYS: PaperKeys = PaperKeys::in_table(PAPER_PARAMS);
+
+fn validate(params: &ParamValues) -> Result<(), String> {
+    PAPER_KEYS.validate(params)
+}
+
+fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
+    Box::new(Vegas::<PaperVegas>::new(params, window))
 }
 
 /// `vegas`: the paper's algorithm.
@@ -400,123 +390,409 @@ pub static VEGAS: AlgorithmInfo = AlgorithmInfo {
                   slow start growing every other RTT until Diff > gamma, spike suppression",
     params: PAPER_PARAMS,
     validate,
-    build: build_paper,
+    build,
 };
 
-/// `vegas-linux`: Linux's `tcp_vegas.c`.
-pub static VEGAS_LINUX: AlgorithmInfo = AlgorithmInfo {
-    name: "vegas-linux",
-    description: "TCP Vegas as in Linux's tcp_vegas.c: alpha/beta/gamma 2/4/1, every-RTT \
-                  slow start left at min(cwnd, target+1), Reno loss reaction",
-    params: LINUX_PARAMS,
-    validate,
-    build: build_linux,
-};
-
-/// The parameters, read once.
+/// What the skeleton itself reads: slow start's exit, how rounds are
+/// measured, and pacing.
 #[derive(Clone, Copy, Debug)]
-struct Config {
-    alpha: f64,
-    beta: f64,
-    gamma: f64,
-    /// Paper flavour only: Linux leaves slow start at target + 1.
-    ss_exit_factor: f64,
-    loss_factor: f64,
-    timeout_ssthresh_factor: f64,
-    min_rtt_samples: u64,
-    pacing: PacingProfile,
-    round_rtt: RoundRtt,
+pub struct VegasConfig {
+    /// Packets queued above which slow start may end (section 3.5.3).
+    pub gamma: f64,
+    /// cwnd × this on leaving slow start by [`SlowStartStep::ExitScaled`].
+    pub ss_exit_factor: f64,
+    /// RTT samples a round needs before Diff is computed from it.
+    pub min_rtt_samples: u64,
+    pub pacing: PacingProfile,
+    /// Which RTT of a round Diff is computed from.
+    pub round_rtt: RoundRtt,
 }
 
-impl Config {
-    fn read(flavour: VegasFlavour, params: &ParamValues) -> Self {
-        Config {
-            alpha: params.get("alpha"),
-            beta: params.get("beta"),
-            gamma: params.get("gamma"),
-            ss_exit_factor: match flavour {
-                VegasFlavour::Paper => params.get("ss_exit_factor"),
-                VegasFlavour::Linux => 1.0,
-            },
-            loss_factor: params.get("loss_factor"),
-            timeout_ssthresh_factor: params.get("timeout_ssthresh_factor"),
-            min_rtt_samples: params.get("min_rtt_samples") as u64,
-            pacing: PacingProfile::read_spike_suppression(params),
-            round_rtt: RoundRtt::from_index(params.get("round_rtt") as usize)
-                .unwrap_or(RoundRtt::Distinguished),
+impl VegasConfig {
+    /// From the parameters `keys` locate.
+    pub fn read(params: &ParamValues, keys: &VegasKeys) -> Self {
+        VegasConfig {
+            gamma: params.value(keys.gamma),
+            ss_exit_factor: keys.ss_exit_factor.map_or(1.0, |key| params.value(key)),
+            min_rtt_samples: keys.min_rtt_samples.map_or(1, |key| params.value(key)),
+            pacing: PacingProfile::read(params, keys.pacing),
+            round_rtt: params.value(keys.round_rtt),
         }
     }
 }
 
-/// What the last evaluated round found, for qlog.
-#[derive(Clone, Copy, Debug)]
-struct Decision {
-    /// Diff as this flavour computes it, in packets.
-    diff_packets: f64,
-    expected_bits_per_sec: f64,
-    actual_bits_per_sec: f64,
+/// How slow start grows cwnd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlowStartGrowth {
+    /// Section 3.5.3: a round that doubles cwnd, then one that holds it and
+    /// is compared with gamma.
+    EveryOtherRound,
+    /// Every ACK grows cwnd and every round is compared (Linux).
+    EveryRound,
 }
 
-/// One round of congestion avoidance that Vegas evaluated (paper flavour), as
-/// handed to a [`CongestionAvoidanceRule`].
+/// A slow-start round's outcome, as the rules decide it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlowStartStep {
+    /// Stay in slow start; the next round grows.
+    Continue,
+    /// Leave slow start: cwnd = ssthresh = cwnd × `ss_exit_factor`, a
+    /// decrease in section 3.3's sense if it shrank cwnd.
+    ExitScaled,
+    /// cwnd = min(cwnd, this many bytes), then ssthresh = min(ssthresh,
+    /// cwnd); not a decrease (Linux's exit).
+    ExitToWindow(usize),
+}
+
+/// What the rules want done about a congestion event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossResponse {
+    /// A timeout: ssthresh = this, cwnd = the minimum window, slow start
+    /// again from a growth round, whenever the lost packets were sent.
+    Timeout { ssthresh: usize },
+    /// If the lost packet was sent after the last decrease (section 3.3):
+    /// cwnd and ssthresh become these, and a new epoch begins.
+    Reduce { cwnd: usize, ssthresh: usize },
+    /// Leave the window as it is.
+    Keep,
+}
+
+/// A correction of one ACK's RTT samples (RoVegas's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RttAdjustment {
+    /// Subtracted from every non-zero RTT of the ACK before the skeleton
+    /// (BaseRTT, the round) sees it.
+    pub subtract: Duration,
+    /// A BaseRTT sample measured besides the ACK's RTTs, offered first.
+    pub base_rtt_probe: Option<Duration>,
+}
+
+/// Diff of one round, as a member computes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CongestionAvoidanceRound {
-    pub round: CompletedRound,
-    /// Diff of the round (section 3.5.2), in packets.
+pub struct RoundDiff {
+    /// Diff in packets, compared with the thresholds.
     pub diff_packets: f64,
-    /// cwnd during the round, in packets (fractions included).
-    pub cwnd_packets: f64,
-    pub max_datagram_size: usize,
+    /// Expected and Actual behind it.
+    pub rates: VegasDiff,
 }
 
-/// A replacement for section 3.5.2's once-per-RTT step in congestion
-/// avoidance. Vegas calls it at the end of every round it evaluates in
-/// congestion avoidance (not in slow start, not in recovery, not for rounds
-/// with too few RTT samples) and applies the change of cwnd it returns.
-pub trait CongestionAvoidanceRule: Send + std::fmt::Debug {
-    /// The algorithm's name, reported instead of `vegas`.
+/// Section 3.5.2's Diff from cwnd in packets, fractions included.
+pub fn paper_diff(window: &Window, base_rtt: Duration, round_rtt: Duration) -> Option<RoundDiff> {
+    let rates = VegasDiff::compute(window.cwnd_packets(), base_rtt, round_rtt)?;
+    Some(RoundDiff {
+        diff_packets: rates.diff_packets,
+        rates,
+    })
+}
+
+/// A round that ended outside recovery, as the rules see it.
+#[derive(Clone, Copy, Debug)]
+pub struct RoundView<'a> {
+    pub round: CompletedRound,
+    /// Diff of the round, `None` if it measured too little.
+    pub diff_packets: Option<f64>,
+    pub window: &'a Window,
+    pub base_rtt: Option<Duration>,
+    /// The round's RTT as `round_rtt` defines it.
+    pub round_rtt: Option<Duration>,
+    pub gamma: f64,
+    /// Bytes acknowledged by the ACK that ended the round.
+    pub acked_bytes: usize,
+}
+
+/// What a member of the Vegas family decides; everything else is
+/// [`Vegas`]'s. The defaults are the paper's.
+pub trait VegasRules: Debug + Send {
+    /// The algorithm's name as selected on the command line.
     fn name(&self) -> &'static str;
 
-    /// The change of cwnd in bytes for the round. A decrease stops at the
-    /// minimum window and also lowers ssthresh to cwnd, as Vegas's own linear
-    /// decrease does. The rule decides what application-limited rounds may do.
-    fn on_round(&mut self, round: &CongestionAvoidanceRound) -> i64;
+    /// How slow start grows.
+    fn slow_start_growth(&self) -> SlowStartGrowth {
+        SlowStartGrowth::EveryOtherRound
+    }
 
-    /// The rule's internals for qlog, its thresholds among them (they replace
-    /// Vegas's fixed `alpha` and `beta`).
-    fn internals(&self, out: &mut Internals);
+    /// Sees every packet sent, after the round clock.
+    fn on_packet_sent(&mut self, _sent: &PacketSent) {}
+
+    /// Sees every ACK that acknowledges something (RTTs as measured), before
+    /// the skeleton acts on it: the place for estimators.
+    fn observe_ack(&mut self, _ack: &AckEvent<'_>, _window: &Window) {}
+
+    /// How the ACK's RTT samples are to be read; `min_sample_size` is the
+    /// smallest packet that gives one.
+    fn rtt_adjustment(&mut self, _ack: &AckEvent<'_>, _min_sample_size: usize) -> RttAdjustment {
+        RttAdjustment::default()
+    }
+
+    /// The ACK's BaseRTT sample (its smallest full-size RTT, adjusted);
+    /// section 3.5.2: BaseRTT is the minimum of all.
+    fn on_base_rtt_sample(
+        &mut self,
+        rtt: Duration,
+        _now: Instant,
+        _window: &Window,
+        base_rtt: &mut BaseRttTracker,
+    ) {
+        base_rtt.on_rtt_sample(rtt);
+    }
+
+    /// Diff of a round from cwnd, BaseRTT and the round's RTT.
+    fn diff(&self, window: &Window, base_rtt: Duration, round_rtt: Duration) -> Option<RoundDiff> {
+        paper_diff(window, base_rtt, round_rtt)
+    }
+
+    /// A slow-start round that is compared with gamma ended (section 3.5.3:
+    /// Diff > gamma ends slow start).
+    fn slow_start_round(&mut self, round: &RoundView<'_>) -> SlowStartStep {
+        match round.diff_packets {
+            Some(diff) if diff > round.gamma => SlowStartStep::ExitScaled,
+            _ => SlowStartStep::Continue,
+        }
+    }
+
+    /// A congestion-avoidance round with a Diff ended: the change of cwnd in
+    /// bytes. A decrease stops at the minimum window.
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64;
+
+    /// A congestion-avoidance round without a Diff ended.
+    fn round_without_diff(&mut self, _round: &RoundView<'_>) -> i64 {
+        0
+    }
+
+    /// After a round with a Diff, ssthresh is raised to at least this.
+    fn ssthresh_floor(&self, _cwnd: usize) -> usize {
+        0
+    }
+
+    /// A congestion event.
+    fn loss_reaction(
+        &mut self,
+        loss: &CongestionEvent,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> LossResponse;
+
+    /// The window was decreased, restored or rescaled: drop any partial
+    /// increase counted towards the next packet.
+    fn forget_increase_credit(&mut self) {}
+
+    /// Fields for qlog: the rules write all of them, with the help of
+    /// [`VegasView`]'s writers, so that each member keeps its names.
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals);
 }
 
-/// TCP Vegas; see the module documentation.
+/// Section 3.5.2's step: one packet towards `alpha <= Diff <= beta`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinearStep {
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+impl LinearStep {
+    pub fn from_params(params: &ParamValues, keys: &ThresholdKeys) -> Self {
+        LinearStep {
+            alpha: params.value(keys.alpha),
+            beta: params.value(keys.beta),
+        }
+    }
+
+    /// +1 packet if Diff < alpha (not when application-limited), −1 if
+    /// Diff > beta, else 0; in bytes.
+    pub fn step(&self, round: &RoundView<'_>, diff: f64) -> i64 {
+        let packet = i64::try_from(round.window.max_datagram_size()).unwrap_or(i64::MAX);
+        if diff < self.alpha {
+            // Too little extra data in the network: increase linearly.
+            if round.round.app_limited {
+                0
+            } else {
+                packet
+            }
+        } else if diff > self.beta {
+            // Too much extra data in the network: decrease linearly.
+            -packet
+        } else {
+            // alpha <= Diff <= beta: leave cwnd unchanged.
+            0
+        }
+    }
+
+    pub fn internals(&self, out: &mut Internals) {
+        out.float("alpha", self.alpha);
+        out.float("beta", self.beta);
+    }
+}
+
+/// The loss reaction of this file's Vegas: cwnd = ssthresh = cwnd ×
+/// `loss_factor` once per epoch; on a timeout ssthresh = cwnd ×
+/// `timeout_ssthresh_factor`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaledLoss {
+    pub loss_factor: f64,
+    pub timeout_ssthresh_factor: f64,
+}
+
+impl ScaledLoss {
+    pub fn from_params(params: &ParamValues, keys: &LossKeys) -> Self {
+        ScaledLoss {
+            loss_factor: params.value(keys.loss_factor),
+            timeout_ssthresh_factor: params.value(keys.timeout_ssthresh_factor),
+        }
+    }
+
+    pub fn response(&self, loss: &CongestionEvent, window: &Window) -> LossResponse {
+        if loss.persistent_congestion {
+            // Like TCP's retransmission timeout.
+            return LossResponse::Timeout {
+                ssthresh: window.scaled(self.timeout_ssthresh_factor),
+            };
+        }
+        let reduced = window.scaled(self.loss_factor);
+        LossResponse::Reduce {
+            cwnd: reduced,
+            ssthresh: reduced,
+        }
+    }
+}
+
+/// The paper's Vegas (004, section 3): the skeleton's defaults, section
+/// 3.5.2's step and the loss reduction above.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PaperVegas {
+    pub step: LinearStep,
+    pub loss: ScaledLoss,
+}
+
+impl PaperVegas {
+    pub fn from_params(params: &ParamValues, keys: &PaperKeys) -> Self {
+        PaperVegas {
+            step: LinearStep::from_params(params, &keys.thresholds),
+            loss: ScaledLoss::from_params(params, &keys.loss),
+        }
+    }
+}
+
+impl VegasRules for PaperVegas {
+    fn name(&self) -> &'static str {
+        "vegas"
+    }
+
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+        self.step.step(round, diff)
+    }
+
+    fn loss_reaction(
+        &mut self,
+        loss: &CongestionEvent,
+        window: &Window,
+        _base_rtt: Option<Duration>,
+    ) -> LossResponse {
+        self.loss.response(loss, window)
+    }
+
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        out.text("flavour", "paper");
+        vegas.write_cwnd(out);
+        self.step.internals(out);
+        vegas.write_measurements("round_rtt_ms", out);
+        vegas.write_growth_round(out);
+    }
+}
+
+/// What the last evaluated round found, for qlog.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decision {
+    /// Diff as the member computes it, in packets.
+    pub diff_packets: f64,
+    pub expected_bits_per_sec: f64,
+    pub actual_bits_per_sec: f64,
+}
+
+/// The skeleton's state, read-only, for the rules' qlog fields.
+#[derive(Clone, Copy, Debug)]
+pub struct VegasView<'a> {
+    pub window: &'a Window,
+    pub base_rtt: Option<Duration>,
+    /// The RTT of the last completed round, as `round_rtt` defines it.
+    pub round_rtt: Option<Duration>,
+    pub decision: Option<Decision>,
+    /// Index of the current round.
+    pub round: Option<u64>,
+    pub ss_growth_round: bool,
+    pub gamma: f64,
+}
+
+impl VegasView<'_> {
+    /// `cwnd_packets`.
+    pub fn write_cwnd(&self, out: &mut Internals) {
+        out.float("cwnd_packets", self.window.cwnd_packets());
+    }
+
+    /// `gamma`, `base_rtt_ms`, the round's RTT under `round_rtt_name`,
+    /// `diff_packets`, `expected_bps`, `actual_bps` and `round`.
+    pub fn write_measurements(&self, round_rtt_name: &'static str, out: &mut Internals) {
+        out.float("gamma", self.gamma);
+        if let Some(base) = self.base_rtt {
+            out.millis("base_rtt_ms", base);
+        }
+        if let Some(round_rtt) = self.round_rtt {
+            out.millis(round_rtt_name, round_rtt);
+        }
+        if let Some(d) = self.decision {
+            out.float("diff_packets", d.diff_packets);
+            if d.expected_bits_per_sec.is_finite() && d.actual_bits_per_sec.is_finite() {
+                out.float("expected_bps", d.expected_bits_per_sec);
+                out.float("actual_bps", d.actual_bits_per_sec);
+            }
+        }
+        if let Some(round) = self.round {
+            out.int("round", round);
+        }
+    }
+
+    /// `ss_growth_round`: whether the current slow-start round doubles cwnd.
+    pub fn write_growth_round(&self, out: &mut Internals) {
+        out.int("ss_growth_round", u64::from(self.ss_growth_round));
+    }
+}
+
+/// The Vegas skeleton; see the module documentation. `Vegas` alone is the
+/// paper's TCP Vegas.
 #[derive(Debug)]
-pub struct Vegas {
-    flavour: VegasFlavour,
-    config: Config,
+pub struct Vegas<R: VegasRules = PaperVegas> {
+    rules: R,
+    config: VegasConfig,
     window: Window,
     base_rtt: BaseRttTracker,
     rounds: RoundClock,
-    /// Paper slow start: whether the current round is one that doubles cwnd
-    /// (the others hold it).
+    /// Every-other-round slow start: whether the current round is one that
+    /// doubles cwnd (the others hold it).
     ss_growth_round: bool,
     /// When cwnd was last decreased (section 3.3); in recovery while ACKs
     /// still acknowledge only packets sent before that.
     epoch: RecoveryEpoch,
     smoothed_rtt: Option<Duration>,
     last_decision: Option<Decision>,
-    /// Linux flavour, Reno fallback: bytes acknowledged towards the next
-    /// one-packet increase.
-    reno_acked_bytes: usize,
-    /// Replaces section 3.5.2's step, if set.
-    congestion_avoidance: Option<Box<dyn CongestionAvoidanceRule>>,
+    /// The ACK's packets with adjusted RTTs, reused between ACKs.
+    adjusted: Vec<AckedPacket>,
 }
 
-impl Vegas {
-    /// A controller of the given flavour; `params` must come from that
-    /// flavour's table ([`PAPER_PARAMS`] or [`LINUX_PARAMS`]).
-    pub fn new(flavour: VegasFlavour, params: &ParamValues, window: WindowConfig) -> Self {
+impl Vegas<PaperVegas> {
+    /// The paper's Vegas with `params` from [`PAPER_PARAMS`].
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        Vegas::with_rules(
+            PaperVegas::from_params(params, &PAPER_KEYS),
+            VegasConfig::read(params, &PAPER_KEYS.vegas),
+            window,
+        )
+    }
+}
+
+impl<R: VegasRules> Vegas<R> {
+    /// A controller making `rules`' decisions.
+    pub fn with_rules(rules: R, config: VegasConfig, window: WindowConfig) -> Self {
         Vegas {
-            flavour,
-            config: Config::read(flavour, params),
+            rules,
+            config,
             window: Window::new(window),
             base_rtt: BaseRttTracker::new(),
             rounds: RoundClock::for_datagram_size(window.max_datagram_size),
@@ -525,50 +801,23 @@ impl Vegas {
             epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             smoothed_rtt: None,
             last_decision: None,
-            reno_acked_bytes: 0,
-            congestion_avoidance: None,
+            adjusted: Vec::new(),
         }
     }
 
-    /// The paper's Vegas with section 3.5.2's step replaced by `rule`.
-    /// `params` must name every parameter of [`PAPER_PARAMS`]; `alpha` and
-    /// `beta` among them are then the rule's business only.
-    pub fn with_congestion_avoidance(
-        params: &ParamValues,
-        window: WindowConfig,
-        rule: Box<dyn CongestionAvoidanceRule>,
-    ) -> Self {
-        let mut vegas = Self::new(VegasFlavour::Paper, params, window);
-        vegas.congestion_avoidance = Some(rule);
-        vegas
+    pub fn rules(&self) -> &R {
+        &self.rules
     }
 
-    pub fn flavour(&self) -> VegasFlavour {
-        self.flavour
-    }
-
-    /// BaseRTT: the smallest RTT seen (section 3.5.2).
+    /// BaseRTT: the smallest RTT seen (section 3.5.2), as the rules keep it.
     pub fn base_rtt(&self) -> Option<Duration> {
         self.base_rtt.base_rtt()
-    }
-
-    /// Packets smaller than this give no RTT sample (see the round clock).
-    pub fn min_sample_size(&self) -> usize {
-        self.rounds.min_sample_size()
-    }
-
-    /// Offers a BaseRTT sample measured outside the ACKs' RTTs, for variants
-    /// that know more of the path's fixed delay (RoVegas subtracts the
-    /// queueing times routers report). BaseRTT stays the minimum of all
-    /// samples. Returns whether it lowered BaseRTT.
-    pub fn offer_base_rtt_sample(&mut self, rtt: Duration) -> bool {
-        self.base_rtt.on_rtt_sample(rtt)
     }
 
     /// A decrease that counts as "the last decrease" of section 3.3.
     fn record_decrease(&mut self, now: Instant) {
         self.epoch.begin(now);
-        self.reno_acked_bytes = 0;
+        self.rules.forget_increase_credit();
     }
 
     /// Diff for a finished round, if the round measured enough (section
@@ -579,46 +828,44 @@ impl Vegas {
         }
         let base_rtt = self.base_rtt.base_rtt()?;
         let round_rtt = round.rtt(self.config.round_rtt)?;
-        let diff = match self.flavour {
-            VegasFlavour::Paper => {
-                VegasDiff::compute(self.window.cwnd_packets(), base_rtt, round_rtt)?
-            }
-            VegasFlavour::Linux => {
-                // Linux counts cwnd in whole packets.
-                let window = self.window.cwnd_whole_packets() as f64;
-                VegasDiff::compute(window, base_rtt, round_rtt)?
-            }
-        };
-        let diff_packets = match self.flavour {
-            VegasFlavour::Paper => diff.diff_packets,
-            VegasFlavour::Linux => {
-                linux_diff_packets(diff.window_packets as u64, base_rtt, round_rtt) as f64
-            }
-        };
+        let diff = self.rules.diff(&self.window, base_rtt, round_rtt)?;
         let bits_per_packet = self.window.max_datagram_size() as f64 * 8.0;
         self.last_decision = Some(Decision {
-            diff_packets,
-            expected_bits_per_sec: diff.expected_packets_per_sec * bits_per_packet,
-            actual_bits_per_sec: diff.actual_packets_per_sec * bits_per_packet,
+            diff_packets: diff.diff_packets,
+            expected_bits_per_sec: diff.rates.expected_packets_per_sec * bits_per_packet,
+            actual_bits_per_sec: diff.rates.actual_packets_per_sec * bits_per_packet,
         });
-        Some(diff_packets)
+        Some(diff.diff_packets)
     }
 
-    /// The paper's once-per-RTT step (sections 3.5.2 and 3.5.3).
-    fn paper_round_end(&mut self, round: &CompletedRound, now: Instant) {
+    /// The once-per-RTT step (sections 3.5.2 and 3.5.3), with the rules'
+    /// decisions.
+    fn round_end(&mut self, round: &CompletedRound, acked_bytes: usize, now: Instant) {
         let diff = self.evaluate(round);
+        let view = RoundView {
+            round: *round,
+            diff_packets: diff,
+            window: &self.window,
+            base_rtt: self.base_rtt.base_rtt(),
+            round_rtt: round.rtt(self.config.round_rtt),
+            gamma: self.config.gamma,
+            acked_bytes,
+        };
         if self.window.in_slow_start() {
             // 3.5.3: "Vegas allows exponential growth only every other RTT. In
             // between, the congestion window stays fixed so a valid comparison
             // of the expected and actual rates can be made."
-            if self.ss_growth_round {
+            if self.rules.slow_start_growth() == SlowStartGrowth::EveryOtherRound
+                && self.ss_growth_round
+            {
                 self.ss_growth_round = false;
                 return;
             }
-            match diff {
-                Some(diff) if diff > self.config.gamma => {
+            match self.rules.slow_start_round(&view) {
+                SlowStartStep::Continue => self.ss_growth_round = true,
+                SlowStartStep::ExitScaled => {
                     // 3.5.3: "Vegas changes from slow-start mode to linear
-                    // increase/decrease mode", here with a 1/8 cut.
+                    // increase/decrease mode", here with a cut.
                     let reduced = self.window.scaled(self.config.ss_exit_factor);
                     let decreased = reduced < self.window.cwnd();
                     self.window.set_cwnd(reduced);
@@ -627,110 +874,57 @@ impl Vegas {
                         self.record_decrease(now);
                     }
                 }
-                _ => self.ss_growth_round = true,
-            }
-            return;
-        }
-        let Some(diff) = diff else { return };
-        if self.congestion_avoidance.is_some() {
-            self.apply_congestion_avoidance_rule(round, diff);
-            return;
-        }
-        if diff < self.config.alpha {
-            // Too little extra data in the network: increase linearly.
-            if !round.app_limited {
-                self.window.increase(self.window.max_datagram_size());
-            }
-        } else if diff > self.config.beta {
-            // Too much extra data in the network: decrease linearly.
-            self.window.decrease(self.window.max_datagram_size());
-        }
-        // alpha <= Diff <= beta: leave cwnd unchanged.
-    }
-
-    /// `tcp_vegas.c`'s once-per-RTT step.
-    fn linux_round_end(&mut self, round: &CompletedRound, acked_bytes: usize) {
-        let Some(diff) = self.evaluate(round) else {
-            // Too few samples to trust (likely delayed ACKs): Reno this round.
-            // Slow start grows on this ACK as on every other.
-            if !self.window.in_slow_start() && !round.app_limited {
-                self.reno_additive_increase(acked_bytes);
-            }
-            return;
-        };
-        let packet = self.window.max_datagram_size();
-        if self.window.in_slow_start() {
-            if diff > self.config.gamma {
-                // Going too fast: set cwnd to the actual rate times BaseRTT,
-                // plus one for the truncation, and leave slow start.
-                if let (Some(base), Some(rtt)) =
-                    (self.base_rtt.base_rtt(), round.rtt(self.config.round_rtt))
-                {
-                    let window = self.window.cwnd_whole_packets() as u64;
-                    let target = linux_target_window_packets(window, base, rtt).saturating_add(1);
-                    let target_bytes = usize::try_from(target)
-                        .unwrap_or(usize::MAX)
-                        .saturating_mul(packet);
-                    self.window.set_cwnd(self.window.cwnd().min(target_bytes));
+                SlowStartStep::ExitToWindow(bytes) => {
+                    self.window.set_cwnd(self.window.cwnd().min(bytes));
                     self.window
                         .set_ssthresh(self.window.ssthresh().min(self.window.cwnd()));
-                    // Not a decrease for section 3.3's loss filter: Linux
-                    // filters losses by recovery episode only.
                 }
             }
-        } else if diff > self.config.beta {
-            self.window.decrease(packet);
-        } else if diff < self.config.alpha && !round.app_limited {
-            self.window.increase(packet);
+        } else {
+            let change = match diff {
+                Some(diff) => self.rules.congestion_avoidance_round(&view, diff),
+                None => self.rules.round_without_diff(&view),
+            };
+            let bytes = usize::try_from(change.unsigned_abs()).unwrap_or(usize::MAX);
+            if change > 0 {
+                self.window.increase(bytes);
+            } else if change < 0 {
+                self.window.decrease(bytes);
+            }
         }
-        // Linux's tcp_current_ssthresh: ssthresh keeps at least 3/4 of cwnd.
-        let cwnd = self.window.cwnd();
-        self.window
-            .set_ssthresh(self.window.ssthresh().max(cwnd / 2 + cwnd / 4));
-    }
-
-    /// Asks the plugged-in rule for the round's step and applies it.
-    fn apply_congestion_avoidance_rule(&mut self, round: &CompletedRound, diff: f64) {
-        let input = CongestionAvoidanceRound {
-            round: *round,
-            diff_packets: diff,
-            cwnd_packets: self.window.cwnd_packets(),
-            max_datagram_size: self.window.max_datagram_size(),
-        };
-        let Some(rule) = self.congestion_avoidance.as_mut() else {
-            return;
-        };
-        let change = rule.on_round(&input);
-        let bytes = usize::try_from(change.unsigned_abs()).unwrap_or(usize::MAX);
-        if change > 0 {
-            self.window.increase(bytes);
-        } else if change < 0 {
-            self.window.decrease(bytes);
+        if diff.is_some() {
+            let floor = self.rules.ssthresh_floor(self.window.cwnd());
+            if floor > self.window.ssthresh() {
+                self.window.set_ssthresh(floor);
+            }
         }
     }
 
-    /// Reno's congestion avoidance: one packet per window acknowledged.
-    fn reno_additive_increase(&mut self, acked_bytes: usize) {
-        self.reno_acked_bytes = self.reno_acked_bytes.saturating_add(acked_bytes);
-        let cwnd = self.window.cwnd();
-        if self.reno_acked_bytes >= cwnd {
-            self.reno_acked_bytes -= cwnd;
-            self.window.increase(self.window.max_datagram_size());
+    fn view(&self) -> VegasView<'_> {
+        VegasView {
+            window: &self.window,
+            base_rtt: self.base_rtt.base_rtt(),
+            round_rtt: self
+                .rounds
+                .last_completed()
+                .and_then(|r| r.rtt(self.config.round_rtt)),
+            decision: self.last_decision,
+            round: self.rounds.current().map(|r| r.index),
+            ss_growth_round: self.ss_growth_round,
+            gamma: self.config.gamma,
         }
     }
 }
 
-impl CongestionController for Vegas {
+impl<R: VegasRules> CongestionController for Vegas<R> {
     fn name(&self) -> &'static str {
-        match &self.congestion_avoidance {
-            Some(rule) => rule.name(),
-            None => self.flavour.algorithm_name(),
-        }
+        self.rules.name()
     }
 
     fn on_packet_sent(&mut self, sent: &PacketSent) {
         self.rounds
             .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
+        self.rules.on_packet_sent(sent);
     }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
@@ -740,9 +934,32 @@ impl CongestionController for Vegas {
         if !ack.rtt.smoothed_rtt.is_zero() {
             self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
         }
+        self.rules.observe_ack(ack, &self.window);
+        let min_sample_size = self.rounds.min_sample_size();
+        let adjustment = self.rules.rtt_adjustment(ack, min_sample_size);
+        if let Some(probe) = adjustment.base_rtt_probe {
+            self.base_rtt.on_rtt_sample(probe);
+        }
+        let mut adjusted = std::mem::take(&mut self.adjusted);
+        adjusted.clear();
+        let acked = if adjustment.subtract.is_zero() {
+            ack.acked
+        } else {
+            adjusted.extend(ack.acked.iter().map(|p| {
+                let mut packet = *p;
+                if !p.rtt.is_zero() {
+                    packet.rtt = p.rtt.saturating_sub(adjustment.subtract);
+                }
+                packet
+            }));
+            &adjusted
+        };
+        let ack = AckEvent { acked, ..*ack };
+
         // 3.5.2: BaseRTT is the minimum of all measured round trip times.
-        if let Some(rtt) = smallest_rtt_sample(ack.acked, self.rounds.min_sample_size()) {
-            self.base_rtt.on_rtt_sample(rtt);
+        if let Some(rtt) = smallest_rtt_sample(ack.acked, min_sample_size) {
+            self.rules
+                .on_base_rtt_sample(rtt, ack.now, &self.window, &mut self.base_rtt);
         }
         let acked_bytes = ack
             .acked
@@ -751,18 +968,15 @@ impl CongestionController for Vegas {
 
         // Rounds ending in recovery are not evaluated, and the end of
         // recovery restarts the round.
-        if let AckedRound::Ended(round) = self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
-            match self.flavour {
-                VegasFlavour::Paper => self.paper_round_end(&round, ack.now),
-                VegasFlavour::Linux => self.linux_round_end(&round, acked_bytes),
-            }
+        if let AckedRound::Ended(round) = self.epoch.on_ack_with_rounds(&ack, &mut self.rounds) {
+            self.round_end(&round, acked_bytes, ack.now);
         }
 
-        // Slow start: the paper grows only in alternate rounds, Linux on every
-        // ACK. Not in recovery and not when the window is not being used.
-        let growth_round = match self.flavour {
-            VegasFlavour::Paper => self.ss_growth_round,
-            VegasFlavour::Linux => true,
+        // Slow start grows in growth rounds only, not in recovery and not
+        // when the window is not being used.
+        let growth_round = match self.rules.slow_start_growth() {
+            SlowStartGrowth::EveryOtherRound => self.ss_growth_round,
+            SlowStartGrowth::EveryRound => true,
         };
         if self.window.in_slow_start()
             && growth_round
@@ -771,34 +985,40 @@ impl CongestionController for Vegas {
         {
             self.window.slow_start(acked_bytes);
         }
+        self.adjusted = adjusted;
     }
 
     fn on_congestion_event(&mut self, loss: &CongestionEvent) {
-        if loss.persistent_congestion {
-            // Like TCP's retransmission timeout: back to the minimum window
-            // and slow start, whenever the lost packets were sent.
-            self.window
-                .set_ssthresh(self.window.scaled(self.config.timeout_ssthresh_factor));
-            self.window.set_cwnd(self.window.minimum());
-            self.ss_growth_round = true;
-            self.record_decrease(loss.now);
-            return;
+        let response = self
+            .rules
+            .loss_reaction(loss, &self.window, self.base_rtt.base_rtt());
+        match response {
+            LossResponse::Timeout { ssthresh } => {
+                // Back to the minimum window and slow start, whenever the
+                // lost packets were sent.
+                self.window.set_ssthresh(ssthresh);
+                self.window.set_cwnd(self.window.minimum());
+                self.ss_growth_round = true;
+                self.record_decrease(loss.now);
+            }
+            LossResponse::Reduce { cwnd, ssthresh } => {
+                // 3.3: "Vegas only decreases the congestion window if the
+                // retransmitted segment was previously sent after the last
+                // decrease."
+                if self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
+                    self.window.set_cwnd(cwnd);
+                    self.window.set_ssthresh(ssthresh);
+                    self.record_decrease(loss.now);
+                }
+            }
+            LossResponse::Keep => {}
         }
-        // 3.3: "Vegas only decreases the congestion window if the
-        // retransmitted segment was previously sent after the last decrease."
-        if !self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
-            return;
-        }
-        let reduced = self.window.scaled(self.config.loss_factor);
-        self.window.set_cwnd(reduced);
-        self.window.set_ssthresh(reduced);
-        self.record_decrease(loss.now);
     }
 
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
         self.window.restore(cwnd, ssthresh);
         self.epoch.undo();
-        self.reno_acked_bytes = 0;
+        self.rules.forget_increase_credit();
         true
     }
 
@@ -828,51 +1048,13 @@ impl CongestionController for Vegas {
     }
 
     fn internals(&self, out: &mut Internals) {
-        out.text(
-            "flavour",
-            match self.flavour {
-                VegasFlavour::Paper => "paper",
-                VegasFlavour::Linux => "linux",
-            },
-        );
-        out.float("cwnd_packets", self.window.cwnd_packets());
-        match &self.congestion_avoidance {
-            Some(rule) => rule.internals(out),
-            None => {
-                out.float("alpha", self.config.alpha);
-                out.float("beta", self.config.beta);
-            }
-        }
-        out.float("gamma", self.config.gamma);
-        if let Some(base) = self.base_rtt.base_rtt() {
-            out.millis("base_rtt_ms", base);
-        }
-        if let Some(round_rtt) = self
-            .rounds
-            .last_completed()
-            .and_then(|r| r.rtt(self.config.round_rtt))
-        {
-            out.millis("round_rtt_ms", round_rtt);
-        }
-        if let Some(d) = self.last_decision {
-            out.float("diff_packets", d.diff_packets);
-            if d.expected_bits_per_sec.is_finite() && d.actual_bits_per_sec.is_finite() {
-                out.float("expected_bps", d.expected_bits_per_sec);
-                out.float("actual_bps", d.actual_bits_per_sec);
-            }
-        }
-        if let Some(round) = self.rounds.current() {
-            out.int("round", round.index);
-        }
-        if self.flavour == VegasFlavour::Paper {
-            out.int("ss_growth_round", u64::from(self.ss_growth_round));
-        }
+        self.rules.internals(&self.view(), out);
     }
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         // Vegas counts in packets: keep the window's packet count.
         self.window.rescale_to(max_datagram_size);
         self.rounds.set_max_datagram_size(max_datagram_size);
-        self.reno_acked_bytes = 0;
+        self.rules.forget_increase_credit();
     }
 }

@@ -45,8 +45,10 @@
 //! - Everything that is not Fig. 1 — slow start, the reaction to loss,
 //!   persistent congestion, spike suppression — is Vegas's
 //!   (004_039b3aff67042154.txt, [`crate::vegas`]), unchanged and with Vegas's
-//!   parameters: the controller is [`Vegas`] with Fig. 1 plugged in as its
-//!   [`CongestionAvoidanceRule`]. The paper describes Vegas-A only by Fig. 1.
+//!   parameters: the controller is the Vegas skeleton with [`VegasA`] as its
+//!   rules, which replace only the congestion-avoidance round
+//!   ([`VegasRules::congestion_avoidance_round`]) and the qlog fields. The
+//!   paper describes Vegas-A only by Fig. 1.
 //! - Pacing too is Vegas's ([`crate::shared::pacing_profile`]): by default
 //!   (`profile=quic`) slow start is paced as RFC 9002 section 7.7 asks, and
 //!   spike suppression paces the rest; `profile=paper` leaves slow start
@@ -97,13 +99,19 @@
 //! - **When Cwnd(i + 1) takes effect.** At the end of round i, at once, as
 //!   Vegas applies its own step.
 
+use std::time::Duration;
+
+use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
-use crate::params::{param_named, ParamInfo, ParamKind, ParamValues};
+use crate::events::CongestionEvent;
+use crate::params::{param_named, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
+use crate::shared::pacing_profile;
 use crate::shared::round_clock::CompletedRound;
+use crate::shared::window::Window;
 use crate::vegas::{
-    self, CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas, PAPER_PARAMS as VEGAS_PARAMS,
-    ROUND_RTT_DISTINGUISHED,
+    LossKeys, LossResponse, RoundView, ScaledLoss, ThresholdKeys, Vegas, VegasConfig, VegasKeys,
+    VegasRules, VegasView, PAPER_PARAMS as VEGAS_PARAMS, ROUND_RTT_DISTINGUISHED,
 };
 
 pub const NAME: &str = "vegas-a";
@@ -149,7 +157,7 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "above_beta_at_alpha_min",
         default: 0.0,
-        kind: ParamKind::Choice(&["decrease", "hold"]),
+        kind: ParamKind::Choice(AboveBetaAtFloor::WORDS),
         description: "Fig. 1 line 21, Diff > beta with alpha at its floor: decrease (cwnd - 1, \
                       Vegas's rule, so beta bounds the queue) or hold (line 21 as printed: no \
                       update, which leaves a standing queue)",
@@ -180,24 +188,82 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     build,
 };
 
-/// `alpha_min <= alpha <= beta`.
-pub fn validate(params: &ParamValues) -> Result<(), String> {
-    let alpha = params.get("alpha");
-    let alpha_min = params.get("alpha_min");
-    if alpha < alpha_min {
-        return Err(format!(
-            "alpha ({alpha}) must not be below alpha_min ({alpha_min}): alpha never goes below it"
-        ));
+/// Fig. 1 line 21's two readings (`above_beta_at_alpha_min`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AboveBetaAtFloor {
+    /// cwnd − 1, Vegas's rule for Diff > β.
+    Decrease,
+    /// No update, as Fig. 1 is printed.
+    Hold,
+}
+
+impl ChoiceParam for AboveBetaAtFloor {
+    const WORDS: &'static [&'static str] = &["decrease", "hold"];
+
+    fn from_index(index: usize) -> Option<Self> {
+        [AboveBetaAtFloor::Decrease, AboveBetaAtFloor::Hold]
+            .get(index)
+            .copied()
     }
-    // Vegas's alpha <= beta, and its pacing settings.
-    vegas::validate(params)
+}
+
+choice_param_type!(AboveBetaAtFloor, AboveBetaAtFloor::Decrease);
+
+/// Where a table keeps Vegas-A's parameters: Fig. 1's, and Vegas's that
+/// Vegas-A keeps. Vegas-L's table has them too.
+#[derive(Clone, Copy, Debug)]
+pub struct VegasAKeys {
+    pub vegas: VegasKeys,
+    pub thresholds: ThresholdKeys,
+    pub loss: LossKeys,
+    alpha_min: Key<f64>,
+    cwnd_step_packets: Key<f64>,
+    threshold_step_packets: Key<f64>,
+    above_beta_at_alpha_min: Key<AboveBetaAtFloor>,
+}
+
+impl VegasAKeys {
+    /// A table holding every entry of [`PARAMS`] by name.
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        VegasAKeys {
+            vegas: VegasKeys::paper(table),
+            thresholds: ThresholdKeys::in_table(table),
+            loss: LossKeys::in_table(table),
+            alpha_min: Key::in_table(table, "alpha_min"),
+            cwnd_step_packets: Key::in_table(table, "cwnd_step_packets"),
+            threshold_step_packets: Key::in_table(table, "threshold_step_packets"),
+            above_beta_at_alpha_min: Key::in_table(table, "above_beta_at_alpha_min"),
+        }
+    }
+
+    /// `alpha_min <= alpha <= beta`, and Vegas's pacing settings.
+    pub fn validate(&self, params: &ParamValues) -> Result<(), String> {
+        let alpha = params.value(self.thresholds.alpha);
+        let alpha_min = params.value(self.alpha_min);
+        if alpha < alpha_min {
+            return Err(format!(
+                "alpha ({alpha}) must not be below alpha_min ({alpha_min}): alpha never goes \
+                 below it"
+            ));
+        }
+        // Vegas's alpha <= beta, and its pacing settings.
+        self.thresholds.validate(params)?;
+        pacing_profile::validate_keys(params, self.vegas.pacing)
+    }
+}
+
+/// [`PARAMS`]' keys.
+pub const KEYS: VegasAKeys = VegasAKeys::in_table(PARAMS);
+
+fn validate(params: &ParamValues) -> Result<(), String> {
+    KEYS.validate(params)
 }
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
-    Box::new(Vegas::with_congestion_avoidance(
-        params,
+    Box::new(Vegas::with_rules(
+        VegasA::new(params, &KEYS),
+        VegasConfig::read(params, &KEYS.vegas),
         window,
-        Box::new(VegasA::new(params)),
     ))
 }
 
@@ -341,12 +407,13 @@ pub struct Fig1 {
 }
 
 impl Fig1 {
-    pub fn from_params(params: &ParamValues) -> Self {
+    pub fn from_params(params: &ParamValues, keys: &VegasAKeys) -> Self {
         Fig1 {
-            alpha_min: params.get("alpha_min"),
-            cwnd_step_packets: params.get("cwnd_step_packets"),
-            threshold_step_packets: params.get("threshold_step_packets"),
-            shrink_above_beta_at_floor: params.word("above_beta_at_alpha_min") == "decrease",
+            alpha_min: params.value(keys.alpha_min),
+            cwnd_step_packets: params.value(keys.cwnd_step_packets),
+            threshold_step_packets: params.value(keys.threshold_step_packets),
+            shrink_above_beta_at_floor: params.value(keys.above_beta_at_alpha_min)
+                == AboveBetaAtFloor::Decrease,
         }
     }
 
@@ -476,11 +543,13 @@ impl PacketStepAccumulator {
     }
 }
 
-/// Fig. 1 as Vegas's congestion-avoidance rule: Vegas-A's α, β and
-/// throughput history. The `vegas-a` controller is [`Vegas`] with this rule.
+/// Fig. 1 as Vegas's congestion-avoidance round: Vegas-A's α, β and
+/// throughput history, and Vegas's loss reaction. The `vegas-a` controller
+/// is [`Vegas`] with these rules.
 #[derive(Clone, Debug)]
 pub struct VegasA {
     fig1: Fig1,
+    loss: ScaledLoss,
     thresholds: Thresholds,
     history: ThroughputHistory,
     accumulator: PacketStepAccumulator,
@@ -488,14 +557,15 @@ pub struct VegasA {
 }
 
 impl VegasA {
-    /// From a table that holds [`PARAMS`]'s Fig. 1 entries.
-    pub fn new(params: &ParamValues) -> Self {
-        let fig1 = Fig1::from_params(params);
+    /// From a table holding [`PARAMS`]' entries where `keys` say.
+    pub fn new(params: &ParamValues, keys: &VegasAKeys) -> Self {
+        let fig1 = Fig1::from_params(params, keys);
         VegasA {
             fig1,
+            loss: ScaledLoss::from_params(params, &keys.loss),
             thresholds: Thresholds {
-                alpha: params.get("alpha").max(fig1.alpha_min),
-                beta: params.get("beta"),
+                alpha: params.value(keys.thresholds.alpha).max(fig1.alpha_min),
+                beta: params.value(keys.thresholds.beta),
             },
             history: ThroughputHistory::default(),
             accumulator: PacketStepAccumulator::default(),
@@ -515,14 +585,12 @@ impl VegasA {
         &self.history
     }
 
-    /// Records Th(i) for the round that ended and returns Fig. 1's decision
-    /// for it.
-    pub fn decide(&mut self, round: &CongestionAvoidanceRound) -> Step {
+    /// Records Th(i) for the round that ended, with Diff `diff`, and returns
+    /// Fig. 1's decision for it.
+    pub fn decide(&mut self, round: &RoundView<'_>, diff: f64) -> Step {
         self.history.record(&round.round);
         let throughput_rose = self.history.diff_now().map(|d| d > 0.0);
-        let step = self
-            .fig1
-            .decide(round.diff_packets, self.thresholds, throughput_rose);
+        let step = self.fig1.decide(diff, self.thresholds, throughput_rose);
         self.last_line = Some(step.line);
         step
     }
@@ -530,28 +598,23 @@ impl VegasA {
     /// Carries out `step` (Fig. 1's, or one Vegas-L scaled): moves α and β
     /// and returns the change of cwnd in bytes. A growing step in an
     /// application-limited round is not taken.
-    pub fn apply(&mut self, step: Step, round: &CongestionAvoidanceRound) -> i64 {
+    pub fn apply(&mut self, step: Step, round: &RoundView<'_>) -> i64 {
         if round.round.app_limited && step.direction() == Direction::Increase {
             return 0;
         }
         self.thresholds
             .shift(step.threshold_packets, self.fig1.alpha_min);
         self.accumulator
-            .bytes(step.cwnd_packets, round.max_datagram_size)
-    }
-}
-
-impl CongestionAvoidanceRule for VegasA {
-    fn name(&self) -> &'static str {
-        NAME
+            .bytes(step.cwnd_packets, round.window.max_datagram_size())
     }
 
-    fn on_round(&mut self, round: &CongestionAvoidanceRound) -> i64 {
-        let step = self.decide(round);
-        self.apply(step, round)
+    /// Vegas's loss reaction, which Vegas-A keeps.
+    pub fn loss_response(&self, loss: &CongestionEvent, window: &Window) -> LossResponse {
+        self.loss.response(loss, window)
     }
 
-    fn internals(&self, out: &mut Internals) {
+    /// Fig. 1's fields for qlog: α, β, Th(i) and the line taken.
+    pub fn write_fig1(&self, out: &mut Internals) {
         out.float("alpha", self.thresholds.alpha);
         out.float("beta", self.thresholds.beta);
         if let Some(th) = self.history.th(0) {
@@ -560,6 +623,36 @@ impl CongestionAvoidanceRule for VegasA {
         if let Some(line) = self.last_line {
             out.int("fig1_line", line.number());
         }
+    }
+}
+
+impl VegasRules for VegasA {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+        let step = self.decide(round, diff);
+        self.apply(step, round)
+    }
+
+    fn loss_reaction(
+        &mut self,
+        loss: &CongestionEvent,
+        window: &Window,
+        _base_rtt: Option<Duration>,
+    ) -> LossResponse {
+        self.loss_response(loss, window)
+    }
+
+    /// Vegas's fields, with Fig. 1's moving α and β (and Th, the line) in
+    /// place of Vegas's fixed thresholds.
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        out.text("flavour", "paper");
+        vegas.write_cwnd(out);
+        self.write_fig1(out);
+        vegas.write_measurements("round_rtt_ms", out);
+        vegas.write_growth_round(out);
     }
 }
 

@@ -81,11 +81,15 @@
 //! - **Units.** Diff_Now and Diff_Before are bytes per second (bits per
 //!   second in qlog); only their signs and their order matter.
 
+use std::time::Duration;
+
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
-use crate::params::{concat_params, ParamInfo, ParamKind, ParamValues};
-use crate::vegas::{CongestionAvoidanceRound, CongestionAvoidanceRule, Vegas};
-use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA};
+use crate::events::CongestionEvent;
+use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
+use crate::shared::window::Window;
+use crate::vegas::{LossResponse, RoundView, Vegas, VegasConfig, VegasRules, VegasView};
+use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA, VegasAKeys};
 
 pub const NAME: &str = "vegas-l";
 
@@ -133,15 +137,45 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
         "TCP Vegas-L (000_625d42b67da1ab13.txt, Fig. 2): Vegas-A whose steps are doubled, \
                   kept or halved by the trend of the last three rounds' throughput",
     params: PARAMS,
-    validate: vegas_a::validate,
+    validate,
     build,
 };
 
+/// Where a table keeps Vegas-L's parameters: Vegas-A's, then the cases'.
+#[derive(Clone, Copy, Debug)]
+pub struct VegasLKeys {
+    pub vegas_a: VegasAKeys,
+    case1: Key<f64>,
+    case3: Key<f64>,
+    case4: Key<f64>,
+    case6: Key<f64>,
+}
+
+impl VegasLKeys {
+    pub const fn in_table(table: &[ParamInfo]) -> Self {
+        VegasLKeys {
+            vegas_a: VegasAKeys::in_table(table),
+            case1: Key::in_table(table, "case1_scale"),
+            case3: Key::in_table(table, "case3_scale"),
+            case4: Key::in_table(table, "case4_scale"),
+            case6: Key::in_table(table, "case6_scale"),
+        }
+    }
+}
+
+/// [`PARAMS`]' keys.
+pub const KEYS: VegasLKeys = VegasLKeys::in_table(PARAMS);
+
+/// Vegas-A's checks.
+fn validate(params: &ParamValues) -> Result<(), String> {
+    KEYS.vegas_a.validate(params)
+}
+
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
-    Box::new(Vegas::with_congestion_avoidance(
-        params,
+    Box::new(Vegas::with_rules(
+        VegasL::new(params, &KEYS),
+        VegasConfig::read(params, &KEYS.vegas_a.vegas),
         window,
-        Box::new(VegasL::new(params)),
     ))
 }
 
@@ -209,12 +243,12 @@ pub struct CaseScales {
 }
 
 impl CaseScales {
-    pub fn from_params(params: &ParamValues) -> Self {
+    pub fn from_params(params: &ParamValues, keys: &VegasLKeys) -> Self {
         CaseScales {
-            case1: params.get("case1_scale"),
-            case3: params.get("case3_scale"),
-            case4: params.get("case4_scale"),
-            case6: params.get("case6_scale"),
+            case1: params.value(keys.case1),
+            case3: params.value(keys.case3),
+            case4: params.value(keys.case4),
+            case6: params.value(keys.case6),
         }
     }
 
@@ -244,8 +278,9 @@ impl CaseScales {
     }
 }
 
-/// Fig. 2 around Vegas-A's decision, as Vegas's congestion-avoidance rule.
-/// The `vegas-l` controller is [`Vegas`] with this rule.
+/// Fig. 2 around Vegas-A's decision, as Vegas's congestion-avoidance round;
+/// the rest is Vegas-A's, i.e. Vegas's. The `vegas-l` controller is
+/// [`Vegas`] with these rules.
 #[derive(Clone, Debug)]
 pub struct VegasL {
     vegas_a: VegasA,
@@ -255,11 +290,11 @@ pub struct VegasL {
 }
 
 impl VegasL {
-    /// From a table that holds [`PARAMS`].
-    pub fn new(params: &ParamValues) -> Self {
+    /// From a table holding [`PARAMS`]' entries where `keys` say.
+    pub fn new(params: &ParamValues, keys: &VegasLKeys) -> Self {
         VegasL {
-            vegas_a: VegasA::new(params),
-            scales: CaseScales::from_params(params),
+            vegas_a: VegasA::new(params, &keys.vegas_a),
+            scales: CaseScales::from_params(params, keys),
             last_case: None,
             last_scale: 1.0,
         }
@@ -270,13 +305,13 @@ impl VegasL {
     }
 }
 
-impl CongestionAvoidanceRule for VegasL {
+impl VegasRules for VegasL {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    fn on_round(&mut self, round: &CongestionAvoidanceRound) -> i64 {
-        let vegas_a_step = self.vegas_a.decide(round);
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+        let vegas_a_step = self.vegas_a.decide(round, diff);
         let history = self.history();
         let case = history
             .diff_now()
@@ -288,8 +323,20 @@ impl CongestionAvoidanceRule for VegasL {
         self.vegas_a.apply(vegas_a_step.scaled(factor), round)
     }
 
-    fn internals(&self, out: &mut Internals) {
-        self.vegas_a.internals(out);
+    fn loss_reaction(
+        &mut self,
+        loss: &CongestionEvent,
+        window: &Window,
+        _base_rtt: Option<Duration>,
+    ) -> LossResponse {
+        self.vegas_a.loss_response(loss, window)
+    }
+
+    /// Vegas-A's fields, then the case's.
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        out.text("flavour", "paper");
+        vegas.write_cwnd(out);
+        self.vegas_a.write_fig1(out);
         out.int("case", self.last_case.map_or(0, Case::number));
         if let Some(now) = self.history().diff_now() {
             out.float("diff_now_bps", now * 8.0);
@@ -298,6 +345,8 @@ impl CongestionAvoidanceRule for VegasL {
             out.float("diff_before_bps", before * 8.0);
         }
         out.float("step_scale", self.last_scale);
+        vegas.write_measurements("round_rtt_ms", out);
+        vegas.write_growth_round(out);
     }
 }
 

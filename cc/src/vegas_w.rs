@@ -21,9 +21,13 @@
 //! The estimate is Westwood's (section III.B, eqs. 2-5): one sample per ACK,
 //! b_k = d_k / (t_k − t_{k−1}), smoothed by the Tustin low-pass filter with
 //! time constant τ ([`BandwidthSampler`] with no minimum window, and
-//! [`TustinLowPass`]). Rounds, BaseRTT, Diff, the window and recovery epochs
-//! are the shared Vegas pieces ([`RoundClock`], [`BaseRttTracker`],
-//! [`VegasDiff`], [`Window`], [`RecoveryEpoch`]).
+//! [`TustinLowPass`]). The controller is the Vegas skeleton
+//! ([`crate::vegas`]) with [`VegasWRules`]: rounds, BaseRTT, Diff, slow
+//! start's growth and holding rounds, the window, recovery epochs and pacing
+//! are Vegas's, and only the decisions above are this file's (IV.A as
+//! [`VegasRules::slow_start_round`], IV.B as
+//! [`VegasRules::on_base_rtt_sample`], IV.C as
+//! [`VegasRules::loss_reaction`]).
 //!
 //! The pseudo-code, as this file runs it:
 //!
@@ -100,7 +104,7 @@
 //!   of the holding rounds.
 //! - **Route surveillance.** "RTT_now" is one sample per ACK frame (the
 //!   smallest RTT among the packets it newly acknowledges, normally the
-//!   newest one's: [`smallest_rtt_sample`], as the round clock takes it), as
+//!   newest one's: [`smallest_rtt_sample`](crate::shared::round_clock::smallest_rtt_sample), as the round clock takes it), as
 //!   a TCP sender takes one per ACK; older packets of a QUIC ACK frame carry
 //!   the frame's delay and are not separate samples. The m samples are
 //!   therefore the last m ACK frames' — with one frame per packet, the m
@@ -170,7 +174,8 @@
 //!   ssthresh = estimate × RTTmin (Westwood's timeout rule), cwnd = minimum
 //!   window, slow start from a growth round. `loss_class` reports
 //!   `persistent_congestion`.
-//! - **Bounded memory.** Send and ACK times are kept per packet, in
+//! - **Bounded memory.** Send and ACK times are kept per packet
+//!   ([`SpacingLog`], shared in [`crate::shared::send_ack_spacing`]), in
 //!   packet-number order, only while they can still be needed: a record is
 //!   dropped once the two packets after it are resolved (acknowledged or
 //!   lost), so about one window is tracked, and never more than
@@ -204,18 +209,21 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, Internals, Pacing};
-use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
-use crate::params::{ParamInfo, ParamKind, ParamValues};
+use crate::controller::{CongestionController, Internals};
+use crate::events::{AckEvent, CongestionEvent, PacketSent};
+use crate::params::{ChoiceParam, Key, OnOff, ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
-use crate::shared::pacing_profile::{PacingProfile, SPIKE_SUPPRESSION_PARAMS};
-use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
-use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
-use crate::shared::vegas_diff::VegasDiff;
+use crate::shared::pacing_profile::{self, PacingKeys, SPIKE_SUPPRESSION_PARAMS};
+pub use crate::shared::send_ack_spacing::SpacingSource;
+use crate::shared::send_ack_spacing::{PairSpacing, SpacingLog};
 use crate::shared::window::Window;
-use crate::vegas::{self, ROUND_RTT_MEAN};
+use crate::vegas::{
+    LinearStep, LossResponse, RoundView, SlowStartStep, ThresholdKeys, Vegas, VegasConfig,
+    VegasKeys, VegasRules, VegasView, ROUND_RTT_MEAN,
+};
 
 pub const NAME: &str = "vegas-w";
 
@@ -223,8 +231,7 @@ const THRESHOLD_RANGE: ParamKind = ParamKind::Number {
     min: 0.0,
     max: 1000.0,
 };
-const ON_OFF: ParamKind = ParamKind::Choice(&["on", "off"]);
-const LOSS_CLASSES: ParamKind = ParamKind::Choice(&["congestion", "link_error"]);
+const LOSS_CLASSES: ParamKind = ParamKind::Choice(LossClass::WORDS);
 
 /// Parameters, with the paper's defaults where it gives them.
 pub const PARAMS: &[ParamInfo] = &[
@@ -332,10 +339,49 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
                   bandwidth x BaseRTT, BaseRTT refreshed on route change (RTT > 2 x mean of \
                   20), losses classified by send vs ACK spacing",
     params: PARAMS,
-    // Vegas's alpha <= beta, and its pacing settings.
-    validate: vegas::validate,
+    validate,
     build,
 };
+
+/// Where [`PARAMS`] keeps Vegas's parameters and Vegas-W's own.
+#[derive(Clone, Copy, Debug)]
+pub struct VegasWKeys {
+    pub vegas: VegasKeys,
+    pub thresholds: ThresholdKeys,
+    tau_ms: Key<f64>,
+    m: Key<u64>,
+    n: Key<f64>,
+    spacing_margin: Key<f64>,
+    unclassified_loss: Key<LossClass>,
+    bwe_in_congestion_avoidance: Key<OnOff>,
+    max_tracked_packets: Key<u64>,
+}
+
+/// [`PARAMS`]' keys.
+pub const KEYS: VegasWKeys = VegasWKeys {
+    vegas: VegasKeys {
+        gamma: Key::in_table(PARAMS, "gamma"),
+        ss_exit_factor: Some(Key::in_table(PARAMS, "ss_exit_factor")),
+        // One sample is a round's RTT (003 has no such threshold).
+        min_rtt_samples: None,
+        round_rtt: Key::in_table(PARAMS, "round_rtt"),
+        pacing: PacingKeys::spike_suppression(PARAMS),
+    },
+    thresholds: ThresholdKeys::in_table(PARAMS),
+    tau_ms: Key::in_table(PARAMS, "tau_ms"),
+    m: Key::in_table(PARAMS, "m"),
+    n: Key::in_table(PARAMS, "n"),
+    spacing_margin: Key::in_table(PARAMS, "spacing_margin"),
+    unclassified_loss: Key::in_table(PARAMS, "unclassified_loss"),
+    bwe_in_congestion_avoidance: Key::in_table(PARAMS, "bwe_in_congestion_avoidance"),
+    max_tracked_packets: Key::in_table(PARAMS, "max_tracked_packets"),
+};
+
+/// Vegas's alpha <= beta, and its pacing settings.
+fn validate(params: &ParamValues) -> Result<(), String> {
+    KEYS.thresholds.validate(params)?;
+    pacing_profile::validate_keys(params, KEYS.vegas.pacing)
+}
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {
     Box::new(VegasW::new(params, window))
@@ -357,27 +403,18 @@ impl LossClass {
     }
 }
 
-/// Where the "receiving time" of a loss's two preceding packets came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SpacingSource {
-    /// The peer's receive timestamps of both packets.
-    ReceiveTimestamps,
-    /// The arrival times of the ACKs that acknowledged them.
-    AckArrival,
-    /// Not observable: a packet not acknowledged or not tracked, or both
-    /// acknowledged at the same instant without receive timestamps.
-    None,
-}
+/// `unclassified_loss` takes a class.
+impl ChoiceParam for LossClass {
+    const WORDS: &'static [&'static str] = &["congestion", "link_error"];
 
-impl SpacingSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SpacingSource::ReceiveTimestamps => "receive_timestamps",
-            SpacingSource::AckArrival => "ack_arrival",
-            SpacingSource::None => "none",
-        }
+    fn from_index(index: usize) -> Option<Self> {
+        [LossClass::Congestion, LossClass::LinkError]
+            .get(index)
+            .copied()
     }
 }
+
+choice_param_type!(LossClass, LossClass::Congestion);
 
 /// What the look-back of IV.C found for one loss.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -402,172 +439,23 @@ impl LossVerdict {
     }
 }
 
-/// `later − earlier` in seconds, negative if `later` is earlier.
-fn signed_secs(later: Instant, earlier: Instant) -> f64 {
-    if later >= earlier {
-        later.duration_since(earlier).as_secs_f64()
+/// IV.C for one loss: congestion iff the two packets before it were
+/// received further apart than they were sent (by more than `margin`);
+/// unclassifiable if their spacing cannot be observed.
+fn classify(spacing: Option<PairSpacing>, margin: f64) -> LossVerdict {
+    let Some(spacing) = spacing else {
+        return LossVerdict::unclassifiable();
+    };
+    let class = if spacing.ack_spacing_secs > spacing.send_spacing_secs * (1.0 + margin) {
+        LossClass::Congestion
     } else {
-        -earlier.duration_since(later).as_secs_f64()
-    }
-}
-
-/// `later − earlier` for two offsets on the peer's clock, in seconds.
-fn signed_offset_secs(later: Duration, earlier: Duration) -> f64 {
-    later.as_secs_f64() - earlier.as_secs_f64()
-}
-
-/// What became of a tracked packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fate {
-    InFlight,
-    Acked {
-        time_acked: Instant,
-        receive_time: Option<Duration>,
-    },
-    Lost,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct PacketRecord {
-    pkt_num: u64,
-    time_sent: Instant,
-    fate: Fate,
-}
-
-impl PacketRecord {
-    fn resolved(&self) -> bool {
-        self.fate != Fate::InFlight
-    }
-}
-
-/// Send and ACK times of the recent packets, in packet-number order, kept
-/// only while a loss could still need them (see the module documentation).
-#[derive(Clone, Debug)]
-struct PacketLog {
-    records: VecDeque<PacketRecord>,
-    capacity: usize,
-}
-
-impl PacketLog {
-    fn new(capacity: usize) -> Self {
-        PacketLog {
-            records: VecDeque::new(),
-            capacity: capacity.max(3),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    fn on_sent(&mut self, pkt_num: u64, time_sent: Instant) {
-        if self.records.back().is_some_and(|r| pkt_num <= r.pkt_num) {
-            // A new packet-number space (or a stack restarting its
-            // numbering): the old records cannot be the new ones'
-            // predecessors.
-            self.records.clear();
-        }
-        self.records.push_back(PacketRecord {
-            pkt_num,
-            time_sent,
-            fate: Fate::InFlight,
-        });
-        while self.records.len() > self.capacity {
-            self.records.pop_front();
-        }
-    }
-
-    /// Index of the record of `pkt_num` sent at `time_sent`.
-    fn find(&self, pkt_num: u64, time_sent: Instant) -> Option<usize> {
-        let index = self
-            .records
-            .binary_search_by_key(&pkt_num, |r| r.pkt_num)
-            .ok()?;
-        (self.records[index].time_sent == time_sent).then_some(index)
-    }
-
-    /// The ACK frame that arrived at `now` acknowledged `acked`. Its arrival
-    /// is each packet's ACK time (the frame's `now`, not a per-packet stamp).
-    fn on_acked(&mut self, now: Instant, acked: &[AckedPacket]) {
-        for packet in acked {
-            if let Some(index) = self.find(packet.pkt_num, packet.time_sent) {
-                self.records[index].fate = Fate::Acked {
-                    time_acked: now,
-                    receive_time: packet.receive_time,
-                };
-            }
-        }
-        self.prune();
-    }
-
-    /// Loss detection declared `pkt_num` lost: it and every packet before it
-    /// still unacknowledged are lost.
-    fn on_lost(&mut self, pkt_num: u64, time_sent: Instant) {
-        if let Some(index) = self.find(pkt_num, time_sent) {
-            for record in self.records.range_mut(..=index) {
-                if record.fate == Fate::InFlight {
-                    record.fate = Fate::Lost;
-                }
-            }
-        }
-        self.prune();
-    }
-
-    /// Drops the oldest record while the two after it are resolved: it can
-    /// then never be a lost packet's predecessor.
-    fn prune(&mut self) {
-        while self.records.len() >= 3 && self.records[1].resolved() && self.records[2].resolved() {
-            self.records.pop_front();
-        }
-    }
-
-    /// IV.C: compares the send spacing of the two packets just before the
-    /// lost one with the spacing at which they were received.
-    fn classify(&self, pkt_num: u64, time_sent: Instant, margin: f64) -> LossVerdict {
-        let Some(index) = self.find(pkt_num, time_sent) else {
-            return LossVerdict::unclassifiable();
-        };
-        if index < 2 {
-            return LossVerdict::unclassifiable();
-        }
-        let (first, second) = (self.records[index - 2], self.records[index - 1]);
-        let (
-            Fate::Acked {
-                time_acked: acked_first,
-                receive_time: received_first,
-            },
-            Fate::Acked {
-                time_acked: acked_second,
-                receive_time: received_second,
-            },
-        ) = (first.fate, second.fate)
-        else {
-            return LossVerdict::unclassifiable();
-        };
-        let send_spacing = signed_secs(second.time_sent, first.time_sent);
-        let (source, ack_spacing) = match (received_first, received_second) {
-            (Some(r1), Some(r2)) => (SpacingSource::ReceiveTimestamps, signed_offset_secs(r2, r1)),
-            _ => (
-                SpacingSource::AckArrival,
-                signed_secs(acked_second, acked_first),
-            ),
-        };
-        let observable = source == SpacingSource::ReceiveTimestamps || acked_first != acked_second;
-        let class = if ack_spacing > send_spacing * (1.0 + margin) {
-            LossClass::Congestion
-        } else {
-            LossClass::LinkError
-        };
-        LossVerdict {
-            class: observable.then_some(class),
-            source: if observable {
-                source
-            } else {
-                SpacingSource::None
-            },
-            send_spacing_secs: Some(send_spacing),
-            ack_spacing_secs: Some(ack_spacing),
-        }
+        LossClass::LinkError
+    };
+    LossVerdict {
+        class: (spacing.source != SpacingSource::None).then_some(class),
+        source: spacing.source,
+        send_spacing_secs: Some(spacing.send_spacing_secs),
+        ack_spacing_secs: Some(spacing.ack_spacing_secs),
     }
 }
 
@@ -632,18 +520,12 @@ impl RouteMonitor {
     }
 }
 
-/// The parameters, read once.
+/// Vegas-W's own settings, read once.
 #[derive(Clone, Copy, Debug)]
 struct Config {
-    alpha: f64,
-    beta: f64,
-    gamma: f64,
-    ss_exit_factor: f64,
     spacing_margin: f64,
     unclassified_loss: LossClass,
     bwe_in_congestion_avoidance: bool,
-    pacing: PacingProfile,
-    round_rtt: RoundRtt,
 }
 
 /// What the last loss was, for qlog.
@@ -656,19 +538,42 @@ enum LastLoss {
     PersistentCongestion,
 }
 
-/// TCP Vegas-W; see the module documentation.
-#[derive(Debug)]
-pub struct VegasW {
-    config: Config,
-    window: Window,
-    /// The stack's smoothed RTT, for pacing.
-    smoothed_rtt: Option<Duration>,
+/// The `vegas-w` controller: the Vegas skeleton with Vegas-W's rules.
+pub type VegasW = Vegas<VegasWRules>;
 
-    base_rtt: BaseRttTracker,
-    rounds: RoundClock,
-    /// Vegas's slow start: whether the current round doubles cwnd.
-    ss_growth_round: bool,
-    last_diff: Option<f64>,
+impl Vegas<VegasWRules> {
+    /// A controller with `params` from [`PARAMS`].
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        Vegas::with_rules(
+            VegasWRules::new(params, &KEYS),
+            VegasConfig::read(params, &KEYS.vegas),
+            window,
+        )
+    }
+
+    /// The filtered bandwidth estimate b̂ in bytes per second.
+    pub fn bandwidth_estimate(&self) -> Option<f64> {
+        self.rules().filter.estimate()
+    }
+
+    /// The most recent route change (IV.B), and how many there were.
+    pub fn route_changes(&self) -> (u64, Option<RouteChange>) {
+        (self.rules().route.changes, self.rules().route.last)
+    }
+
+    /// How many packets' send and ACK times are held (bounded memory).
+    pub fn tracked_packets(&self) -> usize {
+        self.rules().packets.len()
+    }
+}
+
+/// Vegas-W's decisions (IV.A-C) and the estimators they need; see the
+/// module documentation.
+#[derive(Debug)]
+pub struct VegasWRules {
+    config: Config,
+    /// Eq. 1: Vegas's linear step.
+    step: LinearStep,
     /// Times slow start went on although Diff > gamma (IV.A).
     ss_extensions: u64,
 
@@ -676,169 +581,65 @@ pub struct VegasW {
     filter: TustinLowPass,
 
     route: RouteMonitor,
-    packets: PacketLog,
-
-    /// One congestion reduction per window (Vegas 3.3).
-    epoch: RecoveryEpoch,
+    packets: SpacingLog,
 
     last_loss: Option<LastLoss>,
     congestion_losses: u64,
     link_error_losses: u64,
 }
 
-impl VegasW {
-    /// A controller with `params` from [`PARAMS`].
-    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
-        let tau = Duration::try_from_secs_f64(params.get("tau_ms") / 1e3).unwrap_or_default();
-        let unclassified_loss = match params.word("unclassified_loss") {
-            "link_error" => LossClass::LinkError,
-            _ => LossClass::Congestion,
-        };
-        VegasW {
+impl VegasWRules {
+    /// From a table holding [`PARAMS`]' entries where `keys` say.
+    pub fn new(params: &ParamValues, keys: &VegasWKeys) -> Self {
+        let tau = Duration::try_from_secs_f64(params.value(keys.tau_ms) / 1e3).unwrap_or_default();
+        let m = usize::try_from(params.value(keys.m)).unwrap_or(usize::MAX);
+        let max_tracked =
+            usize::try_from(params.value(keys.max_tracked_packets)).unwrap_or(usize::MAX);
+        VegasWRules {
             config: Config {
-                alpha: params.get("alpha"),
-                beta: params.get("beta"),
-                gamma: params.get("gamma"),
-                ss_exit_factor: params.get("ss_exit_factor"),
-                spacing_margin: params.get("spacing_margin"),
-                unclassified_loss,
-                bwe_in_congestion_avoidance: params.word("bwe_in_congestion_avoidance") == "on",
-                pacing: PacingProfile::read_spike_suppression(params),
-                round_rtt: RoundRtt::from_index(params.get("round_rtt") as usize)
-                    .unwrap_or(RoundRtt::Mean),
+                spacing_margin: params.value(keys.spacing_margin),
+                unclassified_loss: params.value(keys.unclassified_loss),
+                bwe_in_congestion_avoidance: params.value(keys.bwe_in_congestion_avoidance).is_on(),
             },
-            smoothed_rtt: None,
-            window: Window::new(window),
-            base_rtt: BaseRttTracker::new(),
-            rounds: RoundClock::for_datagram_size(window.max_datagram_size),
-            ss_growth_round: true,
-            last_diff: None,
+            step: LinearStep::from_params(params, &keys.thresholds),
             ss_extensions: 0,
             // Eq. 2: one sample per ACK.
             sampler: BandwidthSampler::new(Duration::ZERO),
             filter: TustinLowPass::new(tau),
-            route: RouteMonitor::new(params.get("m") as usize, params.get("n")),
-            packets: PacketLog::new(params.get("max_tracked_packets") as usize),
-            // As in Vegas: a packet sent at the instant of a reduction
-            // counts as after it.
-            epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
+            route: RouteMonitor::new(m, params.value(keys.n)),
+            packets: SpacingLog::new(max_tracked),
             last_loss: None,
             congestion_losses: 0,
             link_error_losses: 0,
         }
     }
 
-    /// The filtered bandwidth estimate b̂ in bytes per second.
-    pub fn bandwidth_estimate(&self) -> Option<f64> {
-        self.filter.estimate()
-    }
-
-    pub fn base_rtt(&self) -> Option<Duration> {
-        self.base_rtt.base_rtt()
-    }
-
-    /// The most recent route change (IV.B), and how many there were.
-    pub fn route_changes(&self) -> (u64, Option<RouteChange>) {
-        (self.route.changes, self.route.last)
-    }
-
-    /// How many packets' send and ACK times are held (bounded memory).
-    pub fn tracked_packets(&self) -> usize {
-        self.packets.len()
-    }
-
     /// b̂ × BaseRTT in bytes: the window the estimated bandwidth fills.
-    fn estimated_window(&self) -> Option<f64> {
+    fn estimated_window(&self, base_rtt: Option<Duration>) -> Option<f64> {
         let bwe = self.filter.estimate()?;
-        let base = self.base_rtt.base_rtt()?;
-        Some(bwe * base.as_secs_f64())
+        Some(bwe * base_rtt?.as_secs_f64())
     }
 
     /// IV.C's ssthresh = b̂ × RTTmin, at least the minimum window; half the
     /// window before there is an estimate.
-    fn bandwidth_ssthresh(&self) -> usize {
-        let target = match self.estimated_window() {
+    fn bandwidth_ssthresh(&self, window: &Window, base_rtt: Option<Duration>) -> usize {
+        let target = match self.estimated_window(base_rtt) {
             // `as` saturates, so a huge product stays usize::MAX.
             Some(bytes) => bytes.round() as usize,
-            None => self.window.cwnd() / 2,
+            None => window.cwnd() / 2,
         };
-        target.max(self.window.minimum())
-    }
-
-    fn sampling_bandwidth(&self) -> bool {
-        self.config.bwe_in_congestion_avoidance || self.window.in_slow_start()
+        target.max(window.minimum())
     }
 
     /// Eqs. 2-5 for one ACK.
-    fn sample_bandwidth(&mut self, now: Instant, acked_bytes: usize) {
-        if !self.sampling_bandwidth() {
+    fn sample_bandwidth(&mut self, now: Instant, acked_bytes: usize, in_slow_start: bool) {
+        if !(self.config.bwe_in_congestion_avoidance || in_slow_start) {
             // The next slow start opens a fresh sample interval.
             self.sampler.reset();
             return;
         }
         if let Some(sample) = self.sampler.on_ack(now, acked_bytes, Duration::ZERO) {
             self.filter.update(sample.bytes_per_sec(), sample.interval);
-        }
-    }
-
-    /// IV.B for the ACK's RTT sample, then BaseRTT as in Vegas.
-    fn observe_rtt(&mut self, rtt_now: Duration, now: Instant) {
-        let check = !self.window.in_slow_start();
-        if self.route.on_sample(rtt_now, now, check).is_some() {
-            self.base_rtt.refresh(rtt_now);
-        } else {
-            self.base_rtt.on_rtt_sample(rtt_now);
-        }
-    }
-
-    /// One round's decision (Vegas 3.5.2/3.5.3 with IV.A's slow start).
-    fn round_end(&mut self, round: &CompletedRound, now: Instant) {
-        let diff = match (self.base_rtt.base_rtt(), round.rtt(self.config.round_rtt)) {
-            (Some(base), Some(rtt)) => VegasDiff::compute(self.window.cwnd_packets(), base, rtt),
-            _ => None,
-        }
-        .map(|d| d.diff_packets);
-        if diff.is_some() {
-            self.last_diff = diff;
-        }
-        if self.window.in_slow_start() {
-            if self.ss_growth_round {
-                self.ss_growth_round = false;
-                return;
-            }
-            match diff {
-                Some(diff) if diff > self.config.gamma => {
-                    if slow_start_continues(self.window.cwnd(), self.estimated_window()) {
-                        // IV.A: "the congestion phenomenon is temporary".
-                        self.ss_extensions = self.ss_extensions.saturating_add(1);
-                        self.ss_growth_round = true;
-                    } else {
-                        self.leave_slow_start(now);
-                    }
-                }
-                _ => self.ss_growth_round = true,
-            }
-            return;
-        }
-        let Some(diff) = diff else { return };
-        let packet = self.window.max_datagram_size();
-        if diff < self.config.alpha {
-            if !round.app_limited {
-                self.window.increase(packet);
-            }
-        } else if diff > self.config.beta {
-            self.window.decrease(packet);
-        }
-    }
-
-    /// Vegas's exit from slow start: cut by `ss_exit_factor`, ssthresh = cwnd.
-    fn leave_slow_start(&mut self, now: Instant) {
-        let cwnd = self.window.cwnd();
-        let reduced = self.window.scaled(self.config.ss_exit_factor).min(cwnd);
-        self.window.set_cwnd(reduced);
-        self.window.set_ssthresh(reduced);
-        if reduced < cwnd {
-            self.epoch.begin(now);
         }
     }
 }
@@ -849,53 +650,75 @@ fn slow_start_continues(cwnd: usize, estimated_window: Option<f64>) -> bool {
     estimated_window.is_some_and(|target| (cwnd as f64) < target)
 }
 
-impl CongestionController for VegasW {
+impl VegasRules for VegasWRules {
     fn name(&self) -> &'static str {
         NAME
     }
 
     fn on_packet_sent(&mut self, sent: &PacketSent) {
-        self.rounds
-            .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
         self.packets.on_sent(sent.pkt_num, sent.time_sent);
     }
 
-    fn on_ack(&mut self, ack: &AckEvent<'_>) {
-        if ack.acked.is_empty() {
-            return;
-        }
+    /// The ACK times for IV.C and the bandwidth estimate (III.B).
+    fn observe_ack(&mut self, ack: &AckEvent<'_>, window: &Window) {
         self.packets.on_acked(ack.now, ack.acked);
-        if !ack.rtt.smoothed_rtt.is_zero() {
-            self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
-        }
         let acked_bytes = ack
             .acked
             .iter()
             .fold(0usize, |sum, p| sum.saturating_add(p.size));
-        self.sample_bandwidth(ack.now, acked_bytes);
-        if let Some(rtt_now) = smallest_rtt_sample(ack.acked, self.rounds.min_sample_size()) {
-            self.observe_rtt(rtt_now, ack.now);
-        }
+        self.sample_bandwidth(ack.now, acked_bytes, window.in_slow_start());
+    }
 
-        // Rounds ending in recovery are not evaluated, and the end of
-        // recovery restarts the round.
-        if let AckedRound::Ended(round) = self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
-            self.round_end(&round, ack.now);
-        }
-
-        if self.window.in_slow_start()
-            && self.ss_growth_round
-            && !self.epoch.in_recovery()
-            && !ack.app_limited
-        {
-            self.window.slow_start(acked_bytes);
+    /// IV.B for the ACK's RTT sample, then BaseRTT as in Vegas.
+    fn on_base_rtt_sample(
+        &mut self,
+        rtt_now: Duration,
+        now: Instant,
+        window: &Window,
+        base_rtt: &mut BaseRttTracker,
+    ) {
+        let check = !window.in_slow_start();
+        if self.route.on_sample(rtt_now, now, check).is_some() {
+            base_rtt.refresh(rtt_now);
+        } else {
+            base_rtt.on_rtt_sample(rtt_now);
         }
     }
 
-    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
-        let verdict = self.packets.classify(
-            loss.largest_lost_pkt_num,
-            loss.largest_lost_time_sent,
+    /// Vegas 3.5.3 with IV.A: past gamma, slow start goes on while cwnd is
+    /// below b̂ × BaseRTT.
+    fn slow_start_round(&mut self, round: &RoundView<'_>) -> SlowStartStep {
+        match round.diff_packets {
+            Some(diff) if diff > round.gamma => {
+                let target = self.estimated_window(round.base_rtt);
+                if slow_start_continues(round.window.cwnd(), target) {
+                    // IV.A: "the congestion phenomenon is temporary".
+                    self.ss_extensions = self.ss_extensions.saturating_add(1);
+                    SlowStartStep::Continue
+                } else {
+                    SlowStartStep::ExitScaled
+                }
+            }
+            _ => SlowStartStep::Continue,
+        }
+    }
+
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+        self.step.step(round, diff)
+    }
+
+    /// IV.C: classify by the spacing of the two packets before the lost
+    /// one; a link error leaves the window, congestion sets ssthresh to
+    /// b̂ × RTTmin and cwnd to at most that; a timeout slow-starts again.
+    fn loss_reaction(
+        &mut self,
+        loss: &CongestionEvent,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> LossResponse {
+        let verdict = classify(
+            self.packets
+                .spacing_before(loss.largest_lost_pkt_num, loss.largest_lost_time_sent),
             self.config.spacing_margin,
         );
         self.packets
@@ -904,12 +727,10 @@ impl CongestionController for VegasW {
         if loss.persistent_congestion {
             // IV.C: "If packets lost are caused by time-out, the system
             // enters slow-start phase."
-            self.window.set_ssthresh(self.bandwidth_ssthresh());
-            self.window.set_cwnd(self.window.minimum());
-            self.ss_growth_round = true;
-            self.epoch.begin(loss.now);
             self.last_loss = Some(LastLoss::PersistentCongestion);
-            return;
+            return LossResponse::Timeout {
+                ssthresh: self.bandwidth_ssthresh(window, base_rtt),
+            };
         }
 
         let class = verdict.class.unwrap_or(self.config.unclassified_loss);
@@ -919,70 +740,43 @@ impl CongestionController for VegasW {
                 // IV.C: "the value of ssthresh and congestion window will not
                 // be changed".
                 self.link_error_losses = self.link_error_losses.saturating_add(1);
+                LossResponse::Keep
             }
             LossClass::Congestion => {
                 self.congestion_losses = self.congestion_losses.saturating_add(1);
-                if self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
-                    // IV.C: ssthresh = bandwidth estimate × RTTmin,
-                    // cwnd = ssthresh (never raised).
-                    self.window.set_ssthresh(self.bandwidth_ssthresh());
-                    self.window
-                        .set_cwnd(self.window.cwnd().min(self.window.ssthresh()));
-                    self.epoch.begin(loss.now);
+                // IV.C: ssthresh = bandwidth estimate × RTTmin,
+                // cwnd = ssthresh (never raised); once per epoch.
+                let ssthresh = self.bandwidth_ssthresh(window, base_rtt);
+                LossResponse::Reduce {
+                    cwnd: window.cwnd().min(ssthresh),
+                    ssthresh,
                 }
             }
         }
     }
 
-    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        self.window.restore(cwnd, ssthresh);
-        self.epoch.undo();
-        true
-    }
-
-    fn cwnd(&self) -> usize {
-        self.window.cwnd()
-    }
-
-    fn ssthresh(&self) -> usize {
-        self.window.ssthresh()
-    }
-
-    fn state(&self) -> CcState {
-        self.window.state(self.epoch.in_recovery())
-    }
-
-    /// Vegas's spike suppression (section 3.4 of 004) and, with
-    /// `profile=quic`, slow-start pacing.
-    fn pacing(&self) -> Option<Pacing> {
-        let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt());
-        self.config
-            .pacing
-            .pacing(self.window.in_slow_start(), self.window.cwnd(), rtt)
-    }
-
-    fn internals(&self, out: &mut Internals) {
-        let mss = self.window.max_datagram_size() as f64;
-        out.float("cwnd_packets", self.window.cwnd_packets());
-        if let Some(ssthresh) = self.window.ssthresh_packets() {
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        let window = vegas.window;
+        let mss = window.max_datagram_size() as f64;
+        out.float("cwnd_packets", window.cwnd_packets());
+        if let Some(ssthresh) = window.ssthresh_packets() {
             out.float("ssthresh_packets", ssthresh);
         }
         out.float("bwe_bytes_per_s", self.filter.estimate().unwrap_or(0.0));
-        if let Some(window) = self.estimated_window() {
-            out.float("bwe_window_packets", window / mss);
+        if let Some(bytes) = self.estimated_window(vegas.base_rtt) {
+            out.float("bwe_window_packets", bytes / mss);
         }
-        if let Some(base) = self.base_rtt.base_rtt() {
+        if let Some(base) = vegas.base_rtt {
             out.millis("base_rtt_ms", base);
         }
-        if let Some(diff) = self.last_diff {
-            out.float("diff_packets", diff);
+        if let Some(decision) = vegas.decision {
+            out.float("diff_packets", decision.diff_packets);
         }
-        out.float("alpha", self.config.alpha);
-        out.float("beta", self.config.beta);
-        out.float("gamma", self.config.gamma);
+        self.step.internals(out);
+        out.float("gamma", vegas.gamma);
         out.int("ss_extensions", self.ss_extensions);
-        if let Some(round) = self.rounds.current() {
-            out.int("round", round.index);
+        if let Some(round) = vegas.round {
+            out.int("round", round);
         }
         out.int("route_change", self.route.changes);
         if let Some(change) = self.route.last {
@@ -1005,12 +799,6 @@ impl CongestionController for VegasW {
         }
         out.int("congestion_losses", self.congestion_losses);
         out.int("link_error_losses", self.link_error_losses);
-    }
-
-    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
-        // Vegas counts in packets: keep the window's packet count.
-        self.window.rescale_to(max_datagram_size);
-        self.rounds.set_max_datagram_size(max_datagram_size);
     }
 }
 
@@ -1052,29 +840,5 @@ mod tests {
         let mut quiet = RouteMonitor::new(1, 2.0);
         quiet.on_sample(ms(10), t0, false);
         assert_eq!(quiet.on_sample(ms(100), t0, false), None);
-    }
-
-    #[test]
-    fn packet_log_keeps_only_what_a_loss_can_need() {
-        let t0 = Instant::now();
-        let mut log = PacketLog::new(1000);
-        for n in 0..10 {
-            log.on_sent(n, t0 + ms(n));
-        }
-        let acked: Vec<AckedPacket> = (0..10)
-            .map(|n| AckedPacket::new(n, 1000, t0 + ms(n), t0 + ms(100 + n)))
-            .collect();
-        log.on_acked(t0 + ms(200), &acked);
-        assert_eq!(log.len(), 2, "the two predecessors of the next packet");
-        // A new packet-number space starts afresh.
-        log.on_sent(3, t0 + ms(50));
-        assert_eq!(log.len(), 1);
-        // A bounded log forgets the oldest.
-        let mut small = PacketLog::new(3);
-        for n in 0..10 {
-            small.on_sent(n, t0);
-        }
-        assert_eq!(small.len(), 3);
-        assert_eq!(small.records[0].pkt_num, 7);
     }
 }

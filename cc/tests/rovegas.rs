@@ -623,7 +623,6 @@ fn receive_timestamps_track_a_clock_drift_over_a_long_transfer() {
     let plain_f = plain.internal("qt_forward_ms").unwrap();
     assert!((plain_f - 20.0).abs() > 5.0, "plain QTf {plain_f}");
     for flow in [&tracked, &plain] {
-        assert!(flow.cwnd() >= MINIMUM);
         assert_eq!(flow.internal("queueing_rejects"), Some(0.0));
     }
 }
@@ -979,7 +978,7 @@ proptest! {
         let mut max_datagram_size = MDS;
         for op in &ops {
             apply(&mut flow, op, &mut max_datagram_size, true);
-            check_invariants(flow.cc.as_ref(), max_datagram_size);
+            check_invariants(flow.cc.as_ref());
         }
     }
 

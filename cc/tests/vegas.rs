@@ -555,7 +555,7 @@ proptest! {
         let mut max_datagram_size = MDS;
         for op in &ops {
             apply(&mut flow, op, &mut max_datagram_size);
-            check_invariants(flow.cc.as_ref(), max_datagram_size);
+            check_invariants(flow.cc.as_ref());
         }
     }
 }

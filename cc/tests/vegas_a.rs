@@ -370,7 +370,7 @@ proptest! {
         let mut max_datagram_size = MDS;
         for op in &ops {
             apply(&mut flow, op, &mut max_datagram_size);
-            check_invariants(flow.cc.as_ref(), max_datagram_size);
+            check_invariants(flow.cc.as_ref());
             let alpha = flow.internal("alpha").unwrap_or(f64::NAN);
             let beta = flow.internal("beta").unwrap_or(f64::NAN);
             prop_assert!(alpha.is_finite() && beta.is_finite() && alpha <= beta);

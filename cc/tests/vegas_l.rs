@@ -362,7 +362,7 @@ proptest! {
         let mut max_datagram_size = MDS;
         for op in &ops {
             apply(&mut flow, op, &mut max_datagram_size);
-            check_invariants(flow.cc.as_ref(), max_datagram_size);
+            check_invariants(flow.cc.as_ref());
             let alpha = flow.internal("alpha").unwrap_or(f64::NAN);
             let beta = flow.internal("beta").unwrap_or(f64::NAN);
             prop_assert!(alpha.is_finite() && beta.is_finite() && alpha <= beta);
@@ -381,7 +381,7 @@ proptest! {
         for (idle_ms, rtt_ms) in rounds {
             flow.advance(Duration::from_millis(idle_ms));
             flow.round(ms(rtt_ms));
-            check_invariants(flow.cc.as_ref(), MDS);
+            check_invariants(flow.cc.as_ref());
             prop_assert!(flow.internal("alpha").unwrap_or(0.0) >= 1.0);
         }
     }

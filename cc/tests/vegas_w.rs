@@ -1120,7 +1120,7 @@ proptest! {
                     random_events::deliver_malformed(&mut flow, packet, None);
                 }
             }
-            check_invariants(flow.cc.as_ref(), max_datagram_size);
+            check_invariants(flow.cc.as_ref());
             if let Some(p) = flow.cc.pacing() {
                 assert!(p.rate_bytes_per_sec.is_finite() && p.rate_bytes_per_sec > 0.0);
                 assert_eq!(p.burst_packets, 2);

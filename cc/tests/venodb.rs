@@ -1006,7 +1006,7 @@ proptest! {
                     });
                 }
             }
-            check_invariants(flow.cc.as_ref(), max_datagram_size);
+            check_invariants(flow.cc.as_ref());
         }
     }
 }

@@ -726,8 +726,6 @@ proptest! {
                     cc.on_max_datagram_size(size);
                 }
             }
-            prop_assert!(cc.cwnd() >= 2 * mss, "cwnd {} below minimum", cc.cwnd());
-            prop_assert!(cc.ssthresh() >= 2 * mss, "ssthresh {}", cc.ssthresh());
             if let Some(bwe) = cc.bandwidth_estimate() {
                 prop_assert!(bwe.is_finite() && bwe >= 0.0, "bwe {bwe}");
             }

@@ -10,6 +10,7 @@ pub mod queueing_estimate;
 pub mod recovery_epoch;
 pub mod relative_delay;
 pub mod round_clock;
+pub mod send_ack_spacing;
 pub mod vegas_diff;
 pub mod window;
 pub mod windowed_min;

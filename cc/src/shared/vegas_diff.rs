@@ -5,8 +5,9 @@
 //!   queued.
 //! - Actual = WindowSize / RTT: the throughput achieved. The paper divides the
 //!   bytes sent during one distinguished segment's RTT by that RTT; like Linux
-//!   we take the window for the bytes and the smallest RTT of the round for the
-//!   RTT (see `round_clock`), so that one late ACK does not look like a queue.
+//!   we take the window for the bytes, and the round's RTT as each algorithm's
+//!   `round_rtt` chooses (distinguished segment, minimum or mean of the round;
+//!   see `round_clock`).
 //! - Diff = (Expected − Actual) × BaseRTT: the paper expresses its thresholds
 //!   "in terms of buffers", i.e. Diff scaled by BaseRTT is the number of this
 //!   connection's packets sitting in queues. Algebraically
@@ -18,7 +19,7 @@
 //! Linux's `tcp_vegas.c` scales by the round's RTT instead of BaseRTT
 //! (diff = cwnd × (RTT − BaseRTT) / BaseRTT) and works in whole packets and
 //! microseconds; [`linux_diff_packets`] and [`linux_target_window_packets`]
-//! give that form for the `vegas-linux` flavour.
+//! give that form for `vegas-linux`.
 
 use std::time::Duration;
 

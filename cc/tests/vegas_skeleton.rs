@@ -1,0 +1,424 @@
+//! The Vegas skeleton (`vegas::Vegas<R: VegasRules>`) with scripted rules:
+//! each test makes the rules answer one way and checks that the skeleton
+//! carries the answer out, with the expected window computed here from the
+//! test's own numbers.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{ms, reference_diff_packets, Flow, INITIAL_WINDOW_PACKETS, MDS, WINDOW};
+use vegas_cc::events::{AckEvent, CongestionEvent};
+use vegas_cc::shared::window::Window;
+use vegas_cc::vegas::{
+    LossResponse, RoundView, RttAdjustment, SlowStartGrowth, SlowStartStep, Vegas, VegasConfig,
+    VegasRules, VegasView, PAPER_KEYS, PAPER_PARAMS,
+};
+use vegas_cc::{CcState, Internals, ParamValues};
+
+/// What the scripted rules answer.
+#[derive(Clone, Copy, Debug)]
+struct Script {
+    growth: SlowStartGrowth,
+    slow_start: SlowStartStep,
+    /// Change of cwnd per congestion-avoidance round with a Diff.
+    ca_change: i64,
+    /// Change of cwnd per congestion-avoidance round without one.
+    no_diff_change: i64,
+    ssthresh_floor: usize,
+    loss: LossResponse,
+    adjustment: RttAdjustment,
+}
+
+impl Default for Script {
+    fn default() -> Self {
+        Script {
+            growth: SlowStartGrowth::EveryOtherRound,
+            slow_start: SlowStartStep::Continue,
+            ca_change: 0,
+            no_diff_change: 0,
+            ssthresh_floor: 0,
+            loss: LossResponse::Keep,
+            adjustment: RttAdjustment::default(),
+        }
+    }
+}
+
+/// What the skeleton asked of the rules.
+#[derive(Clone, Debug, Default)]
+struct Calls {
+    /// Diff handed to each slow-start round.
+    slow_start: Vec<Option<f64>>,
+    /// Diff handed to each congestion-avoidance round.
+    congestion_avoidance: Vec<f64>,
+    no_diff: usize,
+    /// The smallest RTT of each ACK as `observe_ack` saw it.
+    observed_rtts: Vec<Duration>,
+    credit_forgotten: usize,
+}
+
+#[derive(Debug)]
+struct Scripted {
+    script: Script,
+    calls: Arc<Mutex<Calls>>,
+}
+
+impl Scripted {
+    fn calls(&self) -> std::sync::MutexGuard<'_, Calls> {
+        self.calls
+            .lock()
+            .expect("no test thread panicked holding it")
+    }
+}
+
+impl VegasRules for Scripted {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+
+    fn slow_start_growth(&self) -> SlowStartGrowth {
+        self.script.growth
+    }
+
+    fn observe_ack(&mut self, ack: &AckEvent<'_>, _window: &Window) {
+        if let Some(rtt) = ack.acked.iter().map(|p| p.rtt).min() {
+            self.calls().observed_rtts.push(rtt);
+        }
+    }
+
+    fn rtt_adjustment(&mut self, _ack: &AckEvent<'_>, _min_sample_size: usize) -> RttAdjustment {
+        self.script.adjustment
+    }
+
+    fn slow_start_round(&mut self, round: &RoundView<'_>) -> SlowStartStep {
+        self.calls().slow_start.push(round.diff_packets);
+        self.script.slow_start
+    }
+
+    fn congestion_avoidance_round(&mut self, _round: &RoundView<'_>, diff: f64) -> i64 {
+        self.calls().congestion_avoidance.push(diff);
+        self.script.ca_change
+    }
+
+    fn round_without_diff(&mut self, _round: &RoundView<'_>) -> i64 {
+        self.calls().no_diff += 1;
+        self.script.no_diff_change
+    }
+
+    fn ssthresh_floor(&self, _cwnd: usize) -> usize {
+        self.script.ssthresh_floor
+    }
+
+    fn loss_reaction(
+        &mut self,
+        _loss: &CongestionEvent,
+        _window: &Window,
+        _base_rtt: Option<Duration>,
+    ) -> LossResponse {
+        self.script.loss
+    }
+
+    fn forget_increase_credit(&mut self) {
+        self.calls().credit_forgotten += 1;
+    }
+
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        vegas.write_cwnd(out);
+    }
+}
+
+/// The paper's skeleton settings, with `adjust` applied.
+fn config(adjust: impl FnOnce(&mut VegasConfig)) -> VegasConfig {
+    let values = ParamValues::defaults("vegas", PAPER_PARAMS);
+    let mut config = VegasConfig::read(&values, &PAPER_KEYS.vegas);
+    adjust(&mut config);
+    config
+}
+
+/// A flow whose controller is the skeleton with `script`'s rules.
+fn flow(script: Script, config: VegasConfig) -> (Flow, Arc<Mutex<Calls>>) {
+    let calls = Arc::new(Mutex::new(Calls::default()));
+    let rules = Scripted {
+        script,
+        calls: Arc::clone(&calls),
+    };
+    let cc = Vegas::with_rules(rules, config, WINDOW);
+    (Flow::new(Box::new(cc)), calls)
+}
+
+fn calls(calls: &Arc<Mutex<Calls>>) -> Calls {
+    calls.lock().expect("not poisoned").clone()
+}
+
+const W: usize = INITIAL_WINDOW_PACKETS * MDS;
+
+#[test]
+fn every_round_growth_doubles_and_asks_the_rules_each_round() {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        ..Script::default()
+    };
+    let (mut f, log) = flow(script, config(|_| {}));
+    let cwnds = f.rounds(&[ms(100); 3]);
+    // Every ACK of the whole window doubles it.
+    assert_eq!(cwnds, [2 * W, 4 * W, 8 * W]);
+    assert_eq!(calls(&log).slow_start.len(), 3);
+}
+
+#[test]
+fn every_other_round_growth_holds_between_doublings() {
+    let (mut f, log) = flow(Script::default(), config(|_| {}));
+    let cwnds = f.rounds(&[ms(100); 5]);
+    // Round 0 ends at the first ACK and is a growth round turned holding;
+    // the rules are asked at the end of holding rounds only.
+    assert_eq!(cwnds, [W, 2 * W, 2 * W, 4 * W, 4 * W]);
+    assert_eq!(calls(&log).slow_start.len(), 2);
+}
+
+#[test]
+fn exit_to_window_caps_cwnd_and_is_not_a_decrease() {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        slow_start: SlowStartStep::ExitToWindow(7 * MDS),
+        loss: LossResponse::Reduce {
+            cwnd: 3 * MDS,
+            ssthresh: 3 * MDS,
+        },
+        ..Script::default()
+    };
+    let (mut f, _) = flow(script, config(|_| {}));
+    let window = f.send_window();
+    f.ack(&window[..9], ms(100));
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (7 * MDS, 7 * MDS));
+    assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
+    // The last packet was sent before the exit; the exit was no decrease,
+    // so its loss still reduces the window.
+    f.lose(&window[9..], false);
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (3 * MDS, 3 * MDS));
+}
+
+#[test]
+fn exit_to_a_larger_window_keeps_cwnd() {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        slow_start: SlowStartStep::ExitToWindow(100 * MDS),
+        ..Script::default()
+    };
+    let (mut f, _) = flow(script, config(|_| {}));
+    f.round(ms(100));
+    // cwnd = min(cwnd, 100 packets); ssthresh = min(ssthresh, cwnd).
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (W, W));
+}
+
+#[test]
+fn exit_scaled_cuts_by_the_factor_and_counts_as_a_decrease() {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        slow_start: SlowStartStep::ExitScaled,
+        loss: LossResponse::Reduce {
+            cwnd: 3 * MDS,
+            ssthresh: 3 * MDS,
+        },
+        ..Script::default()
+    };
+    let (mut f, log) = flow(script, config(|c| c.ss_exit_factor = 0.5));
+    let window = f.send_window();
+    f.ack(&window[..9], ms(100));
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (W / 2, W / 2));
+    assert_eq!(f.cc.state(), CcState::Recovery);
+    assert_eq!(calls(&log).credit_forgotten, 1);
+    // Sent before the decrease: section 3.3 ignores its loss.
+    f.lose(&window[9..], false);
+    assert_eq!(f.cc.cwnd(), W / 2);
+}
+
+#[test]
+fn exit_scaled_by_one_leaves_slow_start_without_a_decrease() {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        slow_start: SlowStartStep::ExitScaled,
+        ..Script::default()
+    };
+    let (mut f, log) = flow(script, config(|c| c.ss_exit_factor = 1.0));
+    f.round(ms(100));
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (W, W));
+    assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
+    assert_eq!(calls(&log).credit_forgotten, 0);
+}
+
+/// A flow out of slow start after its first round, cwnd = W.
+fn in_congestion_avoidance(script: Script, config: VegasConfig) -> (Flow, Arc<Mutex<Calls>>) {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        slow_start: SlowStartStep::ExitToWindow(W),
+        ..script
+    };
+    let (mut f, log) = flow(script, config);
+    f.round(ms(100));
+    assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
+    (f, log)
+}
+
+#[test]
+fn congestion_avoidance_change_is_applied_with_the_rounds_diff() {
+    let script = Script {
+        ca_change: 600,
+        ..Script::default()
+    };
+    let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
+    f.round(ms(150));
+    f.round(ms(150));
+    assert_eq!(f.cc.cwnd(), W + 2 * 600);
+    // BaseRTT 100 ms, the round's (distinguished) RTT 150 ms, cwnd during
+    // the round W, then W + 600 bytes.
+    let expected = [
+        reference_diff_packets(W as f64 / MDS as f64, 100.0, 150.0),
+        reference_diff_packets((W + 600) as f64 / MDS as f64, 100.0, 150.0),
+    ];
+    let got = calls(&log).congestion_avoidance;
+    assert_eq!(got.len(), 2);
+    for (got, expected) in got.iter().zip(expected) {
+        assert!((got - expected).abs() < 1e-9, "{got} vs {expected}");
+    }
+}
+
+#[test]
+fn a_decrease_stops_at_the_minimum_window() {
+    let script = Script {
+        ca_change: -(100 * MDS as i64),
+        ..Script::default()
+    };
+    let (mut f, _) = in_congestion_avoidance(script, config(|_| {}));
+    f.round(ms(100));
+    assert_eq!(f.cc.cwnd(), 2 * MDS);
+}
+
+#[test]
+fn rounds_without_a_diff_go_to_their_own_hook_and_raise_no_floor() {
+    let script = Script {
+        no_diff_change: MDS as i64,
+        ca_change: 5 * MDS as i64,
+        ssthresh_floor: 1000 * MDS,
+        ..Script::default()
+    };
+    // One ACK per window gives one sample per round: never enough here.
+    let (mut f, log) = in_congestion_avoidance(script, config(|c| c.min_rtt_samples = 2));
+    let ssthresh = f.cc.ssthresh();
+    f.round(ms(100));
+    f.round(ms(100));
+    let log = calls(&log);
+    assert_eq!((log.no_diff, log.congestion_avoidance.len()), (2, 0));
+    assert_eq!(f.cc.cwnd(), W + 2 * MDS);
+    assert_eq!(f.cc.ssthresh(), ssthresh);
+}
+
+#[test]
+fn the_ssthresh_floor_only_raises_after_rounds_with_a_diff() {
+    let low = Script {
+        ssthresh_floor: MDS,
+        ..Script::default()
+    };
+    let (mut f, _) = in_congestion_avoidance(low, config(|_| {}));
+    f.round(ms(100));
+    assert_eq!(f.cc.ssthresh(), W, "a floor below ssthresh changes nothing");
+
+    // Raised at the end of the first round, after the exit set ssthresh to
+    // cwnd: the window is in slow start again, and the ACK that ended the
+    // round grows it by the window it acknowledged.
+    let high = Script {
+        growth: SlowStartGrowth::EveryRound,
+        slow_start: SlowStartStep::ExitToWindow(W),
+        ssthresh_floor: 30 * MDS,
+        ..Script::default()
+    };
+    let (mut f, _) = flow(high, config(|_| {}));
+    f.round(ms(100));
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (2 * W, 30 * MDS));
+}
+
+#[test]
+fn adjusted_rtts_are_what_base_rtt_and_the_round_see() {
+    let script = Script {
+        ca_change: 0,
+        adjustment: RttAdjustment {
+            subtract: ms(40),
+            base_rtt_probe: Some(ms(30)),
+        },
+        ..Script::default()
+    };
+    let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
+    f.round(ms(100));
+    let log = calls(&log);
+    // The rules' estimators see the RTT as measured.
+    assert!(log.observed_rtts.iter().all(|r| *r == ms(100)));
+    // BaseRTT is the probe (30 ms), below every adjusted RTT (60 ms); the
+    // round's RTT is the adjusted one.
+    let expected = reference_diff_packets(W as f64 / MDS as f64, 30.0, 60.0);
+    assert_eq!(log.congestion_avoidance.len(), 1);
+    assert!((log.congestion_avoidance[0] - expected).abs() < 1e-9);
+}
+
+#[test]
+fn keep_leaves_the_window_alone() {
+    let (mut f, log) = in_congestion_avoidance(Script::default(), config(|_| {}));
+    let window = f.send_window();
+    f.lose(&window[..1], false);
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (W, W));
+    assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
+    assert_eq!(calls(&log).credit_forgotten, 0);
+}
+
+#[test]
+fn reduce_applies_once_per_epoch() {
+    let script = Script {
+        loss: LossResponse::Reduce {
+            cwnd: 6 * MDS,
+            ssthresh: 5 * MDS,
+        },
+        ..Script::default()
+    };
+    let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
+    let window = f.send_window();
+    f.advance(ms(1));
+    f.lose(&window[..1], false);
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (6 * MDS, 5 * MDS));
+    assert_eq!(f.cc.state(), CcState::Recovery);
+    // Same window, sent before the reduction: no second cut.
+    f.advance(ms(1));
+    f.lose(&window[1..2], false);
+    assert_eq!(f.cc.cwnd(), 6 * MDS);
+    assert_eq!(calls(&log).credit_forgotten, 1);
+}
+
+#[test]
+fn timeout_goes_back_to_the_minimum_window_and_slow_start() {
+    let script = Script {
+        loss: LossResponse::Timeout { ssthresh: 8 * MDS },
+        ..Script::default()
+    };
+    let (mut f, _) = in_congestion_avoidance(script, config(|_| {}));
+    let window = f.send_window();
+    f.advance(ms(500));
+    f.lose(&window, true);
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (2 * MDS, 8 * MDS));
+    // A packet sent after the timeout ends recovery; slow start then grows
+    // from a growth round.
+    let sent = f.send_window();
+    f.ack(&sent, ms(100));
+    assert_eq!(f.cc.state(), CcState::SlowStart);
+    let sent = f.send_window();
+    f.ack(&sent, ms(100));
+    assert!(f.cc.cwnd() > 2 * MDS, "cwnd {}", f.cc.cwnd());
+}
+
+#[test]
+fn spurious_loss_and_a_new_datagram_size_forget_increase_credit() {
+    let (mut f, log) = in_congestion_avoidance(Script::default(), config(|_| {}));
+    assert!(f.cc.on_spurious_loss(12 * MDS, 11 * MDS));
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (12 * MDS, 11 * MDS));
+    f.cc.on_max_datagram_size(1000);
+    assert_eq!(calls(&log).credit_forgotten, 2);
+    // The window keeps its packet count.
+    assert_eq!(f.cc.cwnd(), 12 * 1000);
+}
