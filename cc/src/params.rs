@@ -242,23 +242,19 @@ impl ParamValues {
             .is_some_and(|info| info.name == key.name && info.default != self.values[key.index])
     }
 
-    /// The value of `name`, looked up by name: the old interface, left until
-    /// every algorithm reads [`Key`]s; panics on an unknown name.
-    pub fn get(&self, name: &str) -> f64 {
-        match self.index(name) {
-            Some(i) => self.values[i],
-            None => panic!("{} has no parameter named {name}", self.algorithm),
-        }
+    /// The number stored for the parameter called `name`, if the table has
+    /// one (for reports and tests; algorithms read typed [`Key`]s).
+    pub fn number(&self, name: &str) -> Option<f64> {
+        self.index(name).map(|i| self.values[i])
     }
 
-    /// The value of a choice parameter as its word; see [`Self::get`].
-    pub fn word(&self, name: &str) -> &'static str {
-        let index = self
-            .index(name)
-            .unwrap_or_else(|| panic!("{} has no parameter named {name}", self.algorithm));
+    /// The word of the choice parameter called `name`, if the table has
+    /// one (for reports and tests; algorithms read typed [`Key`]s).
+    pub fn word(&self, name: &str) -> Option<&'static str> {
+        let index = self.index(name)?;
         match self.table[index].kind {
-            ParamKind::Choice(words) => words[self.values[index] as usize],
-            _ => panic!("{}: parameter {name} is not a choice", self.algorithm),
+            ParamKind::Choice(words) => words.get(self.values[index] as usize).copied(),
+            _ => None,
         }
     }
 

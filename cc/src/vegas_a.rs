@@ -85,15 +85,24 @@
 //!   path then (RFC 9002 section 7.8; Vegas does the same). Decreases apply.
 //!   The round's throughput still becomes Th(i − 1) for the next round.
 //! - **Line 21** (`above_beta_at_alpha_min`). Taken as printed, Diff > β with
-//!   α = 1 updates nothing: once α is at its floor nothing ever shrinks the
-//!   window, β no longer bounds the queue, and Vegas-A sits on whatever queue
-//!   slow start left (measured: 45.7 ms mean queueing on the RoVegas VBR
-//!   scenario against Vegas's 10.2 ms). Vegas-A is Vegas with moving
-//!   thresholds, and Vegas's own rule for Diff > β is Cwnd − 1; line 19 does
-//!   that too while α > 1. We could not read Vegas-A's original publication
-//!   (Srijith, Jacob, Ananda) here, so the default rests on that reasoning:
-//!   `decrease` shrinks cwnd by one step and leaves α and β at the floor;
-//!   `hold` is line 21 as printed in 000, for comparison.
+//!   α = 1 updates nothing: once α is at its floor nothing shrinks the
+//!   window, and Vegas-A keeps whatever queue it has. Vegas-A is Vegas with
+//!   moving thresholds, and Vegas's own rule for Diff > β is Cwnd − 1; line
+//!   19 does that too while α > 1. We could not read Vegas-A's original
+//!   publication (Srijith, Jacob, Ananda) here, so the default rests on that
+//!   reasoning: `decrease` shrinks cwnd by one step and leaves α and β at the
+//!   floor; `hold` is line 21 as printed in 000. The consequence is not what
+//!   that reasoning expects: on the RoVegas VBR scenario
+//!   (`vegas-sim run interop/scenarios/rovegas-single-bottleneck-vbr.toml
+//!   --cc vegas-a [--cc-param above_beta_at_alpha_min=hold] --seed 1`, both
+//!   profiles alike) the flow's mean queueing delay is 216.6 ms with
+//!   `decrease` and 53.1 ms with `hold`, against Vegas's 19.7 ms. Each
+//!   decrease lowers the throughput, the next round's regain raises it, and
+//!   Fig. 1 answers a rising throughput with α + 1, β + 1: α climbs to 43
+//!   packets within 30 s (qlog `alpha`), and β follows, so the decrease at
+//!   the floor feeds the thresholds' ratchet. With `hold` α stays at 1-2 and
+//!   the window rests on the queue slow start left. Neither bounds the queue
+//!   as Vegas's fixed β does; the default stays Vegas's rule for Diff > β.
 //! - **Losses** leave α and β where they are; Fig. 1 moves them only in
 //!   congestion avoidance.
 //! - **When Cwnd(i + 1) takes effect.** At the end of round i, at once, as
@@ -159,8 +168,8 @@ pub const PARAMS: &[ParamInfo] = &[
         default: 0.0,
         kind: ParamKind::Choice(AboveBetaAtFloor::WORDS),
         description: "Fig. 1 line 21, Diff > beta with alpha at its floor: decrease (cwnd - 1, \
-                      Vegas's rule, so beta bounds the queue) or hold (line 21 as printed: no \
-                      update, which leaves a standing queue)",
+                      Vegas's rule) or hold (line 21 as printed: no update); see the module \
+                      docs for what each does to the queue",
     },
     param_named(VEGAS_PARAMS, "gamma"),
     param_named(VEGAS_PARAMS, "ss_exit_factor"),

@@ -8,6 +8,7 @@ mod common;
 use std::time::Instant;
 
 use common::{ms, MDS, WINDOW};
+use vegas_cc::careful_resume::{LossRule, Phase};
 use vegas_cc::{
     AckEvent, AckedPacket, CarefulResumeConfig, CcState, ControllerHost, ControllerSpec,
     PacketSent, RttSnapshot, SavedPath,
@@ -16,13 +17,10 @@ use vegas_cc::{
 const IW: usize = 10 * MDS;
 const SAVED_CWND: u64 = 1_200_000;
 
-fn host(saved: Option<SavedPath>) -> ControllerHost {
+fn host(saved: Option<SavedPath>, loss_rule: LossRule) -> ControllerHost {
     let spec = ControllerSpec::new("vegas")
         .unwrap()
-        .with_careful_resume(CarefulResumeConfig {
-            saved,
-            ..Default::default()
-        });
+        .with_careful_resume(CarefulResumeConfig { saved, loss_rule });
     ControllerHost::new(&spec, WINDOW)
 }
 
@@ -50,11 +48,14 @@ fn ack(host: &mut ControllerHost, pkt_num: u64, sent: Instant, at: Instant, in_f
 
 /// Handshake flight acknowledged at t0 + 600 ms, then the initial window
 /// sent at once: the tenth packet fills it and the window jumps.
-fn jumped(t0: Instant) -> ControllerHost {
-    let mut h = host(Some(SavedPath {
-        cwnd_bytes: SAVED_CWND,
-        rtt: ms(600),
-    }));
+fn jumped(t0: Instant, loss_rule: LossRule) -> ControllerHost {
+    let mut h = host(
+        Some(SavedPath {
+            cwnd_bytes: SAVED_CWND,
+            rtt: ms(600),
+        }),
+        loss_rule,
+    );
     send(&mut h, 0, t0, 0);
     ack(&mut h, 0, t0, t0 + ms(600), MDS);
     for n in 1..=10u64 {
@@ -66,7 +67,7 @@ fn jumped(t0: Instant) -> ControllerHost {
 #[test]
 fn the_host_jumps_and_paces_the_jump() {
     let t0 = Instant::now();
-    let h = jumped(t0);
+    let h = jumped(t0, LossRule::default());
     // jump_cwnd = saved / 2, paced at jump_cwnd per smoothed RTT.
     assert_eq!(h.cwnd(), SAVED_CWND as usize / 2);
     assert_eq!(h.controller().cwnd(), IW, "the controller's own window");
@@ -76,7 +77,7 @@ fn the_host_jumps_and_paces_the_jump() {
 #[test]
 fn without_saved_state_the_host_is_the_controller() {
     let t0 = Instant::now();
-    let mut with = host(None);
+    let mut with = host(None, LossRule::default());
     let spec = ControllerSpec::new("vegas").unwrap();
     let mut without = ControllerHost::new(&spec, WINDOW);
     for h in [&mut with, &mut without] {
@@ -91,8 +92,9 @@ fn without_saved_state_the_host_is_the_controller() {
 
 #[test]
 fn a_loss_in_the_unvalidated_phase_sets_the_controller_window() {
+    // RFC 9959 as written: every loss is congestion.
     let t0 = Instant::now();
-    let mut h = jumped(t0);
+    let mut h = jumped(t0, LossRule::Any);
     let t = t0 + ms(600);
     for n in 11..=100u64 {
         send(&mut h, n, t + ms(n), (n as usize - 1) * MDS);
@@ -112,4 +114,25 @@ fn a_loss_in_the_unvalidated_phase_sets_the_controller_window() {
     h.checkpoint();
     assert!(!h.rollback());
     assert_eq!(h.cwnd(), IW / 2);
+}
+
+#[test]
+fn under_the_queue_rule_a_random_loss_goes_to_the_controller_and_the_jump_goes_on() {
+    let t0 = Instant::now();
+    let mut h = jumped(t0, LossRule::QueueSignal);
+    let t = t0 + ms(600);
+    for n in 11..=100u64 {
+        send(&mut h, n, t + ms(n), (n as usize - 1) * MDS);
+    }
+    // Every RTT so far was 600 ms: no queue, and 1 loss of the 90 packets
+    // sent since the jump is within 5 %.
+    h.on_congestion_event(t + ms(700), MDS, 1, t, 99 * MDS);
+    let cr = h.careful_resume().expect("on");
+    assert_eq!(cr.phase(), Phase::Unvalidated);
+    assert!(!cr.saved_discarded());
+    // Vegas answered it itself (section 3.3: cwnd x 3/4, recovery), and the
+    // stack still uses the jump's window.
+    assert_eq!(h.controller().cwnd(), IW * 3 / 4);
+    assert_eq!(h.state(), CcState::Recovery);
+    assert_eq!(h.cwnd(), SAVED_CWND as usize / 2);
 }

@@ -101,7 +101,7 @@ fn in_congestion_avoidance(name: &str, pairs: &[&str]) -> Flow {
 fn every_member_defaults_to_the_quic_profile() {
     for name in all_members() {
         let spec = ControllerSpec::new(name).expect("registered");
-        assert_eq!(spec.params().word("profile"), "quic", "{name}");
+        assert_eq!(spec.params().word("profile"), Some("quic"), "{name}");
     }
 }
 

@@ -377,13 +377,13 @@ fn internals_report_the_round() {
 #[test]
 fn defaults_and_validation() {
     let paper = ControllerSpec::new("vegas").unwrap();
-    assert_eq!(paper.params().get("alpha"), 1.0);
-    assert_eq!(paper.params().get("beta"), 3.0);
-    assert_eq!(paper.params().get("gamma"), 1.0);
+    assert_eq!(paper.params().number("alpha"), Some(1.0));
+    assert_eq!(paper.params().number("beta"), Some(3.0));
+    assert_eq!(paper.params().number("gamma"), Some(1.0));
     let linux = ControllerSpec::new("vegas-linux").unwrap();
-    assert_eq!(linux.params().get("alpha"), 2.0);
-    assert_eq!(linux.params().get("beta"), 4.0);
-    assert_eq!(linux.params().get("gamma"), 1.0);
+    assert_eq!(linux.params().number("alpha"), Some(2.0));
+    assert_eq!(linux.params().number("beta"), Some(4.0));
+    assert_eq!(linux.params().number("gamma"), Some(1.0));
     assert!(ControllerSpec::with_params("vegas", &["alpha=2", "beta=4"]).is_ok());
     let err = ControllerSpec::with_params("vegas", &["alpha=4", "beta=3"]).unwrap_err();
     assert!(err.to_string().contains("alpha"), "{err}");

@@ -312,7 +312,7 @@ fn every_constant_is_a_parameter_with_the_paper_default() {
         ("gamma", 1.0),
         ("loss_factor", 0.75),
     ] {
-        assert_eq!(p.get(name), default, "{name}");
+        assert_eq!(p.number(name), Some(default), "{name}");
     }
     assert!(registry::all_names().contains(&"vegas-a"));
     assert_eq!(build("vegas-a", &[]).name(), "vegas-a");

@@ -924,10 +924,10 @@ fn defaults_validation_and_registration() {
         ("ss_exit_factor", SS_EXIT_FACTOR),
         ("spacing_margin", 0.0),
     ] {
-        assert_eq!(p.get(name), value, "{name}");
+        assert_eq!(p.number(name), Some(value), "{name}");
     }
-    assert_eq!(p.word("unclassified_loss"), "congestion");
-    assert_eq!(p.word("bwe_in_congestion_avoidance"), "on");
+    assert_eq!(p.word("unclassified_loss"), Some("congestion"));
+    assert_eq!(p.word("bwe_in_congestion_avoidance"), Some("on"));
     assert!(ControllerSpec::with_params("vegas-w", &["m=30", "n=3", "tau_ms=200"]).is_ok());
     let err = ControllerSpec::with_params("vegas-w", &["alpha=4", "beta=3"]).unwrap_err();
     assert!(err.to_string().contains("alpha"), "{err}");

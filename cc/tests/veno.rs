@@ -334,11 +334,11 @@ fn internals_report_n_and_the_loss_class() {
 fn defaults_and_parameters() {
     let spec = ControllerSpec::new("veno").unwrap();
     let p = spec.params();
-    assert_eq!(p.get("beta"), BETA);
-    assert_eq!(p.get("random_loss_factor"), RANDOM_LOSS_FACTOR);
-    assert_eq!(p.get("congestion_loss_factor"), CONGESTION_LOSS_FACTOR);
-    assert_eq!(p.get("increase_below_beta"), INCREASE_BELOW_BETA);
-    assert_eq!(p.get("increase_at_beta"), INCREASE_AT_BETA);
+    assert_eq!(p.number("beta"), Some(BETA));
+    assert_eq!(p.number("random_loss_factor"), Some(RANDOM_LOSS_FACTOR));
+    assert_eq!(p.number("congestion_loss_factor"), Some(CONGESTION_LOSS_FACTOR));
+    assert_eq!(p.number("increase_below_beta"), Some(INCREASE_BELOW_BETA));
+    assert_eq!(p.number("increase_at_beta"), Some(INCREASE_AT_BETA));
     assert_eq!(build("veno", &[]).name(), "veno");
     assert!(ControllerSpec::with_params("veno", &["random_loss_factor=1.5"]).is_err());
     assert!(vegas_cc::registry::all_names().contains(&"veno"));

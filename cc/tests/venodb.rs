@@ -900,7 +900,7 @@ fn defaults_and_parameters() {
         ("delay_tolerance_ms", 0.0),
         ("bwe_tolerance", 0.0),
     ] {
-        assert_eq!(p.get(name), value, "{name}");
+        assert_eq!(p.number(name), Some(value), "{name}");
     }
     assert_eq!(build("venodb", &[]).name(), "venodb");
     assert!(vegas_cc::registry::all_names().contains(&"venodb"));

@@ -35,7 +35,7 @@
 //! Vegas members use BaseRTT before there is one, the others do not pace
 //! before it.
 //!
-//! Contradictions are refused by [`validate`]: a gain or burst that the
+//! Contradictions are refused by [`validate_keys`]: a gain or burst that the
 //! chosen profile never uses, set to anything but its default, is an error
 //! rather than a silent no-op.
 
@@ -228,21 +228,6 @@ impl PacingProfile {
         }
     }
 
-    /// From a table holding [`PROFILE`], [`SLOW_START_PACING_GAIN`],
-    /// [`PACING_GAIN`] and entries named `spike_suppression` and
-    /// `spike_burst_packets` (whatever their defaults).
-    pub fn read_spike_suppression(params: &ParamValues) -> Self {
-        let burst_packets = (params.get(SPIKE_BURST_PACKETS.name) as usize).max(1);
-        PacingProfile {
-            profile: read_profile(params),
-            paper_gain: (params.word(SPIKE_SUPPRESSION.name) == "on")
-                .then_some(burst_packets as f64),
-            burst_packets,
-            slow_start_gain: params.get(SLOW_START_PACING_GAIN.name),
-            pacing_gain: params.get(PACING_GAIN.name),
-        }
-    }
-
     /// The pacing for a window of `cwnd` bytes and an RTT of `rtt`; `None`:
     /// send as the window allows.
     pub fn pacing(
@@ -263,63 +248,7 @@ impl PacingProfile {
     }
 }
 
-fn read_profile(params: &ParamValues) -> Profile {
-    match params.word(PROFILE.name) {
-        "paper" => Profile::Paper,
-        _ => Profile::Quic,
-    }
-}
-
-/// The value of `info` in `params`, if the table has it.
-fn value_of(params: &ParamValues, info: &ParamInfo) -> Option<f64> {
-    params
-        .table()
-        .iter()
-        .any(|p| p.name == info.name)
-        .then(|| params.get(info.name))
-}
-
-/// Whether `params` sets `info` to something other than its default.
-fn changed(params: &ParamValues, info: &ParamInfo) -> Option<f64> {
-    value_of(params, info).filter(|v| *v != info.default)
-}
-
-/// Refuses pacing settings that the other settings make meaningless: a
-/// parameter of profile=quic under profile=paper, and `pacing_gain` where
-/// spike suppression sets the rate. For every table that holds [`PROFILE`];
-/// other tables pass.
-pub fn validate(params: &ParamValues) -> Result<(), String> {
-    if value_of(params, &PROFILE).is_none() {
-        return Ok(());
-    }
-    if read_profile(params) == Profile::Paper {
-        for info in [SLOW_START_PACING_GAIN, PACING_GAIN, PACING_BURST_PACKETS] {
-            if let Some(value) = changed(params, &info) {
-                return Err(format!(
-                    "{}={value} applies only to profile=quic; profile=paper sends as the \
-                     paper does (no slow-start pacing, only the paper's own pacing)",
-                    info.name
-                ));
-            }
-        }
-    }
-    let spike_on = params
-        .table()
-        .iter()
-        .any(|p| p.name == SPIKE_SUPPRESSION.name)
-        && params.word(SPIKE_SUPPRESSION.name) == "on";
-    if spike_on {
-        if let Some(value) = changed(params, &PACING_GAIN) {
-            return Err(format!(
-                "pacing_gain={value} applies only with spike_suppression=off: spike \
-                 suppression paces at spike_burst_packets x cwnd/RTT outside slow start"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// [`validate`] for a table whose pacing parameters `keys` locate: refuses
+/// Checks the pacing parameters `keys` locate: refuses
 /// a parameter of profile=quic under profile=paper, and `pacing_gain` where
 /// spike suppression sets the rate.
 pub fn validate_keys(params: &ParamValues, keys: PacingKeys) -> Result<(), String> {

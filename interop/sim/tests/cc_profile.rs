@@ -49,7 +49,10 @@ fn profiles(scenario: &Scenario) -> Vec<(String, Option<&'static str>)> {
         .map(|f| {
             let spec = vegas_cc::resolve(&f.cc, &f.cc_params)
                 .unwrap_or_else(|e| panic!("{}: {e}", f.name));
-            (f.name.clone(), spec.map(|s| s.params().word("profile")))
+            (
+                f.name.clone(),
+                spec.and_then(|s| s.params().word("profile")),
+            )
         })
         .collect()
 }
