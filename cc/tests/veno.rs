@@ -336,7 +336,10 @@ fn defaults_and_parameters() {
     let p = spec.params();
     assert_eq!(p.number("beta"), Some(BETA));
     assert_eq!(p.number("random_loss_factor"), Some(RANDOM_LOSS_FACTOR));
-    assert_eq!(p.number("congestion_loss_factor"), Some(CONGESTION_LOSS_FACTOR));
+    assert_eq!(
+        p.number("congestion_loss_factor"),
+        Some(CONGESTION_LOSS_FACTOR)
+    );
     assert_eq!(p.number("increase_below_beta"), Some(INCREASE_BELOW_BETA));
     assert_eq!(p.number("increase_at_beta"), Some(INCREASE_AT_BETA));
     assert_eq!(build("veno", &[]).name(), "veno");
