@@ -7,6 +7,7 @@ Needs target/release/vegas-sim (built by ./scripts/setup) or $VEGAS_SIM."""
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
@@ -21,6 +22,7 @@ import psutil
 import pytest
 
 from vegas_qlog.sweep import DaskExecutor, ExecutorError, LocalExecutor, load_spec, make_plan, run_sweep
+from vegas_qlog.sweep.executors import LOCK_FILE
 from vegas_qlog.sweep.progress import Progress
 from vegas_qlog.sweep.slurm import SCRIPT, emit_slurm_array
 
@@ -260,6 +262,19 @@ def test_resume_after_interruption_runs_only_what_is_missing(local_reference, tm
         time.sleep(0.005)
     os.killpg(sweep.pid, signal.SIGKILL)  # the whole process group, simulator included
     sweep.wait()
+    # The group's other members (workers that inherited the output
+    # directory's lock) may outlive the leader for a moment on a loaded
+    # machine: wait until the lock is free, as a user would rerun later.
+    with open(out / LOCK_FILE, "w") as lock:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                assert time.monotonic() < deadline, "the killed sweep's processes kept the lock"
+                time.sleep(0.01)
+                continue
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            break
     done = {p.parent: p.stat().st_mtime_ns for p in out.glob("*/*/seed-*/run.json")}
     assert 3 <= len(done) < 8
     assert not (out / "sweep.json").exists()
