@@ -419,9 +419,9 @@ def _f5a_highest(r: Results, verdict: str) -> str:
     wide = [display(lab) for lab in FOUR if _wide(r, L6, lab, "test_mbps")]
     if wide:
         text += (
-            f"{_join(wide)} {'vary' if len(wide) > 1 else 'varies'} widely from seed to seed (intervals wider "
-            "than a fifth of the mean), so the order of the four is not settled by five runs; the seeds vary the "
-            "flows' start times and the links' delays as well as the random losses. "
+            f"{_join(wide)} {'vary' if len(wide) > 1 else 'varies'} widely from seed to seed (95% intervals "
+            "more than a fifth of the mean either side); the seeds vary the flows' start times and the links' "
+            "delays as well as the random losses. "
         )
     return text + f"The paper's Vegas-L held a steady 350-packet window (Fig. 4(a)). {GEO_GUESS}"
 
