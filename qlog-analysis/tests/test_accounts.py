@@ -319,3 +319,51 @@ def test_f45_route_growing_or_shrinking_vegas_w_window():
     shrinks = run(0.95)
     assert "Vegas-W's window shrinks as well" in shrinks
     assert "grows instead" not in shrinks
+
+
+def test_t1_retransmissions_start_up_only_when_most_were_early():
+    def run(share: float) -> str:
+        values = {
+            **_flat(acc.E1, "total_retx_KB", {"reno/reno": 52.0, "reno/vegas": 19.0, "vegas/reno": 45.0}),
+            **_flat(acc.E1, "total_retx_KB", {"vegas/vegas": 7.0}),
+            **_flat(acc.E1, "early_retx_share", {"vegas/vegas": share}, spread=0.0),
+        }
+        return acc._t1_retx(_results(values), "partly")
+
+    assert "90% of Vegas/Vegas's retransmitted bytes" in run(0.9)
+    assert "mostly at start-up" in run(0.9)
+    assert "mostly at start-up" not in run(0.2)
+
+
+def test_f2_2pct_lead_or_not():
+    def run(venodb: float) -> str:
+        points = {
+            (acc.SWEEP, lab, "goodput_mbps", 0.02): [m] * 3
+            for lab, m in {"venodb": venodb, "veno": 1.3, "westwood": 1.4, "reno": 1.0}.items()
+        }
+        return acc._f2_2pct(_results({}, points), "partly")
+
+    assert "VenoDB leads, by less than the paper's margins" in run(1.45)
+    assert "VenoDB does not lead" in run(1.35)
+
+
+def test_f5_load_1_and_sweep_depend_on_the_ratios():
+    def run(rovegas_at: dict[float, float]) -> tuple[str, str]:
+        points = {}
+        for p, x in rovegas_at.items():
+            points[(acc.LOADS, "rovegas", "goodput_kbps", p)] = [x] * 3
+            points[(acc.LOADS, "vegas", "goodput_kbps", p)] = [100.0] * 3
+        r = _results({}, points)
+        return acc._f5_10(r, "partly"), acc._f5_sweep(r, "partly")
+
+    # ×3 at load 1 and ×1 at load 0: far ahead by less than ×6.75, and the gap grows.
+    at_one, sweep = run({0.0: 100.0, 1.0: 300.0})
+    assert "RoVegas is far ahead, as in the paper, but by a smaller ratio" in at_one
+    assert "the gap grows with the load" in sweep
+    # ×1.5 at load 1 is not "far ahead"; a falling ratio is not a growing gap.
+    at_one, sweep = run({0.0: 200.0, 1.0: 150.0})
+    assert "far ahead" not in at_one
+    assert "the gap grows" not in sweep
+    # Vegas at zero: no ratio, no crash, no claim.
+    points = {(acc.LOADS, lab, "goodput_kbps", 1.0): [0.0] * 3 for lab in ("rovegas", "vegas")}
+    assert "far ahead" not in acc._f5_10(_results({}, points), "not")
