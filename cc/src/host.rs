@@ -350,7 +350,14 @@ impl ControllerHost {
         if !reported {
             return None;
         }
-        let limit = peer_reports::queueing_bound(&ack.rtt);
+        let limit = |p: &AckedPacket| peer_reports::packet_queueing_bound(&ack.rtt, p.rtt);
+        // The ACK's own backward time: no more than its largest packet's.
+        let ack_limit = ack
+            .acked
+            .iter()
+            .map(limit)
+            .max()
+            .unwrap_or_else(|| peer_reports::queueing_bound(&ack.rtt));
         self.forward_scratch.clear();
         // Each value alone first, so that one wild value (a forged AQT, say)
         // cannot scale the others down to nothing; then each packet's
@@ -360,11 +367,12 @@ impl ControllerHost {
         self.forward_scratch.extend(
             ack.acked
                 .iter()
-                .map(|p| p.forward_queueing.map(|q| q.min(limit))),
+                .map(|p| p.forward_queueing.map(|q| q.min(limit(p)))),
         );
-        let backward = ack.backward_queueing.map(|b| b.min(limit));
-        let backward =
-            peer_reports::bound_jointly(&mut self.forward_scratch, backward, |_| Some(limit));
+        let backward = ack.backward_queueing.map(|b| b.min(ack_limit));
+        let backward = peer_reports::bound_jointly(&mut self.forward_scratch, backward, |i| {
+            ack.acked.get(i).map(limit)
+        });
         let mut clamped = u64::from(backward != ack.backward_queueing);
         self.bounded.clear();
         self.bounded
@@ -1134,17 +1142,28 @@ mod queueing_bound_tests {
     }
 
     /// The queueing times the controller is given for one ACK of packets
-    /// whose AQT-echo values are `forward`, with AQT `backward`.
+    /// whose AQT-echo values are `forward`, with AQT `backward`; each packet
+    /// took the smoothed RTT.
     fn deliver(
         forward: &[Option<Duration>],
         backward: Option<Duration>,
         rtt: RttSnapshot,
     ) -> (Vec<Option<Duration>>, Option<Duration>, u64) {
+        deliver_after(forward, backward, rtt, rtt.smoothed_rtt)
+    }
+
+    /// [`deliver`] for packets that each took `packet_rtt`.
+    fn deliver_after(
+        forward: &[Option<Duration>],
+        backward: Option<Duration>,
+        rtt: RttSnapshot,
+        packet_rtt: Duration,
+    ) -> (Vec<Option<Duration>>, Option<Duration>, u64) {
         let recorder = QueueingRecorder::default();
         let seen = recorder.seen.clone();
         let mut host = ControllerHost::with_controller(Box::new(recorder), 1200);
         let t0 = Instant::now();
-        let now = t0 + ms(700);
+        let now = t0 + packet_rtt;
         let acked: Vec<AckedPacket> = forward
             .iter()
             .enumerate()
@@ -1179,6 +1198,20 @@ mod queueing_bound_tests {
         // Nothing reported: nothing invented.
         let (f, b, _) = deliver(&[None, None], None, geo_rtt());
         assert_eq!((f, b), (vec![None, None], None));
+    }
+
+    #[test]
+    fn an_honest_peak_that_lengthened_the_packets_round_trip_passes() {
+        // The smoothed RTT lags: 630 ms, but these packets took 800 ms, so
+        // up to 800 - 600 + 20 = 220 ms of queueing is possible for them.
+        let forward = [Some(ms(150)), Some(ms(140))];
+        let (f, b, clamped) = deliver_after(&forward, Some(ms(60)), geo_rtt(), ms(800));
+        assert_eq!((f, b, clamped), (forward.to_vec(), Some(ms(60)), 0));
+        // Beyond what their round trip allows, they are scaled to it:
+        // 150 + 100 = 250 against 220.
+        let (f, b, _) = deliver_after(&forward, Some(ms(100)), geo_rtt(), ms(800));
+        let total = f[0].unwrap_or_default() + b.unwrap_or_default();
+        assert!(total <= ms(220) && total >= ms(219), "{total:?}");
     }
 
     #[test]

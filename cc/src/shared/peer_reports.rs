@@ -148,6 +148,21 @@ pub fn queueing_bound(rtt: &RttSnapshot) -> Duration {
         .saturating_add(rtt.rttvar)
 }
 
+/// The most queueing, both directions together, that a report for one
+/// packet whose round trip took `packet_rtt` may carry: what its own round
+/// trip exceeded the path's minimum by, or [`queueing_bound`] if that is
+/// more, plus `rttvar`. A queue that really held the packet lengthened its
+/// round trip by as much, so an honest report of a momentary peak passes
+/// (the smoothed RTT alone lags such peaks); a receiver cannot lengthen the
+/// sender's own measurement of the round trip without slowing its own
+/// download.
+pub fn packet_queueing_bound(rtt: &RttSnapshot, packet_rtt: Duration) -> Duration {
+    packet_rtt
+        .saturating_sub(rtt.min_rtt)
+        .max(rtt.smoothed_rtt.saturating_sub(rtt.min_rtt))
+        .saturating_add(rtt.rttvar)
+}
+
 /// Scales one ACK's queueing times down by one common factor until, for
 /// every packet `i`, `forward[i] + backward ≤ allowed(i)` (packets for which
 /// `allowed` gives `None` are not bounded). Scaling all by the same factor
