@@ -14,8 +14,11 @@
 //! ```
 //!
 //! (VenoDB's relative delay, 001 section 3.1.A, is the change of the same
-//! quantity between two packets.) The minimum is over the last rounds
-//! ([`WindowedMin`]) so that a step of the path's one-way delay is forgotten.
+//! quantity between two packets.) The minimum is kept until the owner
+//! rebases it ([`ForwardQueue::rebase`]; vegas-sat does on a delay step), or,
+//! with `new(rounds)` above 0, over the last `rounds` rounds
+//! ([`WindowedMin`]). vegas-sat keeps it forever (`new(0)`): a minimum over a
+//! few rounds of a standing queue would read the queue as the path.
 //!
 //! Stamps are the peer's and are not trusted: a queueing delay cannot exceed
 //! the packet's own RTT (the upper half of the one plausibility rule,
