@@ -794,25 +794,53 @@ mod tests {
 }
 
 #[cfg(test)]
-mod persistent_congestion_tests {
-    //! RFC 9002 section 7.6 through the host, with a controller that only
-    //! records what it is told.
+mod probe {
+    //! One controller for the host's tests: it records what the host tells
+    //! it and reports the fields a test gives it.
 
     use std::sync::{Arc, Mutex};
 
     use super::*;
 
-    #[derive(Debug, Default)]
-    struct Recorder {
-        losses: Arc<Mutex<Vec<bool>>>,
+    /// Per ACK: the forward times of its packets and its backward time.
+    pub type Seen = Arc<Mutex<Vec<(Vec<Option<Duration>>, Option<Duration>)>>>;
+    pub type Fields = Arc<Mutex<Vec<(&'static str, InternalValue)>>>;
+
+    #[derive(Debug)]
+    pub struct Probe {
+        pub cwnd: usize,
+        pub state: CcState,
+        /// `persistent_congestion` of every congestion event.
+        pub losses: Arc<Mutex<Vec<bool>>>,
+        /// The queueing times of every ACK.
+        pub seen: Seen,
+        /// Reported as internals.
+        pub fields: Fields,
     }
 
-    impl CongestionController for Recorder {
+    impl Probe {
+        pub fn new(cwnd: usize, state: CcState) -> Self {
+            Probe {
+                cwnd,
+                state,
+                losses: Arc::default(),
+                seen: Arc::default(),
+                fields: Arc::default(),
+            }
+        }
+    }
+
+    impl CongestionController for Probe {
         fn name(&self) -> &'static str {
-            "recorder"
+            "probe"
         }
         fn on_packet_sent(&mut self, _: &PacketSent) {}
-        fn on_ack(&mut self, _: &AckEvent<'_>) {}
+        fn on_ack(&mut self, ack: &AckEvent<'_>) {
+            if let Ok(mut seen) = self.seen.lock() {
+                let forward = ack.acked.iter().map(|p| p.forward_queueing).collect();
+                seen.push((forward, ack.backward_queueing));
+            }
+        }
         fn on_congestion_event(&mut self, loss: &CongestionEvent) {
             if let Ok(mut l) = self.losses.lock() {
                 l.push(loss.persistent_congestion);
@@ -822,17 +850,39 @@ mod persistent_congestion_tests {
             false
         }
         fn cwnd(&self) -> usize {
-            1_000_000
+            self.cwnd
         }
         fn ssthresh(&self) -> usize {
             usize::MAX
         }
         fn state(&self) -> CcState {
-            CcState::CongestionAvoidance
+            self.state
         }
-        fn internals(&self, _: &mut Internals) {}
+        fn internals(&self, out: &mut Internals) {
+            let Ok(fields) = self.fields.lock() else {
+                return;
+            };
+            for &(name, value) in fields.iter() {
+                match value {
+                    InternalValue::Float(v) => out.float(name, v),
+                    InternalValue::Int(v) => out.int(name, v),
+                    InternalValue::Text(v) => out.text(name, v),
+                }
+            }
+        }
         fn on_max_datagram_size(&mut self, _: usize) {}
     }
+}
+
+#[cfg(test)]
+mod persistent_congestion_tests {
+    //! RFC 9002 section 7.6 through the host, with a controller that only
+    //! records what it is told.
+
+    use std::sync::{Arc, Mutex};
+
+    use super::probe::*;
+    use super::*;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
@@ -842,7 +892,7 @@ mod persistent_congestion_tests {
     /// 4 x 50 = 300 ms, persistent-congestion duration 900 ms. Packet 0 is
     /// sent at t0 and acknowledged at t0 + 100 ms.
     fn host(t0: Instant) -> (ControllerHost, Arc<Mutex<Vec<bool>>>) {
-        let recorder = Recorder::default();
+        let recorder = Probe::new(1_000_000, CcState::CongestionAvoidance);
         let losses = recorder.losses.clone();
         let mut host = ControllerHost::with_controller(Box::new(recorder), 1200);
         send(&mut host, 0, t0);
@@ -928,9 +978,9 @@ mod persistent_congestion_tests {
         // Two packets let out by one ACK, the second filling the window: the
         // first was not sent for want of data either.
         let t0 = Instant::now();
-        let recorder = Recorder::default();
+        let recorder = Probe::new(1_000_000, CcState::CongestionAvoidance);
         let mut host = ControllerHost::with_controller(Box::new(recorder), 1200);
-        // Recorder's cwnd is 1 000 000 bytes.
+        // The probe's cwnd is 1 000 000 bytes.
         for (n, in_flight) in [(0u64, 997_600usize), (1, 998_800)] {
             host.on_packet_sent(&PacketSent {
                 pkt_num: n,
@@ -975,51 +1025,12 @@ mod persistent_congestion_tests {
 
 #[cfg(test)]
 mod qlog_diff_tests {
-    use std::sync::{Arc, Mutex};
 
+    use super::probe::*;
     use super::*;
 
-    type Fields = Arc<Mutex<Vec<(&'static str, InternalValue)>>>;
-
-    /// Reports whatever fields the test puts in `fields`.
-    #[derive(Debug, Default)]
-    struct Reporter {
-        fields: Fields,
-    }
-
-    impl CongestionController for Reporter {
-        fn name(&self) -> &'static str {
-            "reporter"
-        }
-        fn on_packet_sent(&mut self, _: &PacketSent) {}
-        fn on_ack(&mut self, _: &AckEvent<'_>) {}
-        fn on_congestion_event(&mut self, _: &CongestionEvent) {}
-        fn on_spurious_loss(&mut self, _: usize, _: usize) -> bool {
-            false
-        }
-        fn cwnd(&self) -> usize {
-            12_000
-        }
-        fn ssthresh(&self) -> usize {
-            usize::MAX
-        }
-        fn state(&self) -> CcState {
-            CcState::SlowStart
-        }
-        fn internals(&self, out: &mut Internals) {
-            for &(name, value) in self.fields.lock().unwrap().iter() {
-                match value {
-                    InternalValue::Float(v) => out.float(name, v),
-                    InternalValue::Int(v) => out.int(name, v),
-                    InternalValue::Text(v) => out.text(name, v),
-                }
-            }
-        }
-        fn on_max_datagram_size(&mut self, _: usize) {}
-    }
-
     fn host() -> (ControllerHost, Fields) {
-        let reporter = Reporter::default();
+        let reporter = Probe::new(12_000, CcState::SlowStart);
         let fields = reporter.fields.clone();
         (
             ControllerHost::with_controller(Box::new(reporter), 1200),
@@ -1084,47 +1095,9 @@ mod queueing_bound_tests {
     //! sender's own `smoothed_rtt − min_rtt + rttvar`, both directions
     //! together.
 
-    use std::sync::{Arc, Mutex};
-
+    use super::probe::*;
     use super::*;
     use crate::registry::ControllerSpec;
-
-    /// Per ACK: the forward times of its packets and its backward time.
-    type Seen = Arc<Mutex<Vec<(Vec<Option<Duration>>, Option<Duration>)>>>;
-
-    /// A controller that records the queueing times it is given.
-    #[derive(Debug, Default)]
-    struct QueueingRecorder {
-        seen: Seen,
-    }
-
-    impl CongestionController for QueueingRecorder {
-        fn name(&self) -> &'static str {
-            "queueing-recorder"
-        }
-        fn on_packet_sent(&mut self, _: &PacketSent) {}
-        fn on_ack(&mut self, ack: &AckEvent<'_>) {
-            if let Ok(mut seen) = self.seen.lock() {
-                let forward = ack.acked.iter().map(|p| p.forward_queueing).collect();
-                seen.push((forward, ack.backward_queueing));
-            }
-        }
-        fn on_congestion_event(&mut self, _: &CongestionEvent) {}
-        fn on_spurious_loss(&mut self, _: usize, _: usize) -> bool {
-            false
-        }
-        fn cwnd(&self) -> usize {
-            1_000_000
-        }
-        fn ssthresh(&self) -> usize {
-            usize::MAX
-        }
-        fn state(&self) -> CcState {
-            CcState::CongestionAvoidance
-        }
-        fn internals(&self, _: &mut Internals) {}
-        fn on_max_datagram_size(&mut self, _: usize) {}
-    }
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
@@ -1159,7 +1132,7 @@ mod queueing_bound_tests {
         rtt: RttSnapshot,
         packet_rtt: Duration,
     ) -> (Vec<Option<Duration>>, Option<Duration>, u64) {
-        let recorder = QueueingRecorder::default();
+        let recorder = Probe::new(1_000_000, CcState::CongestionAvoidance);
         let seen = recorder.seen.clone();
         let mut host = ControllerHost::with_controller(Box::new(recorder), 1200);
         let t0 = Instant::now();

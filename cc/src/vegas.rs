@@ -365,10 +365,10 @@ impl PaperKeys {
     }
 
     /// Vegas's checks: the thresholds, and the pacing settings
-    /// ([`pacing_profile::validate_keys`]).
+    /// ([`pacing_profile::validate`]).
     pub fn validate(&self, params: &ParamValues) -> Result<(), String> {
         self.thresholds.validate(params)?;
-        pacing_profile::validate_keys(params, self.vegas.pacing)
+        pacing_profile::validate(params, self.vegas.pacing)
     }
 }
 

@@ -257,7 +257,7 @@ impl VegasAKeys {
         }
         // Vegas's alpha <= beta, and its pacing settings.
         self.thresholds.validate(params)?;
-        pacing_profile::validate_keys(params, self.vegas.pacing)
+        pacing_profile::validate(params, self.vegas.pacing)
     }
 }
 

@@ -158,7 +158,7 @@ const LOSS_KEYS: LossKeys = LossKeys::in_table(PARAMS);
 /// Vegas's alpha <= beta, and the pacing settings.
 fn validate(params: &ParamValues) -> Result<(), String> {
     THRESHOLD_KEYS.validate(params)?;
-    pacing_profile::validate_keys(params, VEGAS_KEYS.pacing)
+    pacing_profile::validate(params, VEGAS_KEYS.pacing)
 }
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {

@@ -380,7 +380,7 @@ pub const KEYS: VegasWKeys = VegasWKeys {
 /// Vegas's alpha <= beta, and its pacing settings.
 fn validate(params: &ParamValues) -> Result<(), String> {
     KEYS.thresholds.validate(params)?;
-    pacing_profile::validate_keys(params, KEYS.vegas.pacing)
+    pacing_profile::validate(params, KEYS.vegas.pacing)
 }
 
 fn build(params: &ParamValues, window: WindowConfig) -> Box<dyn CongestionController> {

@@ -244,7 +244,7 @@ impl VenoKeys {
 
     /// Veno's checks of a table these keys locate: its pacing settings.
     pub fn validate(&self, params: &ParamValues) -> Result<(), String> {
-        pacing_profile::validate_keys(params, self.pacing)
+        pacing_profile::validate(params, self.pacing)
     }
 }
 

@@ -135,7 +135,7 @@ const MIN_SSTHRESH_PACKETS: Key<u64> = Key::in_table(PARAMS, "min_ssthresh_packe
 const PACING: PacingKeys = PacingKeys::unpaced_paper(PARAMS);
 
 fn validate(params: &ParamValues) -> Result<(), String> {
-    pacing_profile::validate_keys(params, PACING)
+    pacing_profile::validate(params, PACING)
 }
 
 pub static INFO: AlgorithmInfo = AlgorithmInfo {

@@ -35,7 +35,7 @@
 //! Vegas members use BaseRTT before there is one, the others do not pace
 //! before it.
 //!
-//! Contradictions are refused by [`validate_keys`]: a gain or burst that the
+//! Contradictions are refused by [`validate`]: a gain or burst that the
 //! chosen profile never uses, set to anything but its default, is an error
 //! rather than a silent no-op.
 
@@ -251,7 +251,7 @@ impl PacingProfile {
 /// Checks the pacing parameters `keys` locate: refuses
 /// a parameter of profile=quic under profile=paper, and `pacing_gain` where
 /// spike suppression sets the rate.
-pub fn validate_keys(params: &ParamValues, keys: PacingKeys) -> Result<(), String> {
+pub fn validate(params: &ParamValues, keys: PacingKeys) -> Result<(), String> {
     if params.value(keys.profile) == Profile::Paper {
         let quic_only = [
             (
