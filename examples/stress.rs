@@ -363,17 +363,98 @@ fn unloaded_time(addr: SocketAddr, sha: &str) -> Duration {
     )
 }
 
-/// 5,000 client Initials from one socket, each of a new connection.
+/// Floods per measured download; the figures are medians over them.
+const FLOOD_ROUNDS: usize = 5;
+const FLOOD_INITIALS: usize = 5000;
+
+/// 5,000 client Initials from one socket, each of a new connection, while
+/// one download runs: on an established connection, then on a new one
+/// (one measured download per flood, as unloaded). The control sends the
+/// same floods to a socket nobody reads: what the flood costs the machine
+/// (its sender and the loopback) without the server.
 fn flood(binary: &Path, root: &Path, sha: &str, extra: &[&str], label: &str) {
     let server = Server::start(binary, root, extra);
-    let unloaded = unloaded_time(server.addr, sha);
+    let addr = server.addr;
+    let unloaded_new = unloaded_time(addr, sha);
+    let mut established = Client::connect(addr);
+    assert!(established.establish(), "no handshake");
+    let unloaded_established = median(
+        (0..FLOOD_ROUNDS)
+            .map(|_| timed_request(&mut established, sha).expect("unloaded request failed"))
+            .collect(),
+    );
     std::thread::sleep(Duration::from_millis(300));
     let before = server.rss_mb();
+    let cpu_before = server.cpu_ms();
+    let mut send_times = Vec::new();
+    let mut during = |target: SocketAddr, new_connection: bool, c: &mut Client| {
+        let times: Vec<Option<Duration>> = (0..FLOOD_ROUNDS)
+            .map(|_| {
+                let (sent_in, took) = during_flood(addr, target, || {
+                    if new_connection {
+                        timed_download(addr, sha)
+                    } else {
+                        timed_request(c, sha)
+                    }
+                });
+                send_times.push(sent_in);
+                took
+            })
+            .collect();
+        let failed = times.iter().filter(|t| t.is_none()).count();
+        let ok: Vec<Duration> = times.into_iter().flatten().collect();
+        (failed, (!ok.is_empty()).then(|| median(ok)))
+    };
+    let at_server_established = during(addr, false, &mut established);
+    let at_server_new = during(addr, true, &mut established);
+    std::thread::sleep(Duration::from_millis(200));
+    let cpu = server.cpu_ms() - cpu_before;
+    std::thread::sleep(Duration::from_millis(500));
+    let after = server.rss_mb();
+    let sink = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let sink_addr = sink.local_addr().expect("local");
+    let control_established = during(sink_addr, false, &mut established);
+    let control_new = during(sink_addr, true, &mut established);
+    let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
+    let measured = |(failed, time): (usize, Option<Duration>)| {
+        let time = time.map_or("FAILED".to_string(), ms);
+        if failed > 0 {
+            format!("{time} ({failed} of {FLOOD_ROUNDS} FAILED)")
+        } else {
+            time
+        }
+    };
+    println!(
+        "flood ({label}): {FLOOD_ROUNDS} floods of {FLOOD_INITIALS} Initials per download \
+         (each sent in {} median), server CPU {:.0} ms per flood; server RSS {before:.1} -> \
+         {after:.1} MB (+{:.1} MB); 1 MB download on an established connection {} during the \
+         flood, {} during the control flood, {} unloaded; on a new connection, handshake \
+         included, {} during, {} control, {} unloaded (medians)",
+        ms(median(send_times)),
+        cpu / (2 * FLOOD_ROUNDS) as f64,
+        after - before,
+        measured(at_server_established),
+        measured(control_established),
+        ms(unloaded_established),
+        measured(at_server_new),
+        measured(control_new),
+        ms(unloaded_new),
+    );
+}
+
+/// Sends a flood of Initials (made for `server`) to `target` while
+/// `measure` runs on another thread, both starting together; how long the
+/// flood took to send and what `measure` returned.
+fn during_flood<T: Send>(
+    server: SocketAddr,
+    target: SocketAddr,
+    measure: impl FnOnce() -> T + Send,
+) -> (Duration, T) {
     // Make the packets first, so that the flood is fast.
     let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
     let local = socket.local_addr().expect("local");
     let mut config = client_config();
-    let initials: Vec<Vec<u8>> = (0..5000)
+    let initials: Vec<Vec<u8>> = (0..FLOOD_INITIALS)
         .map(|_| {
             let mut scid = [0u8; 16];
             getrandom::fill(&mut scid).expect("random");
@@ -381,7 +462,7 @@ fn flood(binary: &Path, root: &Path, sha: &str, extra: &[&str], label: &str) {
                 Some("localhost"),
                 &quiche::ConnectionId::from_ref(&scid),
                 local,
-                server.addr,
+                server,
                 &mut config,
             )
             .expect("connect");
@@ -390,57 +471,20 @@ fn flood(binary: &Path, root: &Path, sha: &str, extra: &[&str], label: &str) {
             out[..n].to_vec()
         })
         .collect();
-    let addr = server.addr;
-    // On an established connection: request to response end.
-    let mut established = Client::connect(addr);
-    assert!(established.establish(), "no handshake");
-    let unloaded_request = median(
-        (0..5)
-            .map(|_| timed_request(&mut established, sha).expect("unloaded request failed"))
-            .collect(),
-    );
-    let sha_owned = sha.to_string();
-    let go = Arc::new(Barrier::new(3));
-    let (go_a, go_b) = (go.clone(), go.clone());
-    let measured = std::thread::spawn(move || {
-        go_a.wait();
-        timed_request(&mut established, &sha_owned)
-    });
-    let sha_owned = sha.to_string();
-    let measured_new = std::thread::spawn(move || {
-        go_b.wait();
-        timed_download(addr, &sha_owned)
-    });
-    let cpu_before = server.cpu_ms();
-    go.wait();
-    let flood_start = Instant::now();
-    for p in &initials {
-        socket.send_to(p, addr).ok();
-    }
-    let flood_time = flood_start.elapsed();
-    let during = measured.join().expect("thread");
-    let during_new = measured_new.join().expect("thread");
-    std::thread::sleep(Duration::from_millis(200));
-    let cpu = server.cpu_ms() - cpu_before;
-    std::thread::sleep(Duration::from_millis(500));
-    let after = server.rss_mb();
-    let ms = |d: Option<Duration>| {
-        d.map_or("FAILED".to_string(), |d| {
-            format!("{:.1} ms", d.as_secs_f64() * 1e3)
-        })
-    };
-    println!(
-        "flood ({label}): 5000 Initials sent in {:.0} ms, server CPU {cpu:.0} ms; server RSS {before:.1} -> \
-         {after:.1} MB (+{:.1} MB); concurrent 1 MB download on an established connection \
-         {} vs {} unloaded (median of 5); on a new connection, handshake included, {} vs {} \
-         unloaded",
-        flood_time.as_secs_f64() * 1e3,
-        after - before,
-        ms(during),
-        ms(Some(unloaded_request)),
-        ms(during_new),
-        ms(Some(unloaded)),
-    );
+    let go = Barrier::new(2);
+    std::thread::scope(|scope| {
+        let measured = scope.spawn(|| {
+            go.wait();
+            measure()
+        });
+        go.wait();
+        let flood_start = Instant::now();
+        for p in &initials {
+            socket.send_to(p, target).ok();
+        }
+        let sent_in = flood_start.elapsed();
+        (sent_in, measured.join().expect("thread"))
+    })
 }
 
 /// 1,000 connections request the file and vanish mid-transfer.

@@ -23,7 +23,7 @@ use crate::cc_select::ResolvedCc;
 use crate::endpoint::{DatagramMeta, Endpoint};
 use crate::pacing::REAL_TIME_PACING_GRANULARITY;
 use crate::qlog_output::{self, Role};
-use crate::retry::{self, TokenKey};
+use crate::retry::{self, RetryBudget, TokenKey, RETRIES_PER_SOURCE_PER_SECOND};
 use crate::settings::MAX_RECV_DATAGRAM_SIZE;
 use crate::transfer::{ClientSession, ContentSource, ServerSession};
 
@@ -520,6 +520,8 @@ struct ServerState {
     aliases: HashMap<Vec<u8>, Vec<u8>>,
     per_ip: HashMap<IpAddr, usize>,
     token_key: TokenKey,
+    /// Retries each client socket may still be sent this second.
+    retry_budget: RetryBudget,
     /// Datagrams for no connection (Initials), answered after the traffic
     /// of existing connections: a flood of them delays nobody's transfer.
     waiting: VecDeque<Waiting>,
@@ -560,6 +562,7 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         aliases: HashMap::new(),
         per_ip: HashMap::new(),
         token_key: TokenKey::random()?,
+        retry_budget: RetryBudget::new(RETRIES_PER_SOURCE_PER_SECOND),
         waiting: VecDeque::new(),
         wakeups: BTreeSet::new(),
         touched: HashSet::new(),
@@ -776,8 +779,11 @@ impl ServerState {
         } else if let Some(key) = self.aliases.get(&dcid) {
             key.clone()
         } else {
+            let wants_retry = self.setup.retry && hdr.token.as_deref().is_none_or(<[u8]>::is_empty);
             if hdr.ty != quiche::Type::Initial {
                 log::debug!("{:?} packet from {from} for no connection", hdr.ty);
+            } else if wants_retry && !self.retry_budget.allow(from, Instant::now()) {
+                log::debug!("Initial from {from} dropped: over its Retry budget");
             } else if self.waiting.len() < MAX_WAITING {
                 self.waiting.push_back(Waiting {
                     data: data.to_vec(),
@@ -1584,6 +1590,7 @@ mod tests {
             aliases: HashMap::new(),
             per_ip: HashMap::new(),
             token_key: TokenKey::random().unwrap(),
+            retry_budget: RetryBudget::new(RETRIES_PER_SOURCE_PER_SECOND),
             waiting: VecDeque::new(),
             wakeups: BTreeSet::new(),
             touched: HashSet::new(),
@@ -1616,6 +1623,130 @@ mod tests {
             );
         }
         state
+    }
+
+    /// A client's first Initial datagram, its connection and its socket.
+    fn first_initial(socket: &UdpSocket, server: SocketAddr) -> (Vec<u8>, quiche::Connection) {
+        let settings = crate::settings::TransportSettings::default();
+        let (mut config, _) = settings.build_config(&[crate::transfer::ALPN_H3]).unwrap();
+        config.verify_peer(false);
+        let scid = random_bytes::<16>().unwrap();
+        let mut conn = quiche::connect(
+            Some("localhost"),
+            &quiche::ConnectionId::from_ref(&scid),
+            socket.local_addr().unwrap(),
+            server,
+            &mut config,
+        )
+        .unwrap();
+        let mut out = [0; 1500];
+        let (n, _) = conn.send(&mut out).unwrap();
+        (out[..n].to_vec(), conn)
+    }
+
+    fn deliver(state: &mut ServerState, data: &mut [u8], from: SocketAddr, local: SocketAddr) {
+        state.datagram(Datagram {
+            data,
+            from,
+            local,
+            meta: DatagramMeta::default(),
+        });
+    }
+
+    #[test]
+    fn a_flooding_socket_gets_its_retry_budget_and_no_more() {
+        let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let local = server_socket.local_addr().unwrap();
+        let flooder = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let neighbour = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let budget = RETRIES_PER_SOURCE_PER_SECOND as usize;
+        let flood = budget * 3;
+        let mut state = state_with(&[]);
+        for _ in 0..flood {
+            let (mut initial, _) = first_initial(&flooder, local);
+            deliver(
+                &mut state,
+                &mut initial,
+                flooder.local_addr().unwrap(),
+                local,
+            );
+        }
+        assert_eq!(
+            state.waiting.len(),
+            budget,
+            "the flood beyond the budget waits"
+        );
+        // Another socket on the same address is not held to the flood's budget.
+        let (mut initial, _) = first_initial(&neighbour, local);
+        deliver(
+            &mut state,
+            &mut initial,
+            neighbour.local_addr().unwrap(),
+            local,
+        );
+        assert_eq!(state.waiting.len(), budget + 1);
+
+        // Without Retry there is no Retry budget: every Initial waits (the
+        // connection limits apply instead).
+        let mut no_retry = state_with(&[]);
+        no_retry.setup.retry = false;
+        for _ in 0..flood {
+            let (mut initial, _) = first_initial(&flooder, local);
+            deliver(
+                &mut no_retry,
+                &mut initial,
+                flooder.local_addr().unwrap(),
+                local,
+            );
+        }
+        assert_eq!(no_retry.waiting.len(), flood);
+    }
+
+    #[test]
+    fn an_initial_with_a_token_passes_an_exhausted_budget() {
+        let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let local = server_socket.local_addr().unwrap();
+        let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client_socket
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let client_addr = client_socket.local_addr().unwrap();
+        let mut state = state_with(&[]);
+        // The client's first Initial is answered with a Retry.
+        let (mut initial, mut client) = first_initial(&client_socket, local);
+        deliver(&mut state, &mut initial, client_addr, local);
+        state.answer_waiting(&server_socket);
+        let mut buf = [0; 1500];
+        let (n, _) = client_socket.recv_from(&mut buf).unwrap();
+        client
+            .recv(
+                &mut buf[..n],
+                quiche::RecvInfo {
+                    from: local,
+                    to: client_addr,
+                },
+            )
+            .unwrap();
+        // The same socket then spends the rest of its budget.
+        for _ in 0..RETRIES_PER_SOURCE_PER_SECOND {
+            let (mut initial, _) = first_initial(&client_socket, local);
+            deliver(&mut state, &mut initial, client_addr, local);
+        }
+        let waiting = state.waiting.len();
+        assert_eq!(waiting, RETRIES_PER_SOURCE_PER_SECOND as usize - 1);
+        // Its Initial with the Retry's token is not held to the budget, and
+        // makes the connection.
+        let mut out = [0; 1500];
+        let (n, _) = client.send(&mut out).unwrap();
+        deliver(&mut state, &mut out[..n], client_addr, local);
+        assert_eq!(state.waiting.len(), waiting + 1);
+        state.waiting.drain(..waiting);
+        state.answer_waiting(&server_socket);
+        assert_eq!(
+            state.conns.len(),
+            1,
+            "the Initial with the token made a connection"
+        );
     }
 
     /// Files `key` under `at` as `reschedule` would.

@@ -12,8 +12,9 @@
 //! destination connection ID and the connection ID the Retry told the
 //! client to use. It is valid for [`TOKEN_LIFETIME_SECS`].
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
@@ -135,6 +136,71 @@ pub fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
     outer.finalize().into()
 }
 
+/// Retry packets one client socket (address and port) is sent per second.
+///
+/// A client sends an Initial without a token once per connection attempt,
+/// plus a retransmission or two, or two datagrams for a large ClientHello;
+/// sixteen a second leaves room for that many attempts. A socket sending
+/// thousands a second is flooding: its surplus Initials are dropped as
+/// they are read, before any copy, MAC, Retry or send, so that the flood
+/// costs the server little more than reading it and the traffic of real
+/// connections queued behind it is reached sooner (`scripts/stress flood`,
+/// figures in `docs/security.md`). Distinct sockets are counted apart, so
+/// a flood from one socket takes nothing from another client on the same
+/// address (a NAT).
+pub const RETRIES_PER_SOURCE_PER_SECOND: u32 = 16;
+/// Sources tracked within one second; beyond it new sources are let
+/// through uncounted, so that a flood from spoofed addresses cannot grow
+/// the table (each of its Initials then costs one Retry, as without it).
+const MAX_TRACKED_SOURCES: usize = 65_536;
+const BUDGET_WINDOW: Duration = Duration::from_secs(1);
+
+/// Counts the Retry packets each source was sent in the current second.
+pub struct RetryBudget {
+    per_source: u32,
+    window_start: Option<Instant>,
+    sent: HashMap<SocketAddr, u32>,
+}
+
+impl RetryBudget {
+    /// A budget of `per_source` Retries per second for each source.
+    pub fn new(per_source: u32) -> RetryBudget {
+        RetryBudget {
+            per_source,
+            window_start: None,
+            sent: HashMap::new(),
+        }
+    }
+
+    /// Whether `from` may be sent a Retry at `now`, counting it if so.
+    pub fn allow(&mut self, from: SocketAddr, now: Instant) -> bool {
+        let expired = self
+            .window_start
+            .is_none_or(|start| now.saturating_duration_since(start) >= BUDGET_WINDOW);
+        if expired {
+            self.window_start = Some(now);
+            self.sent.clear();
+            if self.sent.capacity() > 1024 {
+                self.sent.shrink_to(1024);
+            }
+        }
+        if let Some(count) = self.sent.get_mut(&from) {
+            if *count >= self.per_source {
+                return false;
+            }
+            *count += 1;
+            return true;
+        }
+        if self.per_source == 0 {
+            return false;
+        }
+        if self.sent.len() < MAX_TRACKED_SOURCES {
+            self.sent.insert(from, 1);
+        }
+        true
+    }
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -155,6 +221,41 @@ mod tests {
             hex::encode(mac),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
+    }
+
+    #[test]
+    fn a_source_gets_its_budget_of_retries_per_second_and_no_more() {
+        let budget_per_second = 3;
+        let mut budget = RetryBudget::new(budget_per_second);
+        let flooder: SocketAddr = "192.0.2.1:4000".parse().unwrap();
+        let same_ip_other_port: SocketAddr = "192.0.2.1:4001".parse().unwrap();
+        let t0 = Instant::now();
+        let allowed = (0..10)
+            .filter(|i| budget.allow(flooder, t0 + Duration::from_millis(*i)))
+            .count();
+        assert_eq!(allowed, budget_per_second as usize);
+        // Another socket of the same address is counted apart.
+        assert!(budget.allow(same_ip_other_port, t0 + Duration::from_millis(20)));
+        // Still within the second: refused; a second later: a new budget.
+        assert!(!budget.allow(flooder, t0 + Duration::from_millis(999)));
+        assert!(budget.allow(flooder, t0 + Duration::from_millis(1000)));
+    }
+
+    #[test]
+    fn a_zero_budget_allows_nothing_and_untracked_sources_pass() {
+        let mut none = RetryBudget::new(0);
+        let t0 = Instant::now();
+        assert!(!none.allow("192.0.2.1:1".parse().unwrap(), t0));
+        // With the table full, a new source passes uncounted.
+        let mut budget = RetryBudget::new(1);
+        for port in 0..MAX_TRACKED_SOURCES {
+            let from = SocketAddr::from(([10, 0, (port >> 8) as u8, port as u8], 443));
+            assert!(budget.allow(from, t0));
+        }
+        let untracked: SocketAddr = "192.0.2.9:9".parse().unwrap();
+        assert!(budget.allow(untracked, t0));
+        assert!(budget.allow(untracked, t0));
+        assert_eq!(budget.sent.len(), MAX_TRACKED_SOURCES);
     }
 
     #[test]
