@@ -15,13 +15,15 @@
 //!   [`pacing::Outbox`]; every method takes `now`, so it runs on real or
 //!   virtual time alike.
 //! - [`net`]: the real-socket event loops that drive endpoints with real time,
-//!   with the server's defences (Retry address validation from [`retry`],
-//!   connection limits).
+//!   with the server's defences (Retry address validation and a Retry budget
+//!   per client socket from [`retry`], the kernel filter for flooding
+//!   sockets from [`flood_filter`], connection limits).
 //! - [`qlog_output`]: one `.sqlog` per connection when `QLOGDIR` is set.
 
 pub mod careful_resume;
 pub mod cc_select;
 pub mod endpoint;
+pub mod flood_filter;
 pub mod net;
 pub mod pacing;
 pub mod qlog_output;

@@ -21,6 +21,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use crate::careful_resume::{self, ResumeStore};
 use crate::cc_select::ResolvedCc;
 use crate::endpoint::{DatagramMeta, Endpoint};
+use crate::flood_filter::FloodFilter;
 use crate::pacing::REAL_TIME_PACING_GRANULARITY;
 use crate::qlog_output::{self, Role};
 use crate::retry::{self, RetryBudget, TokenKey, RETRIES_PER_SOURCE_PER_SECOND};
@@ -522,6 +523,10 @@ struct ServerState {
     token_key: TokenKey,
     /// Retries each client socket may still be sent this second.
     retry_budget: RetryBudget,
+    /// Sockets found over their Retry budget since the filter was updated.
+    over_budget: Vec<SocketAddr>,
+    /// The kernel filter dropping over-budget sockets' token-less Initials.
+    flood_filter: FloodFilter,
     /// Datagrams for no connection (Initials), answered after the traffic
     /// of existing connections: a flood of them delays nobody's transfer.
     waiting: VecDeque<Waiting>,
@@ -563,6 +568,8 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         per_ip: HashMap::new(),
         token_key: TokenKey::random()?,
         retry_budget: RetryBudget::new(RETRIES_PER_SOURCE_PER_SECOND),
+        over_budget: Vec::new(),
+        flood_filter: FloodFilter::default(),
         waiting: VecDeque::new(),
         wakeups: BTreeSet::new(),
         touched: HashSet::new(),
@@ -580,6 +587,11 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         } else {
             deadline
         };
+        // A blocked socket is let through in time even on an idle server.
+        let deadline = match (deadline, state.flood_filter.next_expiry()) {
+            (Some(d), Some(e)) => Some(d.min(e)),
+            (d, e) => d.or(e),
+        };
         // Initials still waiting: do not wait for more datagrams.
         let deadline = if state.waiting.is_empty() {
             deadline
@@ -594,6 +606,7 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
                 meta,
             })
         })?;
+        state.update_flood_filter(&wire.socket, Instant::now());
         state.answer_waiting(&wire.socket);
         let now = Instant::now();
         for key in state.due(now) {
@@ -784,6 +797,9 @@ impl ServerState {
                 log::debug!("{:?} packet from {from} for no connection", hdr.ty);
             } else if wants_retry && !self.retry_budget.allow(from, Instant::now()) {
                 log::debug!("Initial from {from} dropped: over its Retry budget");
+                if !self.over_budget.contains(&from) {
+                    self.over_budget.push(from);
+                }
             } else if self.waiting.len() < MAX_WAITING {
                 self.waiting.push_back(Waiting {
                     data: data.to_vec(),
@@ -799,6 +815,24 @@ impl ServerState {
         if let Some(c) = self.conns.get_mut(&key) {
             c.endpoint.on_datagram_with_meta(data, from, local, meta);
             self.touched.insert(key);
+        }
+    }
+
+    /// Has the kernel drop the token-less Initials of the sockets found
+    /// over their Retry budget, and lets through those whose time is up.
+    fn update_flood_filter(&mut self, socket: &UdpSocket, now: Instant) {
+        for source in std::mem::take(&mut self.over_budget) {
+            log::info!(
+                "{source} is flooding Initials: dropping them in the kernel for {:?}",
+                crate::flood_filter::BLOCK_FOR
+            );
+            if let Err(e) = self.flood_filter.block(socket, source, now) {
+                // The budget still refuses its Retries; the server reads them.
+                log::warn!("cannot filter {source}'s Initials in the kernel: {e}");
+            }
+        }
+        if let Err(e) = self.flood_filter.expire(socket, now) {
+            log::warn!("cannot update the kernel's Initial filter: {e}");
         }
     }
 
@@ -1591,6 +1625,8 @@ mod tests {
             per_ip: HashMap::new(),
             token_key: TokenKey::random().unwrap(),
             retry_budget: RetryBudget::new(RETRIES_PER_SOURCE_PER_SECOND),
+            over_budget: Vec::new(),
+            flood_filter: FloodFilter::default(),
             waiting: VecDeque::new(),
             wakeups: BTreeSet::new(),
             touched: HashSet::new(),
