@@ -562,3 +562,125 @@ def test_damaged_extension_fields_lose_nothing():
     # Without a frame list, nothing is merged and nothing is dropped.
     bare = Event(2.0, "quic:packet_sent", {}, {"extension_frames": [{"frame_type": "x", "frame_type_bytes": 1}]})
     assert convert_event(bare)["data"]["extension_frames"] == [{"frame_type": "x", "frame_type_bytes": 1}]
+
+
+def test_careful_resume_phase_changes_become_the_drafts_events():
+    """draft-ietf-tsvwg-careful-resume-qlog-02 section 4.1, rebuilt from the
+    ``cr_*`` fields our metrics events carry only when they change."""
+    from vegas_qlog.qvis import CAREFUL_RESUME_EVENT, with_careful_resume_events
+    from vegas_qlog.sqlog import Event
+
+    def metrics(t, **fields):
+        return Event(time=t, name="quic:recovery_metrics_updated", data=fields)
+
+    raw = [
+        metrics(
+            0.0,
+            congestion_window=13_500,
+            ssthresh=U64_MAX,
+            cr_phase="reconnaissance",
+            cr_trigger="none",
+            cr_pipesize=0,
+            cr_saved_congestion_window=1_500_000,
+            cr_saved_rtt=600.0,
+        ),
+        metrics(5.0, congestion_window=14_000),  # no phase change: nothing derived
+        Event(time=6.0, name="quic:packet_sent", data={"header": {"packet_number": 9}}),
+        metrics(
+            600.0,
+            congestion_window=750_000,
+            cr_phase="unvalidated",
+            cr_trigger="congestion_window_limited",
+            cr_first_unvalidated_packet=10,
+        ),
+        metrics(
+            1200.0,
+            cr_phase="validating",
+            cr_trigger="first_unvalidated_packet_acknowledged",
+            cr_last_unvalidated_packet=560,
+            cr_pipesize=700_000,
+        ),
+        metrics(1300.0, congestion_window=350_000, ssthresh=350_000, cr_phase="safe_retreat", cr_trigger="packet_loss"),
+        metrics(1900.0, cr_phase="normal", cr_trigger="exit_recovery", cr_pipesize=720_000),
+    ]
+    context = TraceContext()
+    out = with_careful_resume_events([convert_event(e, context) for e in raw])
+    derived = [(e["time"], e["data"]) for e in out if e["name"] == CAREFUL_RESUME_EVENT]
+    restored = {"saved_congestion_window": 1_500_000, "saved_rtt": 600.0}
+    assert derived == [
+        # ssthresh was unset (u64::MAX): left out, not invented; no trigger.
+        (
+            0.0,
+            {
+                "new": "reconnaissance",
+                "state_data": {"pipesize": 0, "congestion_window": 13_500},
+                "restored_data": restored,
+            },
+        ),
+        (
+            600.0,
+            {
+                "old": "reconnaissance",
+                "new": "unvalidated",
+                "state_data": {"pipesize": 0, "first_unvalidated_packet": 10, "congestion_window": 750_000},
+                "restored_data": restored,
+                "trigger": "congestion_window_limited",
+            },
+        ),
+        (
+            1200.0,
+            {
+                "old": "unvalidated",
+                "new": "validating",
+                "state_data": {
+                    "pipesize": 700_000,
+                    "first_unvalidated_packet": 10,
+                    "last_unvalidated_packet": 560,
+                    "congestion_window": 750_000,
+                },
+                "restored_data": restored,
+                "trigger": "first_unvalidated_packet_acknowledged",
+            },
+        ),
+        (
+            1300.0,
+            {
+                "old": "validating",
+                "new": "safe_retreat",
+                "state_data": {
+                    "pipesize": 700_000,
+                    "first_unvalidated_packet": 10,
+                    "last_unvalidated_packet": 560,
+                    "congestion_window": 350_000,
+                    "ssthresh": 350_000,
+                },
+                "restored_data": restored,
+                "trigger": "packet_loss",
+            },
+        ),
+        (
+            1900.0,
+            {
+                "old": "safe_retreat",
+                "new": "normal",
+                "state_data": {
+                    "pipesize": 720_000,
+                    "first_unvalidated_packet": 10,
+                    "last_unvalidated_packet": 560,
+                    "congestion_window": 350_000,
+                    "ssthresh": 350_000,
+                },
+                "restored_data": restored,
+                "trigger": "exit_recovery",
+            },
+        ),
+    ]
+    # Each derived event follows the metrics event it came from.
+    names = [e["name"] for e in out]
+    assert names.count(CAREFUL_RESUME_EVENT) == 5
+    for i, name in enumerate(names):
+        if name == CAREFUL_RESUME_EVENT:
+            assert names[i - 1] == "recovery:metrics_updated"
+    # Without Careful Resume nothing is added.
+    plain = [convert_event(metrics(0.0, congestion_window=13_500), TraceContext())]
+    assert with_careful_resume_events(plain) == plain

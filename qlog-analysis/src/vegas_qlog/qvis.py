@@ -304,6 +304,68 @@ def convert_event(event: Event, context: TraceContext | None = None) -> dict[str
     return out
 
 
+CAREFUL_RESUME_EVENT = "recovery:careful_resume_phase_updated"
+
+
+def with_careful_resume_events(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``events`` with, after each ``recovery:metrics_updated`` whose
+    ``cr_phase`` differs from the one before, the event of
+    draft-ietf-tsvwg-careful-resume-qlog-02 section 4.1 for that change.
+
+    quiche's qlog crate has no such event, so our Careful Resume writes its
+    state as ``cr_*`` fields of ``recovery_metrics_updated``, each only
+    when it changes; the draft's event is rebuilt here from the fields
+    known at that time: ``old``, ``new``, ``trigger`` (left out when
+    ``none``; ``no_saved_state`` is ours, the draft has no trigger for a
+    connection with nothing to resume), ``state_data`` (``pipesize``, the
+    first and last unvalidated packet numbers once there are any, and the
+    ``congestion_window`` and ``ssthresh`` of the same moment when set)
+    and ``restored_data`` (``saved_congestion_window``, ``saved_rtt`` in
+    ms) when a saved path was restored. Fields never logged are left out,
+    not invented."""
+    out: list[dict[str, Any]] = []
+    known: dict[str, Any] = {}
+    phase: str | None = None
+    for event in events:
+        out.append(event)
+        if event.get("name") != "recovery:metrics_updated":
+            continue
+        data = event.get("data")
+        if not isinstance(data, Mapping):
+            continue
+        for key in data.get("unset_fields", ()):
+            known.pop(key, None)
+        known.update(data)
+        new = data.get("cr_phase")
+        if not isinstance(new, str) or new == phase:
+            continue
+        state = {
+            draft: known[ours]
+            for draft, ours in (
+                ("pipesize", "cr_pipesize"),
+                ("first_unvalidated_packet", "cr_first_unvalidated_packet"),
+                ("last_unvalidated_packet", "cr_last_unvalidated_packet"),
+                ("congestion_window", "congestion_window"),
+                ("ssthresh", "ssthresh"),
+            )
+            if ours in known
+        }
+        derived: dict[str, Any] = {"new": new, "state_data": state}
+        if phase is not None:
+            derived = {"old": phase, **derived}
+        if "cr_saved_congestion_window" in known and "cr_saved_rtt" in known:
+            derived["restored_data"] = {
+                "saved_congestion_window": known["cr_saved_congestion_window"],
+                "saved_rtt": known["cr_saved_rtt"],
+            }
+        trigger = known.get("cr_trigger")
+        if isinstance(trigger, str) and trigger != "none":
+            derived["trigger"] = trigger
+        out.append({"time": event["time"], "name": CAREFUL_RESUME_EVENT, "data": derived})
+        phase = new
+    return out
+
+
 def reference_time_ms(header: Mapping[str, Any]) -> float:
     """The trace's reference time in milliseconds since the Unix epoch, as qvis wants
     it: from quiche 0.29's ``reference_time.wall_clock_time`` (an RFC 3339 string),
@@ -355,9 +417,11 @@ def convert_trace(trace: Trace) -> dict[str, Any]:
         if key in info:
             configuration[key] = info[key]
     context = TraceContext()
-    # Converted in the file's order (the context follows it), then sorted:
-    # qvis wants the events in time order.
-    events = sorted((convert_event(e, context) for e in trace.events), key=lambda e: e["time"])
+    # Converted in the file's order (the context follows it), then sorted
+    # (stably: a derived event stays after its source): qvis wants the
+    # events in time order.
+    converted = with_careful_resume_events([convert_event(e, context) for e in trace.events])
+    events = sorted(converted, key=lambda e: e["time"])
     return {
         "vantage_point": vantage,
         "title": trace.title or Path(trace.path).name,
