@@ -16,6 +16,11 @@
 //! token and its packets of established connections. A spoofer who makes a
 //! victim's address and port look like a flood takes from the victim no
 //! more than the budget already did: its token-less Initials, for a while.
+//!
+//! While the filter is attached the kernel also drops a datagram too short
+//! for the header fields the filter reads (classic BPF ends with "drop" on
+//! a read past the end): an empty one, or a long-header Initial cut off
+//! before its token length. quiche would refuse both as malformed.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -316,6 +321,10 @@ mod tests {
             ],
         );
         assert_eq!(got, vec![1, 2, 3, 4], "on {any}");
+        // Too short for the fields the filter reads, from anyone: dropped.
+        let cut_off = long_header(0xc3, &cid, &cid, &[])[..20].to_vec();
+        let got = arriving(&server, &[(&other, cut_off), (&other, vec![0x43; 20])]);
+        assert_eq!(got, vec![1], "on {any}");
         // Once its time is up, the socket is let through again.
         filter.expire(&server, now + BLOCK_FOR).unwrap();
         assert_eq!(filter.next_expiry(), None);
