@@ -300,21 +300,26 @@ impl CarefulResume {
             && rtt.latest_rtt <= saved.rtt * RTT_TOO_LARGE_FACTOR
     }
 
-    /// A packet left; `flight` counts it. Returns a window for the
-    /// controller when the phase change sets one.
+    /// A packet left; `flight` counts it. `pacing_limited`: the pacer held
+    /// this packet back, so the sender had it ready before the controller
+    /// let it out. Returns a window for the controller when the phase change
+    /// sets one.
     pub fn on_packet_sent(
         &mut self,
         now: Instant,
         pkt_num: u64,
         flight: usize,
         controller_cwnd: usize,
+        pacing_limited: bool,
     ) -> Option<SetWindow> {
         self.largest_sent = Some(self.largest_sent.map_or(pkt_num, |l| l.max(pkt_num)));
         if matches!(self.phase, Phase::Unvalidated | Phase::Validating) {
             self.sent_since_jump += 1;
         }
         match self.phase {
-            Phase::Reconnaissance => self.maybe_jump(now, pkt_num, flight, controller_cwnd),
+            Phase::Reconnaissance => {
+                self.maybe_jump(now, pkt_num, flight, controller_cwnd, pacing_limited)
+            }
             Phase::Unvalidated => {
                 if self.rtt_exceeded(now) {
                     return Some(self.leave_unvalidated(Trigger::RttExceeded, flight));
@@ -332,19 +337,24 @@ impl CarefulResume {
     }
 
     /// Section 3.2: the path is confirmed, the initial data acknowledged
-    /// without congestion, and the sender has more to send than the window
-    /// allows (this packet fills it).
+    /// without congestion, and the sender has more data ready than the
+    /// window allows. Two signs of that: this packet fills the window, or
+    /// the controller's pacer held it back (a controller that paces its
+    /// initial window over an RTT fills it only an RTT later, while the
+    /// data has been waiting all along).
     fn maybe_jump(
         &mut self,
         now: Instant,
         pkt_num: u64,
         flight: usize,
         controller_cwnd: usize,
+        pacing_limited: bool,
     ) -> Option<SetWindow> {
         let (Some(saved), Some(rtt)) = (self.saved, self.last_rtt) else {
             return None;
         };
-        if !self.initial_data_acked || flight + self.max_datagram_size <= controller_cwnd {
+        let window_full = flight + self.max_datagram_size > controller_cwnd;
+        if !self.initial_data_acked || !(window_full || pacing_limited) {
             return None;
         }
         let jump = usize::try_from(saved.cwnd_bytes / 2).unwrap_or(usize::MAX);
@@ -664,7 +674,7 @@ mod tests {
         cr.loss_rule = LossRule::QueueSignal;
         let t = t0 + ms(600);
         for n in 1..=300u64 {
-            cr.on_packet_sent(t, n, (n as usize).min(290) * MDS, IW);
+            cr.on_packet_sent(t, n, (n as usize).min(290) * MDS, IW, false);
         }
         assert_eq!(cr.phase(), Phase::Unvalidated);
         let iw: Vec<AckedPacket> = (1..=10).map(|n| packet(n, t, t + ms(600))).collect();
@@ -741,7 +751,7 @@ mod tests {
     /// sent at t0) was acknowledged at t0 + 600 ms, nothing left in flight.
     fn confirmed(t0: Instant) -> CarefulResume {
         let mut cr = CarefulResume::new(saved(), MDS, IW);
-        assert_eq!(cr.on_packet_sent(t0, 0, MDS, IW), None);
+        assert_eq!(cr.on_packet_sent(t0, 0, MDS, IW, false), None);
         let ack = [packet(0, t0, t0 + ms(600))];
         assert_eq!(cr.on_ack(t0 + ms(600), &ack, rtt(600, 600), 0, IW), None);
         assert_eq!(cr.phase(), Phase::Reconnaissance);
@@ -754,7 +764,7 @@ mod tests {
         let mut cr = confirmed(t0);
         let t = t0 + ms(600);
         for n in 1..=10u64 {
-            assert_eq!(cr.on_packet_sent(t, n, n as usize * MDS, IW), None);
+            assert_eq!(cr.on_packet_sent(t, n, n as usize * MDS, IW, false), None);
         }
         assert_eq!(cr.phase(), Phase::Unvalidated);
         cr
@@ -773,7 +783,7 @@ mod tests {
     fn rtt_below_half_the_saved_one_is_another_path() {
         let t0 = Instant::now();
         let mut cr = CarefulResume::new(saved(), MDS, IW);
-        cr.on_packet_sent(t0, 0, MDS, IW);
+        cr.on_packet_sent(t0, 0, MDS, IW, false);
         // 299 ms < 600 / 2.
         let ack = [packet(0, t0, t0 + ms(299))];
         cr.on_ack(t0 + ms(299), &ack, rtt(299, 299), 0, IW);
@@ -786,7 +796,7 @@ mod tests {
         for (min, latest) in [(300, 300), (300, 6000)] {
             let t0 = Instant::now();
             let mut cr = CarefulResume::new(saved(), MDS, IW);
-            cr.on_packet_sent(t0, 0, MDS, IW);
+            cr.on_packet_sent(t0, 0, MDS, IW, false);
             let ack = [packet(0, t0, t0 + ms(latest))];
             cr.on_ack(t0 + ms(latest), &ack, rtt(min, latest), 0, IW);
             assert_eq!(cr.phase(), Phase::Reconnaissance, "{min}/{latest}");
@@ -797,7 +807,7 @@ mod tests {
     fn rtt_above_ten_times_the_saved_one_is_another_path() {
         let t0 = Instant::now();
         let mut cr = CarefulResume::new(saved(), MDS, IW);
-        cr.on_packet_sent(t0, 0, MDS, IW);
+        cr.on_packet_sent(t0, 0, MDS, IW, false);
         let ack = [packet(0, t0, t0 + ms(6001))];
         cr.on_ack(t0 + ms(6001), &ack, rtt(600, 6001), 0, IW);
         assert_eq!(cr.phase(), Phase::Normal);
@@ -822,16 +832,16 @@ mod tests {
         let mut cr = CarefulResume::new(saved(), MDS, IW);
         // Ten packets fill the window; one is acknowledged, nine remain.
         for n in 0..10u64 {
-            cr.on_packet_sent(t0, n, (n as usize + 1) * MDS, IW);
+            cr.on_packet_sent(t0, n, (n as usize + 1) * MDS, IW, false);
         }
         let ack = [packet(0, t0, t0 + ms(600))];
         cr.on_ack(t0 + ms(600), &ack, rtt(600, 600), 9 * MDS, IW);
-        cr.on_packet_sent(t0 + ms(600), 10, IW, IW);
+        cr.on_packet_sent(t0 + ms(600), 10, IW, IW, false);
         assert_eq!(cr.phase(), Phase::Reconnaissance, "1 of 10 acknowledged");
         // The other nine: the initial window's bytes are acknowledged.
         let rest: Vec<AckedPacket> = (1..10).map(|n| packet(n, t0, t0 + ms(610))).collect();
         cr.on_ack(t0 + ms(610), &rest, rtt(600, 610), MDS, 2 * IW);
-        cr.on_packet_sent(t0 + ms(610), 11, 2 * IW, 2 * IW);
+        cr.on_packet_sent(t0 + ms(610), 11, 2 * IW, 2 * IW, false);
         assert_eq!(cr.phase(), Phase::Unvalidated);
     }
 
@@ -841,10 +851,10 @@ mod tests {
         let mut cr = confirmed(t0);
         let t = t0 + ms(600);
         for n in 1..=9u64 {
-            cr.on_packet_sent(t, n, n as usize * MDS, IW);
+            cr.on_packet_sent(t, n, n as usize * MDS, IW, false);
             assert_eq!(cr.phase(), Phase::Reconnaissance, "packet {n}");
         }
-        cr.on_packet_sent(t, 10, IW, IW);
+        cr.on_packet_sent(t, 10, IW, IW, false);
         assert_eq!(cr.phase(), Phase::Unvalidated);
         assert_eq!(cr.trigger(), Some(Trigger::CongestionWindowLimited));
         // jump_cwnd = saved_cwnd / 2; PipeSize = the flight at the jump.
@@ -858,11 +868,43 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_the_pacer_held_back_takes_the_jump_before_the_window_is_full() {
+        let t0 = Instant::now();
+        let mut cr = confirmed(t0);
+        let t = t0 + ms(600);
+        // Sent as soon as it was ready: no sign of more data than the window.
+        cr.on_packet_sent(t, 1, MDS, IW, false);
+        assert_eq!(cr.phase(), Phase::Reconnaissance);
+        // Held back by the controller's pacer with 8 packets of room left:
+        // the data was waiting, so the jump is taken.
+        cr.on_packet_sent(t + ms(30), 2, 2 * MDS, IW, true);
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+        assert_eq!(cr.trigger(), Some(Trigger::CongestionWindowLimited));
+        assert_eq!(cr.jump_cwnd(), 600_000);
+        assert_eq!(cr.pipesize(), 2 * MDS);
+        let mut out = Internals::default();
+        cr.internals(&mut out);
+        assert_eq!(
+            out.get("cr_first_unvalidated_packet"),
+            Some(InternalValue::Int(3))
+        );
+    }
+
+    #[test]
+    fn a_held_back_packet_before_the_initial_data_is_acknowledged_does_not_jump() {
+        let t0 = Instant::now();
+        let mut cr = CarefulResume::new(saved(), MDS, IW);
+        cr.on_packet_sent(t0, 0, MDS, IW, false);
+        cr.on_packet_sent(t0 + ms(30), 1, 2 * MDS, IW, true);
+        assert_eq!(cr.phase(), Phase::Reconnaissance);
+    }
+
+    #[test]
     fn a_window_already_past_the_jump_means_normal() {
         let t0 = Instant::now();
         let mut cr = confirmed(t0);
         // The controller's window, 600 000 bytes, is not below the jump.
-        cr.on_packet_sent(t0 + ms(600), 1, 600_000, 600_000);
+        cr.on_packet_sent(t0 + ms(600), 1, 600_000, 600_000, false);
         assert_eq!(cr.phase(), Phase::Normal);
         assert_eq!(cr.trigger(), Some(Trigger::CongestionWindowLimited));
         assert_eq!(cr.cwnd(600_000), 600_000);
@@ -877,7 +919,7 @@ mod tests {
         // the flight from 12 000 to 600 000 bytes.
         let mut window = None;
         for n in 11..=500u64 {
-            window = cr.on_packet_sent(t, n, n as usize * MDS, IW);
+            window = cr.on_packet_sent(t, n, n as usize * MDS, IW, false);
             if window.is_some() {
                 assert_eq!(n, 500);
             }
@@ -900,7 +942,7 @@ mod tests {
         let mut cr = jumped(t0);
         let t = t0 + ms(600);
         for n in 11..=100u64 {
-            cr.on_packet_sent(t + ms(n), n, (n as usize - 10) * MDS + IW, IW);
+            cr.on_packet_sent(t + ms(n), n, (n as usize - 10) * MDS + IW, IW, false);
         }
         // The initial window (1..=10) acknowledged: PipeSize grows by it.
         let iw: Vec<AckedPacket> = (1..=10).map(|n| packet(n, t, t + ms(600))).collect();
@@ -933,9 +975,9 @@ mod tests {
         let t0 = Instant::now();
         let mut cr = jumped(t0);
         let jump_at = t0 + ms(600);
-        cr.on_packet_sent(jump_at + ms(600), 11, IW + 100 * MDS, IW);
+        cr.on_packet_sent(jump_at + ms(600), 11, IW + 100 * MDS, IW, false);
         assert_eq!(cr.phase(), Phase::Unvalidated, "exactly one RTT");
-        let window = cr.on_packet_sent(jump_at + ms(601), 12, IW + 101 * MDS, IW);
+        let window = cr.on_packet_sent(jump_at + ms(601), 12, IW + 101 * MDS, IW, false);
         assert_eq!(cr.phase(), Phase::Validating);
         assert_eq!(cr.trigger(), Some(Trigger::RttExceeded));
         assert_eq!(window.map(|w| w.cwnd), Some(IW + 101 * MDS));
@@ -946,7 +988,7 @@ mod tests {
         let t0 = Instant::now();
         let mut cr = jumped(t0);
         let t = t0 + ms(600);
-        cr.on_packet_sent(t + ms(1), 11, IW + MDS, IW);
+        cr.on_packet_sent(t + ms(1), 11, IW + MDS, IW, false);
         // The initial window and packet 11 acknowledged; nothing in flight:
         // flight (0) is below the IW, so CWND = max(PipeSize, IW).
         let mut acked: Vec<AckedPacket> = (1..=10).map(|n| packet(n, t, t + ms(600))).collect();
@@ -970,7 +1012,7 @@ mod tests {
         let mut cr = jumped(t0);
         let t = t0 + ms(600);
         for n in 11..=300u64 {
-            cr.on_packet_sent(t + ms(1), n, (n as usize - 10) * MDS + IW, IW);
+            cr.on_packet_sent(t + ms(1), n, (n as usize - 10) * MDS + IW, IW, false);
         }
         let iw: Vec<AckedPacket> = (1..=10).map(|n| packet(n, t, t + ms(600))).collect();
         cr.on_ack(t + ms(600), &iw, rtt(600, 600), 290 * MDS, IW);
@@ -1031,12 +1073,12 @@ mod tests {
     fn the_retreat_window_is_at_least_the_minimum() {
         let t0 = Instant::now();
         let mut cr = jumped(t0);
-        cr.on_packet_sent(t0 + ms(601), 11, IW + MDS, IW);
+        cr.on_packet_sent(t0 + ms(601), 11, IW + MDS, IW, false);
         // A PipeSize of 12 000 gives 6000; the window in flight is larger.
         let (_, window) = cr.on_congestion_event(t0 + ms(700), MDS, t0, false, IW);
         assert_eq!(window.map(|w| w.cwnd), Some(IW / 2));
         let mut tiny = CarefulResume::new(saved(), MDS, IW);
-        tiny.on_packet_sent(t0, 0, MDS, 2 * MDS);
+        tiny.on_packet_sent(t0, 0, MDS, 2 * MDS, false);
         tiny.on_ack(
             t0 + ms(600),
             &[packet(0, t0, t0 + ms(600))],
@@ -1044,8 +1086,8 @@ mod tests {
             0,
             2 * MDS,
         );
-        tiny.on_packet_sent(t0 + ms(600), 1, MDS, 2 * MDS);
-        tiny.on_packet_sent(t0 + ms(600), 2, 2 * MDS, 2 * MDS);
+        tiny.on_packet_sent(t0 + ms(600), 1, MDS, 2 * MDS, false);
+        tiny.on_packet_sent(t0 + ms(600), 2, 2 * MDS, 2 * MDS, false);
         assert_eq!(tiny.phase(), Phase::Unvalidated);
         // PipeSize 2400 / 2 = 1200 is below two packets.
         let (_, window) = tiny.on_congestion_event(t0 + ms(700), MDS, t0, false, 2 * MDS);
@@ -1058,7 +1100,7 @@ mod tests {
         let mut cr = jumped(t0);
         let t = t0 + ms(600);
         for n in 11..=500u64 {
-            cr.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW);
+            cr.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW, false);
         }
         assert_eq!(cr.phase(), Phase::Validating);
         let before = [packet(499, t + ms(1), t + ms(650))];
@@ -1082,7 +1124,7 @@ mod tests {
         let mut cr = jumped(t0);
         let t = t0 + ms(600);
         for n in 11..=500u64 {
-            cr.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW);
+            cr.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW, false);
         }
         let acked: Vec<AckedPacket> = (1..=200).map(|n| packet(n, t, t + ms(640))).collect();
         cr.on_ack(t + ms(640), &acked, rtt(600, 640), 300 * MDS, 600_000);
@@ -1094,7 +1136,7 @@ mod tests {
         assert_eq!(window.map(|w| w.cwnd), Some(100_000));
         let mut other = jumped(t0);
         for n in 11..=500u64 {
-            other.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW);
+            other.on_packet_sent(t + ms(1), n, (n as usize) * MDS, IW, false);
         }
         other.on_ack(t + ms(640), &acked, rtt(600, 640), 300 * MDS, 600_000);
         let (_, window) = other.on_congestion_event(t + ms(650), MDS, t + ms(1), false, 600_000);

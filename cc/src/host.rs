@@ -455,7 +455,8 @@ impl ControllerHost {
             .saturating_add(sent.size)
             .saturating_add(self.max_datagram_size)
             > self.cwnd();
-        let limited = cwnd_limited || self.pacer.held_back(sent.time_sent);
+        let pacing_limited = self.pacer.held_back(sent.time_sent);
+        let limited = cwnd_limited || pacing_limited;
         let burst = match self.burst {
             Some(b) if sent.time_sent.saturating_duration_since(b.last) < BURST_GAP => Burst {
                 last: sent.time_sent,
@@ -489,6 +490,7 @@ impl ControllerHost {
                 sent.pkt_num,
                 sent.bytes_in_flight.saturating_add(sent.size),
                 self.controller.cwnd(),
+                pacing_limited,
             );
             self.apply_window(window);
         }

@@ -47,7 +47,8 @@ fn ack(host: &mut ControllerHost, pkt_num: u64, sent: Instant, at: Instant, in_f
 }
 
 /// Handshake flight acknowledged at t0 + 600 ms, then the initial window
-/// sent at once: the tenth packet fills it and the window jumps.
+/// sent at once: the window jumps at the first packet Vegas's slow-start
+/// pacer would have held back, or at the tenth, which fills it.
 fn jumped(t0: Instant, loss_rule: LossRule) -> ControllerHost {
     let mut h = host(
         Some(SavedPath {
@@ -99,21 +100,24 @@ fn a_loss_in_the_unvalidated_phase_sets_the_controller_window() {
     for n in 11..=100u64 {
         send(&mut h, n, t + ms(n), (n as usize - 1) * MDS);
     }
-    // PipeSize is 12 000 (the flight at the jump); the retreat window is
-    // half of it, not below two packets: 6000.
+    // PipeSize is the flight at the jump (no ACK since); the retreat
+    // window is half of it, not below two packets.
+    let pipesize = h.careful_resume().expect("on").pipesize();
+    assert!(pipesize > 0 && pipesize <= IW, "{pipesize}");
+    let retreat = (pipesize / 2).max(2 * MDS);
     h.on_congestion_event(t + ms(700), MDS, 1, t, 99 * MDS);
-    assert_eq!(h.cwnd(), IW / 2);
-    assert_eq!(h.controller().cwnd(), IW / 2);
-    assert_eq!(h.ssthresh(), IW / 2);
+    assert_eq!(h.cwnd(), retreat);
+    assert_eq!(h.controller().cwnd(), retreat);
+    assert_eq!(h.ssthresh(), retreat);
     // Vegas did not react itself (no recovery epoch of its own).
     assert_ne!(h.state(), CcState::Recovery);
     // A second loss of the jump's packets is not passed on either.
     h.on_congestion_event(t + ms(710), MDS, 50, t + ms(50), 98 * MDS);
-    assert_eq!(h.controller().cwnd(), IW / 2);
+    assert_eq!(h.controller().cwnd(), retreat);
     // A spurious-loss rollback does not undo the retreat.
     h.checkpoint();
     assert!(!h.rollback());
-    assert_eq!(h.cwnd(), IW / 2);
+    assert_eq!(h.cwnd(), retreat);
 }
 
 #[test]
@@ -135,4 +139,45 @@ fn under_the_queue_rule_a_random_loss_goes_to_the_controller_and_the_jump_goes_o
     assert_eq!(h.controller().cwnd(), IW * 3 / 4);
     assert_eq!(h.state(), CcState::Recovery);
     assert_eq!(h.cwnd(), SAVED_CWND as usize / 2);
+}
+
+#[test]
+fn a_controller_that_paces_its_initial_window_jumps_at_the_first_held_back_packet() {
+    // vegas-sat paces its initial window over about an RTT; the data is
+    // ready all along, so the jump should not wait for the window to fill.
+    let t0 = Instant::now();
+    let spec = ControllerSpec::new("vegas-sat")
+        .unwrap()
+        .with_careful_resume(CarefulResumeConfig {
+            saved: Some(SavedPath {
+                cwnd_bytes: SAVED_CWND,
+                rtt: ms(600),
+            }),
+            loss_rule: LossRule::default(),
+        });
+    let mut h = ControllerHost::new(&spec, WINDOW);
+    send(&mut h, 0, t0, 0);
+    ack(&mut h, 0, t0, t0 + ms(600), 0);
+    let mut now = t0 + ms(600);
+    let mut in_flight = 0;
+    let mut sent = 0;
+    for n in 1..=10u64 {
+        // Each packet leaves at the earliest time the pacer allows.
+        now = h.next_release_time().map_or(now, |t| t.max(now));
+        send(&mut h, n, now, in_flight);
+        in_flight += MDS;
+        sent = n;
+        if h.careful_resume().map(|cr| cr.phase()) == Some(Phase::Unvalidated) {
+            break;
+        }
+    }
+    assert_eq!(
+        h.careful_resume().map(|cr| cr.phase()),
+        Some(Phase::Unvalidated)
+    );
+    assert!(
+        in_flight < IW,
+        "jumped after {sent} packets, {in_flight} bytes in flight"
+    );
+    assert!(now > t0 + ms(600), "the pacer held a packet back");
 }

@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import __version__, metrics, plots, qvis
 from .report import ci_strings
+from .resume import resume_timeline
 from .sim import SimOutputError, SimRun, flows_table, load_runs, runs_table
 from .sqlog import QlogFormatError, Trace, read_qlog
 from .stats import aggregate, mean_ci
@@ -302,6 +303,15 @@ def cmd_series(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_resume(args: argparse.Namespace) -> int:
+    rows = []
+    for path in args.files:
+        timeline = resume_timeline(read_qlog(path))
+        rows.append({"file": str(path), **timeline.as_dict()})
+    sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
 def cmd_ci(args: argparse.Namespace) -> int:
     ci = mean_ci(args.values, args.confidence)
     level = round(args.confidence * 100)
@@ -376,6 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interval", type=float, default=0.1, metavar="S", help="goodput interval (default: %(default)s s)")
     p.add_argument("-o", "--output", metavar="CSV")
     p.set_defaults(func=cmd_series)
+
+    p = sub.add_parser(
+        "resume", help="Careful Resume timeline of server .sqlog files: phases, last new data, tail, losses (JSON)"
+    )
+    p.add_argument("files", nargs="+", metavar="SQLOG")
+    p.set_defaults(func=cmd_resume)
 
     p = sub.add_parser("ci", help="mean and confidence interval of numbers given on the command line")
     p.add_argument("values", nargs="+", type=float)
