@@ -433,6 +433,9 @@ pub struct ServerSetup {
     pub limits: ServerLimits,
     /// Careful Resume, when on (`--careful-resume`).
     pub careful_resume: Option<CarefulResumeServer>,
+    /// Send the unacknowledged tail of each response again
+    /// (`--tail-repeat`, [`Endpoint::set_tail_repeat`]).
+    pub tail_repeat: bool,
 }
 
 /// Careful Resume on the server: the controller to wrap, the saved paths,
@@ -967,10 +970,12 @@ impl ServerState {
         }
         *self.per_ip.entry(from.ip()).or_default() += 1;
         let session = ServerSession::new(Arc::clone(&self.setup.source));
+        let mut endpoint = Endpoint::new(conn, session, REAL_TIME_PACING_GRANULARITY);
+        endpoint.set_tail_repeat(self.setup.tail_repeat);
         self.conns.insert(
             scid.clone(),
             ServerConn {
-                endpoint: Endpoint::new(conn, session, REAL_TIME_PACING_GRANULARITY),
+                endpoint,
                 original_dcid: dcid,
                 peer_ip: from.ip(),
                 started: Instant::now(),
@@ -1619,6 +1624,7 @@ mod tests {
                 retry: true,
                 limits: ServerLimits::default(),
                 careful_resume: None,
+                tail_repeat: false,
             },
             conns: HashMap::new(),
             aliases: HashMap::new(),

@@ -323,6 +323,43 @@ fn server_survives_garbage_datagrams() {
     assert!(text(&out.stdout).contains("GET /f  10 bytes"));
 }
 
+/// `--tail-repeat` (its behaviour is tested in the simulator,
+/// `interop/sim/tests/tail_repeat.rs`; loopback's round trip is too short
+/// to lose anything): the repeated ranges leave every response intact,
+/// two responses on one connection included.
+#[test]
+fn tail_repeat_keeps_downloads_intact() {
+    let root = tempfile::tempdir().unwrap();
+    let a = random_bytes(2_000_000, 3);
+    let b = random_bytes(54_321, 4);
+    std::fs::write(root.path().join("a"), &a).unwrap();
+    std::fs::write(root.path().join("b"), &b).unwrap();
+    let server = Server::start(
+        &["--root", root.path().to_str().unwrap(), "--tail-repeat"],
+        None,
+    );
+    for version in ["HTTP/3", "HTTP/0.9"] {
+        let out = client(
+            &[
+                "--no-verify",
+                "--http-version",
+                version,
+                &server.url("/a"),
+                &server.url("/b"),
+            ],
+            None,
+        );
+        let stdout = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{version}: {stdout} {}",
+            text(&out.stderr)
+        );
+        assert!(stdout.contains(&format!("GET /a  2000000 bytes  sha256={}", sha256_hex(&a))));
+        assert!(stdout.contains(&format!("GET /b  54321 bytes  sha256={}", sha256_hex(&b))));
+    }
+}
+
 #[test]
 fn concurrent_clients_are_served() {
     let (root, sha) = root_with_file();

@@ -98,6 +98,14 @@ struct Args {
           value_parser = parse_loss_rule)]
     careful_resume_loss: LossRule,
 
+    /// Tail repeat: when a connection has sent everything, the data of its
+    /// packets of the last half round trip that are not acknowledged yet
+    /// is sent once more, so that a random loss at the end of a transfer
+    /// over a long, lossy path does not cost a round trip (about half a
+    /// round trip's worth of extra packets per transfer; docs/sender.md).
+    #[arg(long)]
+    tail_repeat: bool,
+
     /// How long saved paths may be reused, in seconds.
     #[arg(long, value_name = "S", default_value_t = 3600,
           requires = "careful_resume",
@@ -173,12 +181,17 @@ fn run(args: Args) -> anyhow::Result<()> {
     let qlog_dir = qlog_dir_from_env();
     eprintln!(
         "quiche-server: listening on {local}, serving {}, cc {cc}, HTTP/3 and hq-interop, \
-         extensions: {}, retry {}, at most {} connections ({} per IP){}",
+         extensions: {}, retry {}, at most {} connections ({} per IP){}{}",
         source.root().display(),
         settings.extensions,
         if args.no_retry { "off" } else { "on" },
         args.max_connections,
         args.max_connections_per_ip,
+        if args.tail_repeat {
+            ", tail repeat"
+        } else {
+            ""
+        },
         qlog_dir
             .as_ref()
             .map_or_else(String::new, |d| format!(", qlog to {}", d.display()))
@@ -198,6 +211,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 max_connections_per_ip: args.max_connections_per_ip,
             },
             careful_resume,
+            tail_repeat: args.tail_repeat,
         },
     )
 }

@@ -475,7 +475,9 @@ impl QuicFlow {
         .map_err(|e| anyhow!("flow {}: the server cannot accept: {e}", self.config.name))?;
         self.attach_qlog(&mut conn, Side::Server)?;
         let app = ServerSession::new(Arc::new(self.source));
-        self.server = Some(Endpoint::new(conn, app, PACING_GRANULARITY));
+        let mut server = Endpoint::new(conn, app, PACING_GRANULARITY);
+        server.set_tail_repeat(self.config.tail_repeat);
+        self.server = Some(server);
         Ok(true)
     }
 

@@ -240,6 +240,11 @@ pub struct FlowSpec {
     /// sent since the jump) or "any" (RFC 9959 as written).
     #[serde(default = "default_careful_resume_loss")]
     pub careful_resume_loss: String,
+    /// Tail repeat on the server (`quiche-server --tail-repeat`): once the
+    /// response is all sent, the last half round trip's unacknowledged
+    /// packets are sent once more. Off by default.
+    #[serde(default)]
+    pub tail_repeat: bool,
     /// Start when this earlier flow has finished, `start_s` later, between
     /// the same two endpoints (its client and server addresses), as a
     /// client that connects again.
@@ -380,6 +385,8 @@ pub struct FlowConfig {
     pub ack_every: u64,
     pub careful_resume: bool,
     pub careful_resume_loss: LossRule,
+    /// The server repeats the unacknowledged tail (`Endpoint::set_tail_repeat`).
+    pub tail_repeat: bool,
     /// Index of the earlier flow this one follows: it starts `start` after
     /// that one finished, with its addresses.
     pub after: Option<usize>,
@@ -660,6 +667,7 @@ impl Scenario {
                     .or(spec.full_size_packets)
                     .unwrap_or(true),
                 ack_every: flow.ack_every,
+                tail_repeat: flow.tail_repeat,
                 careful_resume: flow.careful_resume,
                 careful_resume_loss: LossRule::from_word(&flow.careful_resume_loss).ok_or_else(
                     || {
