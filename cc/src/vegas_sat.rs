@@ -132,6 +132,13 @@ pub const PARAMS: &[ParamInfo] = &[
                       closed per round",
     },
     ParamInfo {
+        name: "aim_position",
+        default: 0.5,
+        kind: FRACTION,
+        description: "where in alpha..beta the update aims the queue: alpha + aim_position x \
+                      (beta - alpha) packets (0: FAST's alpha; 0.5: the middle of Vegas's range)",
+    },
+    ParamInfo {
         name: "scalable_update",
         default: 0.0,
         kind: ON_OFF,
@@ -160,11 +167,44 @@ pub const PARAMS: &[ParamInfo] = &[
                       nothing is queued",
     },
     ParamInfo {
+        name: "regrowth_below_packets",
+        default: 4.0,
+        kind: PACKETS,
+        description: "avoidance regrows towards the BDP only while fewer than this many \
+                      packets are queued (about half the aim: the path has room)",
+    },
+    ParamInfo {
         name: "regrowth_quiet_rounds",
         default: 100.0,
         kind: ParamKind::Integer { min: 0, max: 1000 },
         description: "rounds after a congestive loss before avoidance regrows towards the BDP \
                       again (a loss means the link may be shared: grow as FAST alone)",
+    },
+    ParamInfo {
+        name: "loss_attribution",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a congestive loss starts the quiet rounds only if its queue is more \
+                      than shared_queue_margin beyond what the window's own excess over \
+                      capacity x BaseRTT explains (else the flow overshot alone); off: every \
+                      congestive loss does",
+    },
+    ParamInfo {
+        name: "shared_queue_margin",
+        default: 10.0,
+        kind: PACKETS,
+        description: "packets of queue at a congestive loss beyond the window's own excess \
+                      over the BDP that mean another flow queued there",
+    },
+    ParamInfo {
+        name: "loss_queue_samples",
+        default: 8.0,
+        kind: ParamKind::Integer {
+            min: 1,
+            max: 10_000,
+        },
+        description: "the queue at a loss is the mean forward queueing delay of this many \
+                      latest acknowledged packets: those sent just after the lost one",
     },
     ParamInfo {
         name: "capacity_pairs",
@@ -271,11 +311,16 @@ mod keys {
     pub const BETA: Key<f64> = Key::in_table(PARAMS, "beta");
     pub const GAMMA: Key<f64> = Key::in_table(PARAMS, "gamma");
     pub const FAST_GAIN: Key<f64> = Key::in_table(PARAMS, "fast_gain");
+    pub const AIM_POSITION: Key<f64> = Key::in_table(PARAMS, "aim_position");
     pub const SCALABLE_UPDATE: Key<OnOff> = Key::in_table(PARAMS, "scalable_update");
     pub const CAPACITY_JUMP: Key<OnOff> = Key::in_table(PARAMS, "capacity_jump");
     pub const JUMP_FRACTION: Key<f64> = Key::in_table(PARAMS, "jump_fraction");
     pub const REGROWTH_FRACTION: Key<f64> = Key::in_table(PARAMS, "regrowth_fraction");
+    pub const REGROWTH_BELOW_PACKETS: Key<f64> = Key::in_table(PARAMS, "regrowth_below_packets");
     pub const REGROWTH_QUIET_ROUNDS: Key<u64> = Key::in_table(PARAMS, "regrowth_quiet_rounds");
+    pub const LOSS_ATTRIBUTION: Key<OnOff> = Key::in_table(PARAMS, "loss_attribution");
+    pub const SHARED_QUEUE_MARGIN: Key<f64> = Key::in_table(PARAMS, "shared_queue_margin");
+    pub const LOSS_QUEUE_SAMPLES: Key<u64> = Key::in_table(PARAMS, "loss_queue_samples");
     pub const CAPACITY_PAIRS: Key<u64> = Key::in_table(PARAMS, "capacity_pairs");
     pub const MIN_PAIRS: Key<u64> = Key::in_table(PARAMS, "min_pairs");
     pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
@@ -326,11 +371,16 @@ struct Config {
     beta: f64,
     gamma: f64,
     fast_gain: f64,
+    aim_position: f64,
     scalable_update: bool,
     capacity_jump: bool,
     jump_fraction: f64,
     regrowth_fraction: f64,
+    regrowth_below_packets: f64,
     regrowth_quiet_rounds: u64,
+    loss_attribution: bool,
+    shared_queue_margin: f64,
+    loss_queue_samples: usize,
     capacity_pairs: usize,
     min_pairs: usize,
     forward_delay: bool,
@@ -352,11 +402,16 @@ impl Config {
             beta: p.value(keys::BETA),
             gamma: p.value(keys::GAMMA),
             fast_gain: p.value(keys::FAST_GAIN),
+            aim_position: p.value(keys::AIM_POSITION),
             scalable_update: p.value(keys::SCALABLE_UPDATE).is_on(),
             capacity_jump: p.value(keys::CAPACITY_JUMP).is_on(),
             jump_fraction: p.value(keys::JUMP_FRACTION),
             regrowth_fraction: p.value(keys::REGROWTH_FRACTION),
+            regrowth_below_packets: p.value(keys::REGROWTH_BELOW_PACKETS),
             regrowth_quiet_rounds: p.value(keys::REGROWTH_QUIET_ROUNDS),
+            loss_attribution: p.value(keys::LOSS_ATTRIBUTION).is_on(),
+            shared_queue_margin: p.value(keys::SHARED_QUEUE_MARGIN),
+            loss_queue_samples: p.value(keys::LOSS_QUEUE_SAMPLES) as usize,
             capacity_pairs: p.value(keys::CAPACITY_PAIRS) as usize,
             min_pairs: p.value(keys::MIN_PAIRS) as usize,
             forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
@@ -370,6 +425,44 @@ impl Config {
             pacing_cap: p.value(keys::PACING_CAP),
             pacing_gain: p.value(keys::PACING_GAIN),
         }
+    }
+
+    /// The queue the update aims at, in packets: within alpha..beta.
+    fn aim(&self) -> f64 {
+        self.alpha + self.aim_position * (self.beta - self.alpha)
+    }
+}
+
+/// The mean of the latest few forward queueing delays: the queue met by the
+/// packets sent just after a lost one (those whose ACKs declared it lost).
+#[derive(Clone, Debug)]
+struct RecentDelays {
+    samples: std::collections::VecDeque<Duration>,
+    capacity: usize,
+}
+
+impl RecentDelays {
+    fn new(capacity: usize) -> Self {
+        RecentDelays {
+            samples: std::collections::VecDeque::with_capacity(capacity.max(1)),
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn push(&mut self, delay: Duration) {
+        if self.samples.len() == self.capacity {
+            self.samples.pop_front();
+        }
+        self.samples.push_back(delay);
+    }
+
+    fn mean(&self) -> Option<Duration> {
+        let n = u32::try_from(self.samples.len()).ok().filter(|n| *n > 0)?;
+        Some(self.samples.iter().sum::<Duration>() / n)
+    }
+
+    fn clear(&mut self) {
+        self.samples.clear();
     }
 }
 
@@ -410,6 +503,8 @@ struct QueueEstimate {
 struct LossCounts {
     random: u64,
     congestive: u64,
+    /// Congestive losses the window's own excess explained (no quiet rounds).
+    own_overshoot: u64,
     /// Random losses in the round in progress (bytes), for the budget.
     round_random_bytes: u64,
 }
@@ -425,6 +520,8 @@ pub struct VegasSat {
     /// BaseRTT: the smallest RTT seen since the start or the last rebase.
     base_rtt: BaseRttTracker,
     forward: ForwardQueue,
+    /// The latest forward queueing delays, for the queue at a loss.
+    recent_forward: RecentDelays,
     pairs: PacketPairEstimator,
     smoothed_rtt: Option<Duration>,
     latest_rtt: Option<Duration>,
@@ -452,6 +549,7 @@ impl VegasSat {
             phase: Phase::Startup,
             base_rtt: BaseRttTracker::new(),
             forward: ForwardQueue::new(0),
+            recent_forward: RecentDelays::new(config.loss_queue_samples),
             pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
             smoothed_rtt: None,
             latest_rtt: None,
@@ -477,11 +575,16 @@ impl VegasSat {
         self.pairs.capacity().filter(|c| *c > 0.0)
     }
 
-    /// capacity × BaseRTT + alpha, in bytes.
-    fn target_window(&self) -> Option<usize> {
+    /// capacity × BaseRTT, in packets: the window that fills the path alone.
+    fn path_packets(&self) -> Option<f64> {
         let capacity = self.capacity()?;
         let base = self.base_rtt.base_rtt()?;
-        let bytes = capacity * base.as_secs_f64() + self.config.alpha * self.mds();
+        Some(capacity * base.as_secs_f64() / self.mds())
+    }
+
+    /// capacity × BaseRTT + the aimed queue, in bytes.
+    fn target_window(&self) -> Option<usize> {
+        let bytes = (self.path_packets()? + self.config.aim()) * self.mds();
         Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS * self.window.max_datagram_size()))
     }
 
@@ -511,11 +614,11 @@ impl VegasSat {
         })
     }
 
-    /// The queue now, for a loss: the forward queue's mean over the round so
-    /// far (or the latest sample), else the latest RTT above BaseRTT.
+    /// The queue a lost packet met: the mean forward queueing delay of the
+    /// latest few packets acknowledged (sent just after it), else the latest
+    /// RTT above BaseRTT.
     fn current_queue_packets(&self) -> Option<f64> {
-        let forward = self.forward.round_mean().or(self.forward.latest());
-        let delay = match forward {
+        let delay = match self.recent_forward.mean() {
             Some(d) if self.config.forward_delay => d,
             _ => self.latest_rtt?.saturating_sub(self.base_rtt.base_rtt()?),
         };
@@ -543,8 +646,8 @@ impl VegasSat {
         let mds = self.mds();
         match self.phase {
             Phase::Startup if queue.packets > self.config.gamma => {
-                // A queue formed: leave with it drained, plus alpha.
-                let cwnd = (self.window.cwnd_packets() - queue.packets + self.config.alpha)
+                // A queue formed: leave with it drained, plus the aim.
+                let cwnd = (self.window.cwnd_packets() - queue.packets + self.config.aim())
                     .max(MINIMUM_WINDOW_PACKETS as f64);
                 self.leave_startup((cwnd * mds) as usize);
             }
@@ -581,8 +684,9 @@ impl VegasSat {
         let cwnd = self.window.cwnd_packets();
         let (alpha, beta) = (self.config.alpha, self.config.beta);
         let mut change = if self.config.scalable_update {
-            // FAST: w ← w + γ(BaseRTT/RTT·w + α − w) = w + γ(α − Diff).
-            (self.config.fast_gain * (alpha - queue.packets)).clamp(-cwnd / 2.0, cwnd)
+            // FAST: w ← w + γ(BaseRTT/RTT·w + α − w) = w + γ(α − Diff), its
+            // α being the aim within alpha..beta.
+            (self.config.fast_gain * (self.config.aim() - queue.packets)).clamp(-cwnd / 2.0, cwnd)
         } else if queue.packets < alpha {
             1.0
         } else if queue.packets > beta {
@@ -592,7 +696,7 @@ impl VegasSat {
         };
         self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
         let quiet = self.rounds_since_congestion > self.config.regrowth_quiet_rounds;
-        if quiet && queue.packets < alpha / 2.0 {
+        if quiet && queue.packets < self.config.regrowth_below_packets {
             if let Some(target) = self.target_window() {
                 let gap = target as f64 / self.mds() - cwnd;
                 if gap > 0.0 {
@@ -616,6 +720,22 @@ impl VegasSat {
         }
     }
 
+    /// Whether a congestive loss with `queue` packets queued shows another
+    /// flow on the link: the queue is more than `shared_queue_margin` beyond
+    /// what this window's own excess over capacity × BaseRTT puts there.
+    /// Without a capacity or a queue estimate, or with `loss_attribution`
+    /// off, every congestive loss counts as shared.
+    fn shared_link_shown(&self, queue: Option<f64>) -> bool {
+        if !self.config.loss_attribution {
+            return true;
+        }
+        let (Some(queue), Some(path)) = (queue, self.path_packets()) else {
+            return true;
+        };
+        let own_excess = self.window.cwnd_packets() - path;
+        queue > own_excess + self.config.shared_queue_margin
+    }
+
     /// A queue above beta that stays although cwnd fell every round is not
     /// ours: the path's delay stepped up. BaseRTT becomes the round's RTT.
     fn track_standing_queue(&mut self, round: &CompletedRound, queue: QueueEstimate, change: f64) {
@@ -633,6 +753,7 @@ impl VegasSat {
             self.base_rtt.refresh(rtt);
         }
         self.forward.rebase();
+        self.recent_forward.clear();
     }
 }
 
@@ -664,7 +785,9 @@ impl CongestionController for VegasSat {
         let mut acked_bytes = 0usize;
         for packet in ack.acked {
             acked_bytes = acked_bytes.saturating_add(packet.size);
-            self.forward.on_packet(packet, min_size);
+            if let Some(delay) = self.forward.on_packet(packet, min_size) {
+                self.recent_forward.push(delay);
+            }
             self.pairs.on_packet(packet, min_size);
         }
 
@@ -681,6 +804,7 @@ impl CongestionController for VegasSat {
     }
 
     fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+        let queue = self.current_queue_packets();
         if loss.persistent_congestion {
             // Start-up again from the minimum window; its pacing and its
             // jump keep it from overshooting, so no ssthresh bounds it.
@@ -700,7 +824,6 @@ impl CongestionController for VegasSat {
             let budget = self.config.max_random_loss_fraction * self.window.cwnd() as f64;
             let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
                 <= budget.max(loss.lost_bytes as f64);
-            let queue = self.current_queue_packets();
             if within_budget && queue.is_some_and(|q| q < self.config.random_loss_queue_packets) {
                 self.losses.random = self.losses.random.saturating_add(1);
                 self.losses.round_random_bytes = self
@@ -711,7 +834,11 @@ impl CongestionController for VegasSat {
             }
         }
         self.losses.congestive = self.losses.congestive.saturating_add(1);
-        self.rounds_since_congestion = 0;
+        if self.shared_link_shown(queue) {
+            self.rounds_since_congestion = 0;
+        } else {
+            self.losses.own_overshoot = self.losses.own_overshoot.saturating_add(1);
+        }
         let reduced = self.window.scaled(self.config.loss_factor);
         if self.phase == Phase::Startup {
             let cwnd = self.target_window().map_or(reduced, |t| reduced.min(t));
@@ -801,6 +928,7 @@ impl CongestionController for VegasSat {
         }
         out.int("random_losses", self.losses.random);
         out.int("congestive_losses", self.losses.congestive);
+        out.int("own_overshoot_losses", self.losses.own_overshoot);
         out.int("rebases", self.rebases);
         if let Some(round) = self.rounds.current() {
             out.int("round", round.index);
