@@ -1027,18 +1027,22 @@ mod tests {
     }
 
     #[test]
-    fn fast_update_closes_gamma_of_the_distance_to_alpha() {
-        for diff in [0.0, 3.0, 5.0, 9.0, 40.0] {
-            let mut v = sat(&[]);
-            measured(&mut v, false);
-            avoiding(&mut v, 800);
-            v.avoidance_round(&round(false), queue(diff));
-            // w + 0.5 × (5 − Diff), in whole bytes.
-            let expected = 800.0 + 0.5 * (5.0 - diff);
-            assert!(
-                (packets(&v) - expected).abs() < 1.0 / MDS as f64 + 1e-9,
-                "Diff {diff}"
-            );
+    fn fast_update_closes_gamma_of_the_distance_to_the_aim() {
+        // (aim_position, aim): alpha + position × (beta − alpha) with alpha 5,
+        // beta 10.
+        for (position, aim) in [("0.5", 7.5), ("0", 5.0), ("1", 10.0)] {
+            for diff in [0.0, 3.0, 5.0, 9.0, 40.0] {
+                let mut v = sat(&[&format!("aim_position={position}")]);
+                measured(&mut v, false);
+                avoiding(&mut v, 800);
+                v.avoidance_round(&round(false), queue(diff));
+                // w + 0.5 × (aim − Diff), in whole bytes.
+                let expected = 800.0 + 0.5 * (aim - diff);
+                assert!(
+                    (packets(&v) - expected).abs() < 1.0 / MDS as f64 + 1e-9,
+                    "aim {aim}, Diff {diff}"
+                );
+            }
         }
     }
 
@@ -1067,7 +1071,7 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        let target = CAPACITY * 0.6 / MDS as f64 + 5.0;
+        let target = CAPACITY * 0.6 / MDS as f64 + 7.5;
         v.avoidance_round(&round(false), queue(0.0));
         let expected = 600.0 + 0.5 * (target - 600.0);
         assert!(
@@ -1075,12 +1079,18 @@ mod tests {
             "{} vs {expected}",
             packets(&v)
         );
-        // At alpha / 2 queued or more there is no regrowth: FAST alone.
+        // Just under regrowth_below_packets (4) it still regrows.
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.avoidance_round(&round(false), queue(2.5));
-        assert!((packets(&v) - (600.0 + 0.5 * 2.5)).abs() < 0.01);
+        v.avoidance_round(&round(false), queue(3.9));
+        assert!((packets(&v) - expected).abs() < 0.01);
+        // At 4 queued or more there is no regrowth: FAST alone.
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        v.avoidance_round(&round(false), queue(4.0));
+        assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 4.0))).abs() < 0.01);
     }
 
     #[test]
@@ -1093,7 +1103,7 @@ mod tests {
             let before = packets(&v);
             v.round_max_in_flight = v.window.cwnd();
             v.avoidance_round(&round(false), queue(0.0));
-            assert!((packets(&v) - (before + 2.5)).abs() < 0.01, "FAST only");
+            assert!((packets(&v) - (before + 3.75)).abs() < 0.01, "FAST only");
         }
         let before = packets(&v);
         v.round_max_in_flight = v.window.cwnd();
@@ -1110,7 +1120,7 @@ mod tests {
         assert_eq!(v.window.cwnd(), 600 * MDS);
         // Decreases still apply.
         v.avoidance_round(&round(true), queue(25.0));
-        assert!((packets(&v) - (600.0 - 10.0)).abs() < 0.01);
+        assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 25.0))).abs() < 0.01);
     }
 
     #[test]
@@ -1238,7 +1248,7 @@ mod tests {
     fn start_up_jumps_to_half_the_target_then_ends_at_it() {
         let mut v = sat(&[]);
         measured(&mut v, true);
-        let target = CAPACITY * 0.6 + 5.0 * MDS as f64;
+        let target = CAPACITY * 0.6 + 7.5 * MDS as f64;
         v.startup_jump();
         assert!(v.jumped);
         assert_eq!(v.window.cwnd(), (target * 0.5) as usize);
@@ -1271,7 +1281,7 @@ mod tests {
         v.on_round_end(&r);
         let diff = 400.0 * 20.0 / 620.0;
         assert_eq!(v.phase, Phase::Avoidance);
-        assert!((packets(&v) - (400.0 - diff + 5.0)).abs() < 0.01);
+        assert!((packets(&v) - (400.0 - diff + 7.5)).abs() < 0.01);
         // 10 ms (Diff ≈ 6.6): start-up goes on.
         let mut v = sat(&["capacity_jump=off"]);
         measured(&mut v, false);
@@ -1340,6 +1350,91 @@ mod tests {
         v.window.set_cwnd(1000 * MDS);
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - 2.0 * 1000.0 * MDS as f64 / 0.6).abs() < 1e-6);
+    }
+
+    /// A congestive loss (queue above random_loss_queue_packets) in
+    /// avoidance with `cwnd` packets, the forward queue at the loss being
+    /// `queue_ms` for the latest packets; returns the controller after it.
+    fn congestive_loss_at(pairs: &[&str], cwnd: usize, queue_ms: u64) -> VegasSat {
+        let mut v = sat(pairs);
+        measured(&mut v, true);
+        avoiding(&mut v, cwnd);
+        v.rounds_since_congestion = 500;
+        v.recent_forward.push(Duration::from_millis(queue_ms));
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        v
+    }
+
+    #[test]
+    fn a_loss_its_own_excess_window_explains_does_not_quiet_regrowth() {
+        let path = CAPACITY * 0.6 / MDS as f64; // 1250 packets
+                                                // 1280 packets: 30 above the path. 20 ms of forward queue reads as
+                                                // 1280 × 20/620 ≈ 41.3 packets: more than the 30 of its own excess
+                                                // plus the margin of 10, so another flow queued there.
+        let excess = 1280.0 - path;
+        let diff = |ms: f64| 1280.0 * ms / (600.0 + ms);
+        assert!(diff(20.0) > excess + 10.0);
+        let v = congestive_loss_at(&[], 1280, 20);
+        assert_eq!(v.losses.congestive, 1);
+        assert_eq!(v.rounds_since_congestion, 0, "a shared link: quiet");
+        assert_eq!(v.losses.own_overshoot, 0);
+        // 12 ms: ≈ 25.1 packets, within 30 + 10: the flow overshot alone.
+        assert!(diff(12.0) <= excess + 10.0 && diff(12.0) >= 10.0);
+        let v = congestive_loss_at(&[], 1280, 12);
+        assert_eq!(v.losses.congestive, 1);
+        assert_eq!(v.rounds_since_congestion, 500, "no quiet rounds");
+        assert_eq!(v.losses.own_overshoot, 1);
+        assert_eq!(v.window.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        // A wider margin takes the 20 ms loss for its own too.
+        let v = congestive_loss_at(&["shared_queue_margin=20"], 1280, 20);
+        assert_eq!(v.rounds_since_congestion, 500);
+        // loss_attribution=off: every congestive loss quiets.
+        let v = congestive_loss_at(&["loss_attribution=off"], 1280, 12);
+        assert_eq!(v.rounds_since_congestion, 0);
+        // Without a capacity there is no excess to explain it: quiet.
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1280);
+        v.rounds_since_congestion = 500;
+        v.recent_forward.push(Duration::from_millis(12));
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.losses.congestive, 1);
+        assert_eq!(v.rounds_since_congestion, 0);
+    }
+
+    #[test]
+    fn the_queue_at_a_loss_is_the_latest_packets_mean() {
+        let mut v = sat(&["loss_queue_samples=3"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        // Older samples (a drained queue) leave the window of three.
+        for ms in [40u64, 40, 2, 4, 6] {
+            v.recent_forward.push(Duration::from_millis(ms));
+        }
+        let expected = 1000.0 * 4.0 / 604.0;
+        let q = v.current_queue_packets().expect("a queue");
+        assert!((q - expected).abs() < 1e-6, "{q} vs {expected}");
+        // forward_delay=off reads the latest RTT instead.
+        let mut v = sat(&["forward_delay=off"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        v.recent_forward.push(Duration::from_millis(40));
+        v.latest_rtt = Some(BASE + Duration::from_millis(3));
+        let q = v.current_queue_packets().expect("a queue");
+        assert!((q - 1000.0 * 3.0 / 603.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn recent_delays_keep_the_latest_few() {
+        let mut r = RecentDelays::new(2);
+        assert_eq!(r.mean(), None);
+        r.push(Duration::from_millis(10));
+        assert_eq!(r.mean(), Some(Duration::from_millis(10)));
+        r.push(Duration::from_millis(20));
+        r.push(Duration::from_millis(40));
+        assert_eq!(r.mean(), Some(Duration::from_millis(30)));
+        r.clear();
+        assert_eq!(r.mean(), None);
     }
 
     #[test]
