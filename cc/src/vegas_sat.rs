@@ -15,8 +15,9 @@
 //! |---|---|---|
 //! | queue measured on the forward path only | RoVegas's forward queueing (002), with receive stamps instead of router support | `forward_delay` |
 //! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction` |
-//! | scalable update towards `alpha` queued packets | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)` | `scalable_update`, `fast_gain` |
-//! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets` |
+//! | scalable update towards a queue in the middle of `alpha..beta` | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)`, its α set inside Vegas's range | `scalable_update`, `fast_gain`, `aim_position` |
+//! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
+//! | a congestive loss its own window explains does not hold regrowth back | ours: the queue at the loss against the window's excess over C × BaseRTT | `loss_attribution`, `shared_queue_margin` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds` |
 //! | paced start-up and avoidance | RFC 9002 section 7.7, the paper's spike suppression (004 section 3.4) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap` |
 //!
@@ -26,23 +27,28 @@
 //! q     = forward queueing delay (mean of the round)             if stamped
 //!         else  round's smallest RTT − BaseRTT
 //! Diff  = cwnd × q / (BaseRTT + q)               packets queued (Vegas's Diff)
-//! C     = capacity from packet pairs; target = C × BaseRTT + alpha
+//! aim   = alpha + aim_position × (beta − alpha)   queue aimed at (7.5 packets)
+//! C     = capacity from packet pairs; target = C × BaseRTT + aim
 //!
 //! start-up (cwnd grows by the bytes acked, paced at 2 × cwnd/RTT ≤ C):
-//!     Diff > gamma:                 cwnd = cwnd − Diff + alpha; avoidance
+//!     Diff > gamma:                 cwnd = cwnd − Diff + aim; avoidance
 //!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ C; no growth unless the window was used):
-//!     cwnd += fast_gain × (alpha − Diff)            (FAST; at most ×2, ÷2)
-//!     Diff < alpha / 2, cwnd < target, no congestive loss in the last
-//!     regrowth_quiet_rounds rounds:
+//!     cwnd += fast_gain × (aim − Diff)              (FAST; at most ×2, ÷2)
+//!     Diff < regrowth_below_packets (4), cwnd < target, no shared
+//!     congestive loss in the last regrowth_quiet_rounds rounds:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
 //!     Diff > beta for rebase_rounds rounds in a row although cwnd fell each
 //!     time:                         the delay is the path's: BaseRTT = RTT now
 //! on a loss of a packet sent after the last reduction:
-//!     queue now < random_loss_queue_packets (and few such losses this round):
+//!     Q = the queue the loss met: mean forward delay of the latest
+//!         loss_queue_samples (8) packets acknowledged, in packets as Diff
+//!     Q < random_loss_queue_packets (and few such losses this round):
 //!                                   random: cwnd unchanged
-//!     else:                         cwnd × loss_factor (0.9); start-up ends
+//!     else:                         cwnd × loss_factor (0.9); start-up ends;
+//!         Q > cwnd − C × BaseRTT + shared_queue_margin (another flow's
+//!         queue, or no C):          the quiet rounds start
 //! ```
 //!
 //! # Choices, measured (`docs/satellite.md` has the ablation)
@@ -64,7 +70,26 @@
 //! - **Start-up is paced at no more than C.** Doubling at 2 × cwnd/RTT would
 //!   send above the bottleneck rate in the round that crosses it and
 //!   overflow a 25-packet buffer; capped at C no queue forms, and the window
-//!   (at most target = BDP + alpha) bounds the queue to alpha.
+//!   (at most target = BDP + aim) bounds the queue to the aim.
+//! - **The aim is the middle of alpha..beta,** not FAST's alpha itself:
+//!   Vegas keeps its Diff between alpha and beta, and a 120 s bulk flow's
+//!   mean queue at the bottleneck settles just under whatever Diff the update
+//!   aims at (fau-sat-bulk, seeds 1-5: 4.85 packets aiming at alpha = 5,
+//!   7.39 aiming at 7.5). `aim_position=0` is FAST's own target.
+//! - **The queue a loss met** is the mean of the latest few packets' forward
+//!   delay: the packets whose ACKs declared the loss were sent just after
+//!   it. The round's mean so far mixes in packets sent before a reduction:
+//!   on fau-satl-bulk (seed 1) a second congestive cut at 4.35 s came from
+//!   a round whose packets had met the queue the first cut (at 3.68 s) was
+//!   already draining.
+//! - **Quiet rounds only for a queue someone else made.** Regrowth towards
+//!   the BDP stops after a congestive loss because a loss may mean a
+//!   competitor. But a flow alone that overshot (the start-up's capacity
+//!   estimate 2 % high on fau-satl, seed 1: window 1122 against a path of
+//!   1097, 24 packets queued) shows it: its window's excess over C × BaseRTT
+//!   explains the queue. Beside CUBIC or BBR2 the window is far below
+//!   C × BaseRTT and the queue is not explained. The old rule held the
+//!   window at 82 % of the path for 60 s after such a loss.
 //! - **No standing BaseRTT window.** BaseRTT is the smallest RTT seen, as in
 //!   Vegas; a windowed minimum would slowly take the flow's own queue into
 //!   the baseline. A step up of the path's delay is recognised instead by a
