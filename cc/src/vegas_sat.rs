@@ -15,8 +15,9 @@
 //! |---|---|---|
 //! | queue measured on the forward path only | RoVegas's forward queueing (002), with receive stamps instead of router support | `forward_delay` |
 //! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction` |
-//! | scalable update towards `alpha` queued packets | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)` | `scalable_update`, `fast_gain` |
-//! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets` |
+//! | scalable update towards a queue in the middle of `alpha..beta` | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)`, its α set inside Vegas's range | `scalable_update`, `fast_gain`, `aim_position` |
+//! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
+//! | a congestive loss its own window explains does not hold regrowth back | ours: the queue at the loss against the window's excess over C × BaseRTT | `loss_attribution`, `shared_queue_margin` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds` |
 //! | paced start-up and avoidance | RFC 9002 section 7.7, the paper's spike suppression (004 section 3.4) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap` |
 //!
@@ -26,23 +27,28 @@
 //! q     = forward queueing delay (mean of the round)             if stamped
 //!         else  round's smallest RTT − BaseRTT
 //! Diff  = cwnd × q / (BaseRTT + q)               packets queued (Vegas's Diff)
-//! C     = capacity from packet pairs; target = C × BaseRTT + alpha
+//! aim   = alpha + aim_position × (beta − alpha)   queue aimed at (7.5 packets)
+//! C     = capacity from packet pairs; target = C × BaseRTT + aim
 //!
 //! start-up (cwnd grows by the bytes acked, paced at 2 × cwnd/RTT ≤ C):
-//!     Diff > gamma:                 cwnd = cwnd − Diff + alpha; avoidance
+//!     Diff > gamma:                 cwnd = cwnd − Diff + aim; avoidance
 //!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ C; no growth unless the window was used):
-//!     cwnd += fast_gain × (alpha − Diff)            (FAST; at most ×2, ÷2)
-//!     Diff < alpha / 2, cwnd < target, no congestive loss in the last
-//!     regrowth_quiet_rounds rounds:
+//!     cwnd += fast_gain × (aim − Diff)              (FAST; at most ×2, ÷2)
+//!     Diff < regrowth_below_packets (4), cwnd < target, no shared
+//!     congestive loss in the last regrowth_quiet_rounds rounds:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
 //!     Diff > beta for rebase_rounds rounds in a row although cwnd fell each
 //!     time:                         the delay is the path's: BaseRTT = RTT now
 //! on a loss of a packet sent after the last reduction:
-//!     queue now < random_loss_queue_packets (and few such losses this round):
+//!     Q = the queue the loss met: mean forward delay of the latest
+//!         loss_queue_samples (8) packets acknowledged, in packets as Diff
+//!     Q < random_loss_queue_packets (and few such losses this round):
 //!                                   random: cwnd unchanged
-//!     else:                         cwnd × loss_factor (0.9); start-up ends
+//!     else:                         cwnd × loss_factor (0.9); start-up ends;
+//!         Q > cwnd − C × BaseRTT + shared_queue_margin (another flow's
+//!         queue, or no C):          the quiet rounds start
 //! ```
 //!
 //! # Choices, measured (`docs/satellite.md` has the ablation)
@@ -64,7 +70,26 @@
 //! - **Start-up is paced at no more than C.** Doubling at 2 × cwnd/RTT would
 //!   send above the bottleneck rate in the round that crosses it and
 //!   overflow a 25-packet buffer; capped at C no queue forms, and the window
-//!   (at most target = BDP + alpha) bounds the queue to alpha.
+//!   (at most target = BDP + aim) bounds the queue to the aim.
+//! - **The aim is the middle of alpha..beta,** not FAST's alpha itself:
+//!   Vegas keeps its Diff between alpha and beta, and a 120 s bulk flow's
+//!   mean queue at the bottleneck settles just under whatever Diff the update
+//!   aims at (fau-sat-bulk, seeds 1-5: 4.85 packets aiming at alpha = 5,
+//!   7.39 aiming at 7.5). `aim_position=0` is FAST's own target.
+//! - **The queue a loss met** is the mean of the latest few packets' forward
+//!   delay: the packets whose ACKs declared the loss were sent just after
+//!   it. The round's mean so far mixes in packets sent before a reduction:
+//!   on fau-satl-bulk (seed 1) a second congestive cut at 4.35 s came from
+//!   a round whose packets had met the queue the first cut (at 3.68 s) was
+//!   already draining.
+//! - **Quiet rounds only for a queue someone else made.** Regrowth towards
+//!   the BDP stops after a congestive loss because a loss may mean a
+//!   competitor. But a flow alone that overshot (the start-up's capacity
+//!   estimate 2 % high on fau-satl, seed 1: window 1122 against a path of
+//!   1097, 24 packets queued) shows it: its window's excess over C × BaseRTT
+//!   explains the queue. Beside CUBIC or BBR2 the window is far below
+//!   C × BaseRTT and the queue is not explained. The old rule held the
+//!   window at 82 % of the path for 60 s after such a loss.
 //! - **No standing BaseRTT window.** BaseRTT is the smallest RTT seen, as in
 //!   Vegas; a windowed minimum would slowly take the flow's own queue into
 //!   the baseline. A step up of the path's delay is recognised instead by a
@@ -132,6 +157,13 @@ pub const PARAMS: &[ParamInfo] = &[
                       closed per round",
     },
     ParamInfo {
+        name: "aim_position",
+        default: 0.5,
+        kind: FRACTION,
+        description: "where in alpha..beta the update aims the queue: alpha + aim_position x \
+                      (beta - alpha) packets (0: FAST's alpha; 0.5: the middle of Vegas's range)",
+    },
+    ParamInfo {
         name: "scalable_update",
         default: 0.0,
         kind: ON_OFF,
@@ -160,11 +192,44 @@ pub const PARAMS: &[ParamInfo] = &[
                       nothing is queued",
     },
     ParamInfo {
+        name: "regrowth_below_packets",
+        default: 4.0,
+        kind: PACKETS,
+        description: "avoidance regrows towards the BDP only while fewer than this many \
+                      packets are queued (about half the aim: the path has room)",
+    },
+    ParamInfo {
         name: "regrowth_quiet_rounds",
         default: 100.0,
         kind: ParamKind::Integer { min: 0, max: 1000 },
         description: "rounds after a congestive loss before avoidance regrows towards the BDP \
                       again (a loss means the link may be shared: grow as FAST alone)",
+    },
+    ParamInfo {
+        name: "loss_attribution",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a congestive loss starts the quiet rounds only if its queue is more \
+                      than shared_queue_margin beyond what the window's own excess over \
+                      capacity x BaseRTT explains (else the flow overshot alone); off: every \
+                      congestive loss does",
+    },
+    ParamInfo {
+        name: "shared_queue_margin",
+        default: 10.0,
+        kind: PACKETS,
+        description: "packets of queue at a congestive loss beyond the window's own excess \
+                      over the BDP that mean another flow queued there",
+    },
+    ParamInfo {
+        name: "loss_queue_samples",
+        default: 8.0,
+        kind: ParamKind::Integer {
+            min: 1,
+            max: 10_000,
+        },
+        description: "the queue at a loss is the mean forward queueing delay of this many \
+                      latest acknowledged packets: those sent just after the lost one",
     },
     ParamInfo {
         name: "capacity_pairs",
@@ -271,11 +336,16 @@ mod keys {
     pub const BETA: Key<f64> = Key::in_table(PARAMS, "beta");
     pub const GAMMA: Key<f64> = Key::in_table(PARAMS, "gamma");
     pub const FAST_GAIN: Key<f64> = Key::in_table(PARAMS, "fast_gain");
+    pub const AIM_POSITION: Key<f64> = Key::in_table(PARAMS, "aim_position");
     pub const SCALABLE_UPDATE: Key<OnOff> = Key::in_table(PARAMS, "scalable_update");
     pub const CAPACITY_JUMP: Key<OnOff> = Key::in_table(PARAMS, "capacity_jump");
     pub const JUMP_FRACTION: Key<f64> = Key::in_table(PARAMS, "jump_fraction");
     pub const REGROWTH_FRACTION: Key<f64> = Key::in_table(PARAMS, "regrowth_fraction");
+    pub const REGROWTH_BELOW_PACKETS: Key<f64> = Key::in_table(PARAMS, "regrowth_below_packets");
     pub const REGROWTH_QUIET_ROUNDS: Key<u64> = Key::in_table(PARAMS, "regrowth_quiet_rounds");
+    pub const LOSS_ATTRIBUTION: Key<OnOff> = Key::in_table(PARAMS, "loss_attribution");
+    pub const SHARED_QUEUE_MARGIN: Key<f64> = Key::in_table(PARAMS, "shared_queue_margin");
+    pub const LOSS_QUEUE_SAMPLES: Key<u64> = Key::in_table(PARAMS, "loss_queue_samples");
     pub const CAPACITY_PAIRS: Key<u64> = Key::in_table(PARAMS, "capacity_pairs");
     pub const MIN_PAIRS: Key<u64> = Key::in_table(PARAMS, "min_pairs");
     pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
@@ -326,11 +396,16 @@ struct Config {
     beta: f64,
     gamma: f64,
     fast_gain: f64,
+    aim_position: f64,
     scalable_update: bool,
     capacity_jump: bool,
     jump_fraction: f64,
     regrowth_fraction: f64,
+    regrowth_below_packets: f64,
     regrowth_quiet_rounds: u64,
+    loss_attribution: bool,
+    shared_queue_margin: f64,
+    loss_queue_samples: usize,
     capacity_pairs: usize,
     min_pairs: usize,
     forward_delay: bool,
@@ -352,11 +427,16 @@ impl Config {
             beta: p.value(keys::BETA),
             gamma: p.value(keys::GAMMA),
             fast_gain: p.value(keys::FAST_GAIN),
+            aim_position: p.value(keys::AIM_POSITION),
             scalable_update: p.value(keys::SCALABLE_UPDATE).is_on(),
             capacity_jump: p.value(keys::CAPACITY_JUMP).is_on(),
             jump_fraction: p.value(keys::JUMP_FRACTION),
             regrowth_fraction: p.value(keys::REGROWTH_FRACTION),
+            regrowth_below_packets: p.value(keys::REGROWTH_BELOW_PACKETS),
             regrowth_quiet_rounds: p.value(keys::REGROWTH_QUIET_ROUNDS),
+            loss_attribution: p.value(keys::LOSS_ATTRIBUTION).is_on(),
+            shared_queue_margin: p.value(keys::SHARED_QUEUE_MARGIN),
+            loss_queue_samples: p.value(keys::LOSS_QUEUE_SAMPLES) as usize,
             capacity_pairs: p.value(keys::CAPACITY_PAIRS) as usize,
             min_pairs: p.value(keys::MIN_PAIRS) as usize,
             forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
@@ -370,6 +450,44 @@ impl Config {
             pacing_cap: p.value(keys::PACING_CAP),
             pacing_gain: p.value(keys::PACING_GAIN),
         }
+    }
+
+    /// The queue the update aims at, in packets: within alpha..beta.
+    fn aim(&self) -> f64 {
+        self.alpha + self.aim_position * (self.beta - self.alpha)
+    }
+}
+
+/// The mean of the latest few forward queueing delays: the queue met by the
+/// packets sent just after a lost one (those whose ACKs declared it lost).
+#[derive(Clone, Debug)]
+struct RecentDelays {
+    samples: std::collections::VecDeque<Duration>,
+    capacity: usize,
+}
+
+impl RecentDelays {
+    fn new(capacity: usize) -> Self {
+        RecentDelays {
+            samples: std::collections::VecDeque::with_capacity(capacity.max(1)),
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn push(&mut self, delay: Duration) {
+        if self.samples.len() == self.capacity {
+            self.samples.pop_front();
+        }
+        self.samples.push_back(delay);
+    }
+
+    fn mean(&self) -> Option<Duration> {
+        let n = u32::try_from(self.samples.len()).ok().filter(|n| *n > 0)?;
+        Some(self.samples.iter().sum::<Duration>() / n)
+    }
+
+    fn clear(&mut self) {
+        self.samples.clear();
     }
 }
 
@@ -410,6 +528,8 @@ struct QueueEstimate {
 struct LossCounts {
     random: u64,
     congestive: u64,
+    /// Congestive losses the window's own excess explained (no quiet rounds).
+    own_overshoot: u64,
     /// Random losses in the round in progress (bytes), for the budget.
     round_random_bytes: u64,
 }
@@ -425,6 +545,8 @@ pub struct VegasSat {
     /// BaseRTT: the smallest RTT seen since the start or the last rebase.
     base_rtt: BaseRttTracker,
     forward: ForwardQueue,
+    /// The latest forward queueing delays, for the queue at a loss.
+    recent_forward: RecentDelays,
     pairs: PacketPairEstimator,
     smoothed_rtt: Option<Duration>,
     latest_rtt: Option<Duration>,
@@ -452,6 +574,7 @@ impl VegasSat {
             phase: Phase::Startup,
             base_rtt: BaseRttTracker::new(),
             forward: ForwardQueue::new(0),
+            recent_forward: RecentDelays::new(config.loss_queue_samples),
             pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
             smoothed_rtt: None,
             latest_rtt: None,
@@ -477,11 +600,16 @@ impl VegasSat {
         self.pairs.capacity().filter(|c| *c > 0.0)
     }
 
-    /// capacity × BaseRTT + alpha, in bytes.
-    fn target_window(&self) -> Option<usize> {
+    /// capacity × BaseRTT, in packets: the window that fills the path alone.
+    fn path_packets(&self) -> Option<f64> {
         let capacity = self.capacity()?;
         let base = self.base_rtt.base_rtt()?;
-        let bytes = capacity * base.as_secs_f64() + self.config.alpha * self.mds();
+        Some(capacity * base.as_secs_f64() / self.mds())
+    }
+
+    /// capacity × BaseRTT + the aimed queue, in bytes.
+    fn target_window(&self) -> Option<usize> {
+        let bytes = (self.path_packets()? + self.config.aim()) * self.mds();
         Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS * self.window.max_datagram_size()))
     }
 
@@ -511,11 +639,11 @@ impl VegasSat {
         })
     }
 
-    /// The queue now, for a loss: the forward queue's mean over the round so
-    /// far (or the latest sample), else the latest RTT above BaseRTT.
+    /// The queue a lost packet met: the mean forward queueing delay of the
+    /// latest few packets acknowledged (sent just after it), else the latest
+    /// RTT above BaseRTT.
     fn current_queue_packets(&self) -> Option<f64> {
-        let forward = self.forward.round_mean().or(self.forward.latest());
-        let delay = match forward {
+        let delay = match self.recent_forward.mean() {
             Some(d) if self.config.forward_delay => d,
             _ => self.latest_rtt?.saturating_sub(self.base_rtt.base_rtt()?),
         };
@@ -543,8 +671,8 @@ impl VegasSat {
         let mds = self.mds();
         match self.phase {
             Phase::Startup if queue.packets > self.config.gamma => {
-                // A queue formed: leave with it drained, plus alpha.
-                let cwnd = (self.window.cwnd_packets() - queue.packets + self.config.alpha)
+                // A queue formed: leave with it drained, plus the aim.
+                let cwnd = (self.window.cwnd_packets() - queue.packets + self.config.aim())
                     .max(MINIMUM_WINDOW_PACKETS as f64);
                 self.leave_startup((cwnd * mds) as usize);
             }
@@ -581,8 +709,9 @@ impl VegasSat {
         let cwnd = self.window.cwnd_packets();
         let (alpha, beta) = (self.config.alpha, self.config.beta);
         let mut change = if self.config.scalable_update {
-            // FAST: w ← w + γ(BaseRTT/RTT·w + α − w) = w + γ(α − Diff).
-            (self.config.fast_gain * (alpha - queue.packets)).clamp(-cwnd / 2.0, cwnd)
+            // FAST: w ← w + γ(BaseRTT/RTT·w + α − w) = w + γ(α − Diff), its
+            // α being the aim within alpha..beta.
+            (self.config.fast_gain * (self.config.aim() - queue.packets)).clamp(-cwnd / 2.0, cwnd)
         } else if queue.packets < alpha {
             1.0
         } else if queue.packets > beta {
@@ -592,7 +721,7 @@ impl VegasSat {
         };
         self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
         let quiet = self.rounds_since_congestion > self.config.regrowth_quiet_rounds;
-        if quiet && queue.packets < alpha / 2.0 {
+        if quiet && queue.packets < self.config.regrowth_below_packets {
             if let Some(target) = self.target_window() {
                 let gap = target as f64 / self.mds() - cwnd;
                 if gap > 0.0 {
@@ -616,6 +745,22 @@ impl VegasSat {
         }
     }
 
+    /// Whether a congestive loss with `queue` packets queued shows another
+    /// flow on the link: the queue is more than `shared_queue_margin` beyond
+    /// what this window's own excess over capacity × BaseRTT puts there.
+    /// Without a capacity or a queue estimate, or with `loss_attribution`
+    /// off, every congestive loss counts as shared.
+    fn shared_link_shown(&self, queue: Option<f64>) -> bool {
+        if !self.config.loss_attribution {
+            return true;
+        }
+        let (Some(queue), Some(path)) = (queue, self.path_packets()) else {
+            return true;
+        };
+        let own_excess = self.window.cwnd_packets() - path;
+        queue > own_excess + self.config.shared_queue_margin
+    }
+
     /// A queue above beta that stays although cwnd fell every round is not
     /// ours: the path's delay stepped up. BaseRTT becomes the round's RTT.
     fn track_standing_queue(&mut self, round: &CompletedRound, queue: QueueEstimate, change: f64) {
@@ -633,6 +778,7 @@ impl VegasSat {
             self.base_rtt.refresh(rtt);
         }
         self.forward.rebase();
+        self.recent_forward.clear();
     }
 }
 
@@ -664,7 +810,9 @@ impl CongestionController for VegasSat {
         let mut acked_bytes = 0usize;
         for packet in ack.acked {
             acked_bytes = acked_bytes.saturating_add(packet.size);
-            self.forward.on_packet(packet, min_size);
+            if let Some(delay) = self.forward.on_packet(packet, min_size) {
+                self.recent_forward.push(delay);
+            }
             self.pairs.on_packet(packet, min_size);
         }
 
@@ -681,6 +829,7 @@ impl CongestionController for VegasSat {
     }
 
     fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+        let queue = self.current_queue_packets();
         if loss.persistent_congestion {
             // Start-up again from the minimum window; its pacing and its
             // jump keep it from overshooting, so no ssthresh bounds it.
@@ -700,7 +849,6 @@ impl CongestionController for VegasSat {
             let budget = self.config.max_random_loss_fraction * self.window.cwnd() as f64;
             let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
                 <= budget.max(loss.lost_bytes as f64);
-            let queue = self.current_queue_packets();
             if within_budget && queue.is_some_and(|q| q < self.config.random_loss_queue_packets) {
                 self.losses.random = self.losses.random.saturating_add(1);
                 self.losses.round_random_bytes = self
@@ -711,7 +859,11 @@ impl CongestionController for VegasSat {
             }
         }
         self.losses.congestive = self.losses.congestive.saturating_add(1);
-        self.rounds_since_congestion = 0;
+        if self.shared_link_shown(queue) {
+            self.rounds_since_congestion = 0;
+        } else {
+            self.losses.own_overshoot = self.losses.own_overshoot.saturating_add(1);
+        }
         let reduced = self.window.scaled(self.config.loss_factor);
         if self.phase == Phase::Startup {
             let cwnd = self.target_window().map_or(reduced, |t| reduced.min(t));
@@ -801,6 +953,7 @@ impl CongestionController for VegasSat {
         }
         out.int("random_losses", self.losses.random);
         out.int("congestive_losses", self.losses.congestive);
+        out.int("own_overshoot_losses", self.losses.own_overshoot);
         out.int("rebases", self.rebases);
         if let Some(round) = self.rounds.current() {
             out.int("round", round.index);
@@ -899,18 +1052,22 @@ mod tests {
     }
 
     #[test]
-    fn fast_update_closes_gamma_of_the_distance_to_alpha() {
-        for diff in [0.0, 3.0, 5.0, 9.0, 40.0] {
-            let mut v = sat(&[]);
-            measured(&mut v, false);
-            avoiding(&mut v, 800);
-            v.avoidance_round(&round(false), queue(diff));
-            // w + 0.5 × (5 − Diff), in whole bytes.
-            let expected = 800.0 + 0.5 * (5.0 - diff);
-            assert!(
-                (packets(&v) - expected).abs() < 1.0 / MDS as f64 + 1e-9,
-                "Diff {diff}"
-            );
+    fn fast_update_closes_gamma_of_the_distance_to_the_aim() {
+        // (aim_position, aim): alpha + position × (beta − alpha) with alpha 5,
+        // beta 10.
+        for (position, aim) in [("0.5", 7.5), ("0", 5.0), ("1", 10.0)] {
+            for diff in [0.0, 3.0, 5.0, 9.0, 40.0] {
+                let mut v = sat(&[&format!("aim_position={position}")]);
+                measured(&mut v, false);
+                avoiding(&mut v, 800);
+                v.avoidance_round(&round(false), queue(diff));
+                // w + 0.5 × (aim − Diff), in whole bytes.
+                let expected = 800.0 + 0.5 * (aim - diff);
+                assert!(
+                    (packets(&v) - expected).abs() < 1.0 / MDS as f64 + 1e-9,
+                    "aim {aim}, Diff {diff}"
+                );
+            }
         }
     }
 
@@ -939,7 +1096,7 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        let target = CAPACITY * 0.6 / MDS as f64 + 5.0;
+        let target = CAPACITY * 0.6 / MDS as f64 + 7.5;
         v.avoidance_round(&round(false), queue(0.0));
         let expected = 600.0 + 0.5 * (target - 600.0);
         assert!(
@@ -947,12 +1104,18 @@ mod tests {
             "{} vs {expected}",
             packets(&v)
         );
-        // At alpha / 2 queued or more there is no regrowth: FAST alone.
+        // Just under regrowth_below_packets (4) it still regrows.
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.avoidance_round(&round(false), queue(2.5));
-        assert!((packets(&v) - (600.0 + 0.5 * 2.5)).abs() < 0.01);
+        v.avoidance_round(&round(false), queue(3.9));
+        assert!((packets(&v) - expected).abs() < 0.01);
+        // At 4 queued or more there is no regrowth: FAST alone.
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        v.avoidance_round(&round(false), queue(4.0));
+        assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 4.0))).abs() < 0.01);
     }
 
     #[test]
@@ -965,7 +1128,7 @@ mod tests {
             let before = packets(&v);
             v.round_max_in_flight = v.window.cwnd();
             v.avoidance_round(&round(false), queue(0.0));
-            assert!((packets(&v) - (before + 2.5)).abs() < 0.01, "FAST only");
+            assert!((packets(&v) - (before + 3.75)).abs() < 0.01, "FAST only");
         }
         let before = packets(&v);
         v.round_max_in_flight = v.window.cwnd();
@@ -982,7 +1145,7 @@ mod tests {
         assert_eq!(v.window.cwnd(), 600 * MDS);
         // Decreases still apply.
         v.avoidance_round(&round(true), queue(25.0));
-        assert!((packets(&v) - (600.0 - 10.0)).abs() < 0.01);
+        assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 25.0))).abs() < 0.01);
     }
 
     #[test]
@@ -1110,7 +1273,7 @@ mod tests {
     fn start_up_jumps_to_half_the_target_then_ends_at_it() {
         let mut v = sat(&[]);
         measured(&mut v, true);
-        let target = CAPACITY * 0.6 + 5.0 * MDS as f64;
+        let target = CAPACITY * 0.6 + 7.5 * MDS as f64;
         v.startup_jump();
         assert!(v.jumped);
         assert_eq!(v.window.cwnd(), (target * 0.5) as usize);
@@ -1143,7 +1306,7 @@ mod tests {
         v.on_round_end(&r);
         let diff = 400.0 * 20.0 / 620.0;
         assert_eq!(v.phase, Phase::Avoidance);
-        assert!((packets(&v) - (400.0 - diff + 5.0)).abs() < 0.01);
+        assert!((packets(&v) - (400.0 - diff + 7.5)).abs() < 0.01);
         // 10 ms (Diff ≈ 6.6): start-up goes on.
         let mut v = sat(&["capacity_jump=off"]);
         measured(&mut v, false);
@@ -1212,6 +1375,91 @@ mod tests {
         v.window.set_cwnd(1000 * MDS);
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - 2.0 * 1000.0 * MDS as f64 / 0.6).abs() < 1e-6);
+    }
+
+    /// A congestive loss (queue above random_loss_queue_packets) in
+    /// avoidance with `cwnd` packets, the forward queue at the loss being
+    /// `queue_ms` for the latest packets; returns the controller after it.
+    fn congestive_loss_at(pairs: &[&str], cwnd: usize, queue_ms: u64) -> VegasSat {
+        let mut v = sat(pairs);
+        measured(&mut v, true);
+        avoiding(&mut v, cwnd);
+        v.rounds_since_congestion = 500;
+        v.recent_forward.push(Duration::from_millis(queue_ms));
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        v
+    }
+
+    #[test]
+    fn a_loss_its_own_excess_window_explains_does_not_quiet_regrowth() {
+        let path = CAPACITY * 0.6 / MDS as f64; // 1250 packets
+                                                // 1280 packets: 30 above the path. 20 ms of forward queue reads as
+                                                // 1280 × 20/620 ≈ 41.3 packets: more than the 30 of its own excess
+                                                // plus the margin of 10, so another flow queued there.
+        let excess = 1280.0 - path;
+        let diff = |ms: f64| 1280.0 * ms / (600.0 + ms);
+        assert!(diff(20.0) > excess + 10.0);
+        let v = congestive_loss_at(&[], 1280, 20);
+        assert_eq!(v.losses.congestive, 1);
+        assert_eq!(v.rounds_since_congestion, 0, "a shared link: quiet");
+        assert_eq!(v.losses.own_overshoot, 0);
+        // 12 ms: ≈ 25.1 packets, within 30 + 10: the flow overshot alone.
+        assert!(diff(12.0) <= excess + 10.0 && diff(12.0) >= 10.0);
+        let v = congestive_loss_at(&[], 1280, 12);
+        assert_eq!(v.losses.congestive, 1);
+        assert_eq!(v.rounds_since_congestion, 500, "no quiet rounds");
+        assert_eq!(v.losses.own_overshoot, 1);
+        assert_eq!(v.window.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        // A wider margin takes the 20 ms loss for its own too.
+        let v = congestive_loss_at(&["shared_queue_margin=20"], 1280, 20);
+        assert_eq!(v.rounds_since_congestion, 500);
+        // loss_attribution=off: every congestive loss quiets.
+        let v = congestive_loss_at(&["loss_attribution=off"], 1280, 12);
+        assert_eq!(v.rounds_since_congestion, 0);
+        // Without a capacity there is no excess to explain it: quiet.
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1280);
+        v.rounds_since_congestion = 500;
+        v.recent_forward.push(Duration::from_millis(12));
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.losses.congestive, 1);
+        assert_eq!(v.rounds_since_congestion, 0);
+    }
+
+    #[test]
+    fn the_queue_at_a_loss_is_the_latest_packets_mean() {
+        let mut v = sat(&["loss_queue_samples=3"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        // Older samples (a drained queue) leave the window of three.
+        for ms in [40u64, 40, 2, 4, 6] {
+            v.recent_forward.push(Duration::from_millis(ms));
+        }
+        let expected = 1000.0 * 4.0 / 604.0;
+        let q = v.current_queue_packets().expect("a queue");
+        assert!((q - expected).abs() < 1e-6, "{q} vs {expected}");
+        // forward_delay=off reads the latest RTT instead.
+        let mut v = sat(&["forward_delay=off"]);
+        measured(&mut v, false);
+        avoiding(&mut v, 1000);
+        v.recent_forward.push(Duration::from_millis(40));
+        v.latest_rtt = Some(BASE + Duration::from_millis(3));
+        let q = v.current_queue_packets().expect("a queue");
+        assert!((q - 1000.0 * 3.0 / 603.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn recent_delays_keep_the_latest_few() {
+        let mut r = RecentDelays::new(2);
+        assert_eq!(r.mean(), None);
+        r.push(Duration::from_millis(10));
+        assert_eq!(r.mean(), Some(Duration::from_millis(10)));
+        r.push(Duration::from_millis(20));
+        r.push(Duration::from_millis(40));
+        assert_eq!(r.mean(), Some(Duration::from_millis(30)));
+        r.clear();
+        assert_eq!(r.mean(), None);
     }
 
     #[test]

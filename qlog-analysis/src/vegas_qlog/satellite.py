@@ -82,6 +82,8 @@ ABLATION: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("no pacing cap", ("startup_pacing_cap=0", "pacing_cap=0")),
     ("no rebase on delay steps", ("rebase_rounds=0",)),
     ("no quiet rounds after a loss", ("regrowth_quiet_rounds=0",)),
+    ("quiet after every congestive loss (no attribution)", ("loss_attribution=off",)),
+    ("aim at alpha (FAST's own), not mid-range", ("aim_position=0",)),
 )
 
 SECTIONS = ("completion", "bulk", "step", "coexistence", "ablation")
