@@ -165,7 +165,7 @@ def mean(values: Iterable[float]) -> float | None:
 def plan_runs(sections: Sequence[str], seeds: Sequence[int], quick: bool) -> list[Run]:
     runs: list[Run] = []
     completion = COMPLETION_SCENARIOS[:2] if quick else COMPLETION_SCENARIOS
-    long_seeds = seeds[:1] if quick else seeds[:3]
+    long_seeds = seeds[:1] if quick else seeds
     for section in sections:
         if section == "completion":
             for sc in completion:
