@@ -70,6 +70,9 @@ pub struct Endpoint<A: App> {
     dirty: bool,
     /// Tail repeat (`--tail-repeat`): see [`Endpoint::set_tail_repeat`].
     tail_repeat: bool,
+    /// The start of the span the current tail repeats (half a round trip
+    /// before the application finished writing), while it has.
+    tail_since: Option<Instant>,
 }
 
 impl<A: App> Endpoint<A> {
@@ -82,6 +85,7 @@ impl<A: App> Endpoint<A> {
             app_error: None,
             dirty: true,
             tail_repeat: false,
+            tail_since: None,
         }
     }
 
@@ -208,12 +212,23 @@ impl<A: App> Endpoint<A> {
     /// the last half round trip's unacknowledged packets; whether any was.
     fn repeat_tail(&mut self, now: Instant) -> bool {
         if !self.tail_repeat || !self.app.finished_writing() {
+            self.tail_since = None;
             return false;
         }
-        let Some(rtt) = self.conn.path_stats().next().map(|p| p.rtt) else {
-            return false;
+        // The span is fixed when the tail begins: packets of it that could
+        // not be repeated yet (quiche still had retransmissions to send)
+        // are repeated later, not dropped from a span that moves on.
+        let since = match self.tail_since {
+            Some(since) => since,
+            None => {
+                let Some(rtt) = self.conn.path_stats().next().map(|p| p.rtt) else {
+                    return false;
+                };
+                *self
+                    .tail_since
+                    .insert(now.checked_sub(rtt / 2).unwrap_or(now))
+            }
         };
-        let since = now.checked_sub(rtt / 2).unwrap_or(now);
         self.conn.repeat_unacked_tail(since) > 0
     }
 

@@ -114,13 +114,16 @@ fn the_repeat_is_at_most_half_a_round_trip_of_packets_and_changes_nothing_else()
     // the same to the nanosecond.
     assert_eq!(completion(&on), completion(&off));
     assert_eq!(off.flow("download").bytes_retransmitted, 0);
-    // The copies: the packets of the last half round trip, at most what
-    // the link carries in that time (plus one packet of rounding).
-    let half_rtt_bytes = RATE_MBPS * 1e6 / 8.0 * rtt / 2.0;
+    // The copies: the packets of the last half round trip (the smoothed
+    // one, a few packets of queue above the path's), at most what the link
+    // carries in that time, plus two packets of rounding.
+    let srtt_s = off.flow("download").mean_rtt_ms.expect("RTT samples") / 1e3;
+    assert!(srtt_s < rtt * 1.1, "a short queue: {srtt_s} s");
+    let half_rtt_bytes = RATE_MBPS * 1e6 / 8.0 * srtt_s / 2.0 + 2.0 * 1350.0;
     let repeated = on.flow("download").bytes_retransmitted as f64;
     assert!(repeated > 0.0, "something was repeated");
     assert!(
-        repeated <= half_rtt_bytes + 1350.0,
+        repeated <= half_rtt_bytes,
         "{repeated} bytes repeated against {half_rtt_bytes} per half round trip"
     );
 }
