@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::run;
+use common::{run, FAU_SAT_LINKS};
 
 /// fau-sat (600 ms RTT, 20/2 Mbit/s, 25-packet buffers), 10 MiB; with
 /// `drop_first_flight` the forward link loses everything that leaves it
@@ -19,14 +19,7 @@ fn download(cc: &str, drop_first_flight: bool) -> f64 {
     let run = run(&format!(
         r#"
         duration_s = 120
-        [links.forward]
-        rate_mbps = 20
-        delay_ms = 300
-        queue_packets = 25
-        [links.return]
-        rate_mbps = 2
-        delay_ms = 300
-        queue_packets = 25
+        {FAU_SAT_LINKS}
         [flows.download]
         cc = "{cc}"
         transfer_bytes = 10485760

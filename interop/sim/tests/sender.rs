@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run, Run};
+use common::{run, Run, FAU_SAT_LINKS};
 
 /// UDP payload of every datagram (the apps' and the simulator's).
 const MAX_DATAGRAM_BYTES: f64 = 1350.0;
@@ -17,14 +17,7 @@ fn cubic_download(full_size_packets: bool) -> Run {
     run(&format!(
         r#"
         duration_s = 60
-        [links.forward]
-        rate_mbps = 20
-        delay_ms = 300
-        queue_packets = 25
-        [links.return]
-        rate_mbps = 2
-        delay_ms = 300
-        queue_packets = 25
+        {FAU_SAT_LINKS}
         [flows.download]
         cc = "cubic"
         transfer_bytes = 2000000

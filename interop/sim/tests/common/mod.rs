@@ -40,6 +40,19 @@ impl Run {
     }
 }
 
+/// The fau-sat links (600 ms RTT; `forward` 20 Mbit/s, `return` 2 Mbit/s;
+/// 25-packet buffers), for scenarios written in a test.
+pub const FAU_SAT_LINKS: &str = r#"
+[links.forward]
+rate_mbps = 20
+delay_ms = 300
+queue_packets = 25
+[links.return]
+rate_mbps = 2
+delay_ms = 300
+queue_packets = 25
+"#;
+
 pub fn scenario(text: &str) -> Scenario {
     scenario_with(text, &Overrides::default())
 }
