@@ -152,3 +152,104 @@ fn without_the_switch_there_is_no_careful_resume() {
     let text = std::fs::read_to_string(qlog.path().join(format!("server-{id}.sqlog"))).unwrap();
     assert!(!text.contains("cr_phase"));
 }
+
+/// The emulator binary of this workspace, built beside the apps.
+fn emulator_binary() -> std::path::PathBuf {
+    let path = Path::new(SERVER).with_file_name("vegas-emu");
+    assert!(
+        path.exists(),
+        "{} is missing: build the workspace first (cargo build --release --workspace)",
+        path.display()
+    );
+    path
+}
+
+/// A free UDP port on loopback (taken, read and given back).
+fn free_udp_port() -> u16 {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.local_addr().unwrap().port()
+}
+
+/// Two real downloads through `vegas-emu` (20 Mbit/s, 100 ms RTT, both ways)
+/// with the store on disk: the first saves what it measured, the second
+/// resumes it, passes the RTT check and jumps (the Unvalidated phase in its
+/// qlog), and both arrive intact.
+#[test]
+fn a_returning_client_over_a_100_ms_path_jumps() {
+    let (root, sha) = root_with_file();
+    let store = tempfile::tempdir().unwrap();
+    let qlog = tempfile::tempdir().unwrap();
+    let mut server = Server::start(
+        &[
+            "--root",
+            root.path().to_str().unwrap(),
+            "--cc-algorithm",
+            "vegas-sat",
+            "--careful-resume",
+            "--resume-store",
+            store.path().to_str().unwrap(),
+        ],
+        Some(qlog.path()),
+    );
+    let scenario = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        scenario.path(),
+        r#"
+        duration_s = 60
+        [links.down]
+        rate_mbps = 20
+        delay_ms = 50
+        queue_packets = 200
+        [links.up]
+        rate_mbps = 20
+        delay_ms = 50
+        queue_packets = 200
+        [flows.f]
+        cc = "vegas-sat"
+        under_test = true
+        forward_path = ["down"]
+        return_path = ["up"]
+        "#,
+    )
+    .unwrap();
+    let listen = format!("127.0.0.1:{}", free_udp_port());
+    let mut emulator = std::process::Command::new(emulator_binary())
+        .args(["udp", "--quiet", "--no-realtime", "--listen", &listen])
+        .args(["--server", &server.addr.to_string()])
+        .arg(scenario.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let url = format!("https://{listen}/file");
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let out = client(&["--no-verify", &url], None);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{stdout} {}", text(&out.stderr));
+        assert!(stdout.contains(&format!("sha256={sha}")), "{stdout}");
+        ids.push(server.wait_for_closed_connection());
+    }
+    emulator.kill().ok();
+    emulator.wait().ok();
+    let phases = |id: &str| -> Vec<String> {
+        let records = qlog_records(&qlog.path().join(format!("server-{id}.sqlog")));
+        events(&records, "quic:recovery_metrics_updated")
+            .iter()
+            .filter_map(|d| d["cr_phase"].as_str().map(str::to_string))
+            .collect()
+    };
+    // The first had nothing to resume.
+    let first = phases(&ids[0]);
+    assert_eq!(
+        first.first().map(String::as_str),
+        Some("normal"),
+        "{first:?}"
+    );
+    assert!(!first.iter().any(|p| p == "unvalidated"), "{first:?}");
+    let second = phases(&ids[1]);
+    assert!(
+        second.iter().any(|p| p == "unvalidated"),
+        "the second connection jumped: {second:?}"
+    );
+}
