@@ -17,9 +17,9 @@
 //! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction` |
 //! | scalable update towards a queue in the middle of `alpha..beta` | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)`, its α set inside Vegas's range | `scalable_update`, `fast_gain`, `aim_position` |
 //! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
-//! | a congestive loss its own window explains does not hold regrowth back | ours: the queue at the loss against the window's excess over C × BaseRTT | `loss_attribution`, `shared_queue_margin` |
+//! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds` |
-//! | paced start-up and avoidance | RFC 9002 section 7.7, the paper's spike suppression (004 section 3.4) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap` |
+//! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # Per round (a round ends when a packet sent after it began is acknowledged)
 //!
@@ -34,7 +34,8 @@
 //!     Diff > gamma:                 cwnd = cwnd − Diff + aim; avoidance
 //!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
-//! avoidance (paced at 1.25 × cwnd/RTT ≤ C; no growth unless the window was used):
+//! avoidance (paced at 1.25 × cwnd/RTT ≤ max(C, cwnd/BaseRTT); no growth
+//! unless the window was used):
 //!     cwnd += fast_gain × (aim − Diff)              (FAST; at most ×2, ÷2)
 //!     Diff < regrowth_below_packets (4), cwnd < target, no shared
 //!     congestive loss in the last regrowth_quiet_rounds rounds:
@@ -46,9 +47,12 @@
 //!         loss_queue_samples (8) packets acknowledged, in packets as Diff
 //!     Q < random_loss_queue_packets (and few such losses this round):
 //!                                   random: cwnd unchanged
-//!     else:                         cwnd × loss_factor (0.9); start-up ends;
+//!     else, congestive; start-up ends;
 //!         Q > cwnd − C × BaseRTT + shared_queue_margin (another flow's
-//!         queue, or no C):          the quiet rounds start
+//!         queue, or no C):          cwnd × loss_factor (0.9); the quiet
+//!                                   rounds start
+//!         else (the window's own queue):
+//!                                   cwnd − (Q − aim), at most the cut
 //! ```
 //!
 //! # Choices, measured (`docs/satellite.md` has the ablation)
@@ -95,6 +99,21 @@
 //!   the baseline. A step up of the path's delay is recognised instead by a
 //!   queue that does not drain although the window shrinks (the rebase);
 //!   a step down lowers the minimum at once.
+//! - **A loss in the flow's own queue drains it, it does not cut.** On a
+//!   lossy link a window at BDP + aim meets about 11 random losses a
+//!   round, so a queue a few packets above the aim (pacing trains, the
+//!   capacity estimate's noise) soon meets a loss that reads as congestive.
+//!   Cut by 10 %, the window took 30 s to regrow at FAST's few packets per
+//!   round, and fau-satl-bulk kept 2.7 packets queued (aim 7.5) and 96 % of
+//!   the link. Taking out only the queue above the aim is the decrease
+//!   Vegas would make, at once; beside another flow (the queue is not the
+//!   window's excess) the cut stays.
+//! - **Avoidance is paced at the window's rate, not only the capacity's.**
+//!   Capped at C alone, a capacity read a per cent low (or a link whose
+//!   random losses thin what reaches the bottleneck) holds the flow below
+//!   the link whatever its window, the queue never reaches the aim and the
+//!   round's window is never used, so it cannot grow. The cap is therefore
+//!   never below cwnd/BaseRTT, which at the target is C × (1 + aim/BDP).
 //! - **Random losses** are recognised by the queue at the moment of the loss
 //!   (Veno's N < beta, measured on the forward path when stamps exist). A
 //!   buffer too small for the queue to show would let every overflow pass as
@@ -222,6 +241,14 @@ pub const PARAMS: &[ParamInfo] = &[
                       over the BDP that mean another flow queued there",
     },
     ParamInfo {
+        name: "own_loss_drains",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a congestive loss the window's own excess explains (see \
+                      loss_attribution) takes the queue above the aim out of the window \
+                      instead of cutting it by loss_factor; off: every congestive loss cuts",
+    },
+    ParamInfo {
         name: "loss_queue_samples",
         default: 8.0,
         kind: ParamKind::Integer {
@@ -320,6 +347,14 @@ pub const PARAMS: &[ParamInfo] = &[
                       (0: no cap)",
     },
     ParamInfo {
+        name: "expected_rate_floor",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: the avoidance pacing cap is never below cwnd / BaseRTT (Vegas's \
+                      Expected rate), so the window, not the capacity estimate's error, sets \
+                      the queue; off: the cap is pacing_cap x capacity alone",
+    },
+    ParamInfo {
         name: "pacing_gain",
         default: 1.25,
         kind: GAIN,
@@ -345,6 +380,7 @@ mod keys {
     pub const REGROWTH_QUIET_ROUNDS: Key<u64> = Key::in_table(PARAMS, "regrowth_quiet_rounds");
     pub const LOSS_ATTRIBUTION: Key<OnOff> = Key::in_table(PARAMS, "loss_attribution");
     pub const SHARED_QUEUE_MARGIN: Key<f64> = Key::in_table(PARAMS, "shared_queue_margin");
+    pub const OWN_LOSS_DRAINS: Key<OnOff> = Key::in_table(PARAMS, "own_loss_drains");
     pub const LOSS_QUEUE_SAMPLES: Key<u64> = Key::in_table(PARAMS, "loss_queue_samples");
     pub const CAPACITY_PAIRS: Key<u64> = Key::in_table(PARAMS, "capacity_pairs");
     pub const MIN_PAIRS: Key<u64> = Key::in_table(PARAMS, "min_pairs");
@@ -359,6 +395,7 @@ mod keys {
     pub const STARTUP_PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "startup_pacing_gain");
     pub const STARTUP_PACING_CAP: Key<f64> = Key::in_table(PARAMS, "startup_pacing_cap");
     pub const PACING_CAP: Key<f64> = Key::in_table(PARAMS, "pacing_cap");
+    pub const EXPECTED_RATE_FLOOR: Key<OnOff> = Key::in_table(PARAMS, "expected_rate_floor");
     pub const PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "pacing_gain");
 }
 
@@ -405,6 +442,7 @@ struct Config {
     regrowth_quiet_rounds: u64,
     loss_attribution: bool,
     shared_queue_margin: f64,
+    own_loss_drains: bool,
     loss_queue_samples: usize,
     capacity_pairs: usize,
     min_pairs: usize,
@@ -417,6 +455,7 @@ struct Config {
     startup_pacing_gain: f64,
     startup_pacing_cap: f64,
     pacing_cap: f64,
+    expected_rate_floor: bool,
     pacing_gain: f64,
 }
 
@@ -436,6 +475,7 @@ impl Config {
             regrowth_quiet_rounds: p.value(keys::REGROWTH_QUIET_ROUNDS),
             loss_attribution: p.value(keys::LOSS_ATTRIBUTION).is_on(),
             shared_queue_margin: p.value(keys::SHARED_QUEUE_MARGIN),
+            own_loss_drains: p.value(keys::OWN_LOSS_DRAINS).is_on(),
             loss_queue_samples: p.value(keys::LOSS_QUEUE_SAMPLES) as usize,
             capacity_pairs: p.value(keys::CAPACITY_PAIRS) as usize,
             min_pairs: p.value(keys::MIN_PAIRS) as usize,
@@ -448,6 +488,7 @@ impl Config {
             startup_pacing_gain: p.value(keys::STARTUP_PACING_GAIN),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
             pacing_cap: p.value(keys::PACING_CAP),
+            expected_rate_floor: p.value(keys::EXPECTED_RATE_FLOOR).is_on(),
             pacing_gain: p.value(keys::PACING_GAIN),
         }
     }
@@ -793,6 +834,24 @@ impl VegasSat {
     }
 }
 
+impl VegasSat {
+    /// The avoidance pacing cap: the capacity's multiple, but with
+    /// `expected_rate_floor` never below cwnd / BaseRTT. Capped at C alone,
+    /// a capacity read 1 % low holds the flow below the link whatever its
+    /// window, and on a lossy link (where the losses thin what reaches the
+    /// bottleneck) no queue forms: fau-satl-bulk averaged 2.7 packets
+    /// queued against an aim of 7.5.
+    fn pacing_ceiling(&self, capacity_cap: f64) -> f64 {
+        if self.phase != Phase::Avoidance || !self.config.expected_rate_floor {
+            return capacity_cap;
+        }
+        match self.base_rtt.base_rtt().filter(|b| !b.is_zero()) {
+            Some(base) => capacity_cap.max(self.window.cwnd() as f64 / base.as_secs_f64()),
+            None => capacity_cap,
+        }
+    }
+}
+
 impl CongestionController for VegasSat {
     fn name(&self) -> &'static str {
         "vegas-sat"
@@ -872,12 +931,25 @@ impl CongestionController for VegasSat {
             }
         }
         self.losses.congestive = self.losses.congestive.saturating_add(1);
-        if self.shared_link_shown(queue) {
+        let shared = self.shared_link_shown(queue);
+        if shared {
             self.rounds_since_congestion = 0;
         } else {
             self.losses.own_overshoot = self.losses.own_overshoot.saturating_add(1);
         }
-        let reduced = self.window.scaled(self.config.loss_factor);
+        let reduced = match queue {
+            // Our own queue, within the buffer: take out what exceeds the
+            // aim, as Vegas's Diff > beta rule would, but at once.
+            Some(q) if !shared && self.config.own_loss_drains => {
+                let excess = ((q - self.config.aim()).max(0.0) * self.mds()) as usize;
+                self.window
+                    .cwnd()
+                    .saturating_sub(excess)
+                    .max(self.window.scaled(self.config.loss_factor))
+                    .max(self.window.minimum())
+            }
+            _ => self.window.scaled(self.config.loss_factor),
+        };
         if self.phase == Phase::Startup {
             let cwnd = self.target_window().map_or(reduced, |t| reduced.min(t));
             self.leave_startup(cwnd);
@@ -934,7 +1006,7 @@ impl CongestionController for VegasSat {
             Phase::Avoidance => (self.config.pacing_gain, self.config.pacing_cap),
         };
         let rate = match self.capacity() {
-            Some(c) if cap > 0.0 => (gain * per_rtt).min(cap * c),
+            Some(c) if cap > 0.0 => (gain * per_rtt).min(self.pacing_ceiling(cap * c)),
             _ => gain * per_rtt,
         };
         (rate.is_finite() && rate > 0.0).then_some(Pacing::trains(rate, 2))
@@ -1405,7 +1477,20 @@ mod tests {
         avoiding(&mut v, 500);
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - 1.25 * 500.0 * MDS as f64 / 0.6).abs() < 1e-6);
-        // 1.25 × 2000 × 1200 / 0.6 = 5 MB/s, capped at the capacity.
+        // 1.25 × 2000 × 1200 / 0.6 = 5 MB/s, capped at the capacity, but
+        // not below the window's own rate over BaseRTT: 2000 × 1200 / 0.6.
+        avoiding(&mut v, 2000);
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - 2000.0 * MDS as f64 / 0.6).abs() < 1e-6);
+        // A window within the path (1200 of its 1250 packets): the capacity.
+        avoiding(&mut v, 1200);
+        v.smoothed_rtt = Some(Duration::from_millis(200));
+        let p = v.pacing().expect("paced");
+        assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
+        // Without the floor the capacity caps any window.
+        let mut v = sat(&["expected_rate_floor=off"]);
+        measured(&mut v, true);
+        v.smoothed_rtt = Some(BASE);
         avoiding(&mut v, 2000);
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
@@ -1449,7 +1534,13 @@ mod tests {
         assert_eq!(v.losses.congestive, 1);
         assert_eq!(v.rounds_since_congestion, 500, "no quiet rounds");
         assert_eq!(v.losses.own_overshoot, 1);
-        assert_eq!(v.window.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        // ... and the queue above the aim (7.5) leaves the window.
+        let drained = 1280.0 - (diff(12.0) - 7.5);
+        assert!(
+            (packets(&v) - drained).abs() < 0.01,
+            "{} packets",
+            packets(&v)
+        );
         // A wider margin takes the 20 ms loss for its own too.
         let v = congestive_loss_at(&["shared_queue_margin=20"], 1280, 20);
         assert_eq!(v.rounds_since_congestion, 500);
@@ -1465,6 +1556,25 @@ mod tests {
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
         assert_eq!(v.losses.congestive, 1);
         assert_eq!(v.rounds_since_congestion, 0);
+    }
+
+    #[test]
+    fn an_own_loss_takes_out_the_queue_above_the_aim_no_more_than_a_cut() {
+        // 12 ms at 1280 packets: ≈ 25.1 queued, the flow's own (see above).
+        let own = 1280.0 * 12.0 / 612.0;
+        let v = congestive_loss_at(&[], 1280, 12);
+        assert!((packets(&v) - (1280.0 - (own - 7.5))).abs() < 0.01);
+        assert_eq!(v.window.ssthresh(), v.window.cwnd());
+        // Switched off: the loss_factor cut.
+        let v = congestive_loss_at(&["own_loss_drains=off"], 1280, 12);
+        assert_eq!(v.window.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        // The drain never takes more than the cut would: with a loss
+        // factor of 0.99 the cut (12.8 packets) is smaller than the drain.
+        let v = congestive_loss_at(&["loss_factor=0.99"], 1280, 12);
+        assert_eq!(v.window.cwnd(), (1280.0 * 0.99 * MDS as f64) as usize);
+        // A shared link's loss (20 ms, see above) is cut as before.
+        let v = congestive_loss_at(&[], 1280, 20);
+        assert_eq!(v.window.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
     }
 
     #[test]

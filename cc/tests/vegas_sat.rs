@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::stack::StackFlow;
 use common::{ms, MDS, WINDOW};
-use vegas_cc::{CcState, ControllerHost, ControllerSpec};
+use vegas_cc::{CcState, ControllerHost, ControllerSpec, InternalValue, Internals};
 
 const GEO_RTT: Duration = Duration::from_millis(600);
 /// 20 Mbit/s.
@@ -70,8 +70,9 @@ fn random_loss_without_queue_growth_does_not_cut_the_window() {
     );
     f.run_until(f.now + GEO_RTT * 2, |_| {});
     assert!(f.host.cwnd() >= before - 5 * MDS);
-    // The same loss without discrimination costs a tenth of the window.
-    let mut plain = in_avoidance(&["loss_discrimination=off"]);
+    // The same loss without discrimination costs a tenth of the window
+    // when the window's own queue is cut like any other (below: drained).
+    let mut plain = in_avoidance(&["loss_discrimination=off", "own_loss_drains=off"]);
     let before = plain.host.cwnd();
     plain.lose_oldest();
     let expected = (before as f64 * 0.9) as usize;
@@ -80,6 +81,32 @@ fn random_loss_without_queue_growth_does_not_cut_the_window() {
         "{} vs {expected}",
         plain.host.cwnd()
     );
+}
+
+/// A congestive loss in a queue the window's own excess explains takes out
+/// only the queue above the aim (7.5 packets): with the window at its
+/// target that is at most the few packets a pair queues, not a tenth.
+#[test]
+fn a_loss_in_its_own_queue_drains_it_instead_of_cutting() {
+    let mut f = in_avoidance(&["loss_discrimination=off"]);
+    let before = cwnd_packets(&f);
+    assert!((before - target_packets()).abs() < 5.0, "{before}");
+    f.lose_oldest();
+    let counted = |f: &StackFlow, name: &str| {
+        let mut out = Internals::default();
+        f.host.controller().internals(&mut out);
+        match out.get(name) {
+            Some(InternalValue::Int(n)) => n,
+            other => panic!("{name}: {other:?}"),
+        }
+    };
+    assert_eq!(counted(&f, "congestive_losses"), 1);
+    assert_eq!(counted(&f, "own_overshoot_losses"), 1);
+    let after = cwnd_packets(&f);
+    assert!(after <= before, "{after} from {before}");
+    assert!(before - after < 5.0, "drained {} packets", before - after);
+    f.run_until(f.now + GEO_RTT * 4, |_| {});
+    assert!(cwnd_packets(&f) > target_packets() - 5.0);
 }
 
 #[test]
@@ -122,14 +149,15 @@ fn the_window_holds_the_aimed_queue() {
 }
 
 /// A congestive loss the flow's own overshoot explains (random losses are
-/// taken for congestive here from 1 queued packet)
+/// taken for congestive here from 1 queued packet, and cut as any other)
 /// leaves regrowth on: the window is back near the target within a few
 /// rounds. With every congestive loss quieting regrowth, FAST alone adds
 /// at most 0.5 × 7.5 packets a round.
 #[test]
 fn an_overshoot_of_its_own_does_not_hold_regrowth_back() {
     let rounds = 10u32;
-    let mut attributed = in_avoidance(&["random_loss_queue_packets=1"]);
+    let cut_own = "own_loss_drains=off";
+    let mut attributed = in_avoidance(&["random_loss_queue_packets=1", cut_own]);
     let before = cwnd_packets(&attributed);
     attributed.lose_oldest();
     let cut = cwnd_packets(&attributed);
@@ -142,7 +170,11 @@ fn an_overshoot_of_its_own_does_not_hold_regrowth_back() {
         cwnd_packets(&attributed)
     );
 
-    let mut quieted = in_avoidance(&["random_loss_queue_packets=1", "loss_attribution=off"]);
+    let mut quieted = in_avoidance(&[
+        "random_loss_queue_packets=1",
+        "loss_attribution=off",
+        cut_own,
+    ]);
     quieted.lose_oldest();
     let cut = cwnd_packets(&quieted);
     quieted.run_until(quieted.now + GEO_RTT * rounds, |_| {});

@@ -84,6 +84,8 @@ ABLATION: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("no quiet rounds after a loss", ("regrowth_quiet_rounds=0",)),
     ("quiet after every congestive loss (no attribution)", ("loss_attribution=off",)),
     ("aim at alpha (FAST's own), not mid-range", ("aim_position=0",)),
+    ("own losses cut by loss_factor (no drain)", ("own_loss_drains=off",)),
+    ("avoidance capped at C alone (no Expected-rate floor)", ("expected_rate_floor=off",)),
 )
 
 SECTIONS = ("completion", "bulk", "step", "coexistence", "ablation")
@@ -186,7 +188,7 @@ def plan_runs(sections: Sequence[str], seeds: Sequence[int], quick: bool) -> lis
             for _, params in ABLATION:
                 for sc in ("fau-sat", "fau-satl"):
                     runs += [Run(section, sc, OURS, params, s) for s in seeds]
-                for sc in ("fau-sat-delay-step", "fau-sat-vs-cubic"):
+                for sc in ("fau-sat-delay-step", "fau-sat-vs-cubic", "fau-satl-bulk"):
                     runs += [Run(section, sc, OURS, params, s) for s in long_seeds]
         else:
             raise SpecError(f"unknown section {section!r}; sections: {', '.join(SECTIONS)}")
@@ -257,16 +259,21 @@ def completion_table(root: Path, out: Path, runs: Sequence[Run]) -> list[dict[st
     return rows
 
 
+def bulk_link_use(out: Path, run: Run) -> tuple[float, float]:
+    """A bulk run's mean link utilisation and mean queue (packets) at the
+    forward bottleneck after start-up."""
+    samples = [row for row in load_csv(out / run.directory / "queue-forward.csv") if float(row["time_s"]) > STARTUP_S]
+    return mean(float(r["utilization"]) for r in samples), mean(float(r["queue_packets"]) for r in samples)
+
+
 def bulk_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
     rows = []
     for (scenario, label), group in _group(r for r in runs if r.section == "bulk").items():
         utils, queues, goodputs = [], [], []
         for run in group:
-            samples = [
-                row for row in load_csv(out / run.directory / "queue-forward.csv") if float(row["time_s"]) > STARTUP_S
-            ]
-            utils.append(mean(float(r["utilization"]) for r in samples))
-            queues.append(mean(float(r["queue_packets"]) for r in samples))
+            util, queue = bulk_link_use(out, run)
+            utils.append(util)
+            queues.append(queue)
             goodputs.append(flow_under_test(load_summary(out, run))["goodput_bps"] / 1e6)
         rows.append(
             {
@@ -405,13 +412,16 @@ def markdown(tables: Mapping[str, list[dict[str, Any]]], command: str) -> str:
         lines += [
             "## Ablation: vegas-sat with one mechanism off",
             "",
-            "| variant | fau-sat (s) | fau-sat retrans. | fau-satl (s) | +50 ms step: goodput | beside cubic: Jain |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| variant | fau-sat (s) | fau-sat retrans. | fau-satl (s) | +50 ms step: goodput "
+            "| beside cubic: Jain | fau-satl-bulk: utilisation | fau-satl-bulk: queue (packets) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in tables["ablation"]:
+            util = r["lossy bulk utilisation"]
             lines.append(
                 f"| {r['variant']} | {_fmt(r['fau-sat'])} | {_fmt(r['fau-sat retransmitted'], 4)} "
-                f"| {_fmt(r['fau-satl'])} | {_fmt(r['step'])} | {_fmt(r['jain'], 3)} |"
+                f"| {_fmt(r['fau-satl'])} | {_fmt(r['step'])} | {_fmt(r['jain'], 3)} "
+                f"| {'-' if util is None else f'{100 * util:.1f} %'} | {_fmt(r['lossy bulk queue'])} |"
             )
         lines.append("")
     return "\n".join(lines)
@@ -438,6 +448,7 @@ def ablation_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
             for r in of("fau-sat-delay-step")
         )
         coex = coexistence_table(out, of("fau-sat-vs-cubic"))
+        lossy_bulk = [bulk_link_use(out, r) for r in of("fau-satl-bulk")]
         rows.append(
             {
                 "variant": name,
@@ -447,6 +458,8 @@ def ablation_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
                 "fau-satl": completion("fau-satl"),
                 "step": step,
                 "jain": coex[0]["jain"] if coex else None,
+                "lossy bulk utilisation": mean(u for u, _ in lossy_bulk) if lossy_bulk else None,
+                "lossy bulk queue": mean(q for _, q in lossy_bulk) if lossy_bulk else None,
             }
         )
     return rows
