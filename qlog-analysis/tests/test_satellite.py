@@ -95,3 +95,10 @@ def test_markdown_renders_missing_numbers_as_dashes():
         "scripts/satellite",
     )
     assert "| fau-sat | reno | 2 | - (2 unfinished) | 5.65 | - | - |" in text
+
+
+def test_download_time_is_completion_from_the_flows_own_start():
+    # A second connection starting at 8.85 s that took 6.5 s: the simulator
+    # writes completion_s = 6.5 (from the flow's start), not 15.35.
+    assert sat.download_time_s({"start_s": 8.85, "completion_s": 6.5}) == 6.5
+    assert math.isnan(sat.download_time_s({"start_s": 0.0, "completion_s": None}))

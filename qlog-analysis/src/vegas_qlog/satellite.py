@@ -228,6 +228,14 @@ def flow_under_test(summary: Mapping[str, Any]) -> dict[str, Any]:
     return next(f for f in summary["flows"] if f.get("under_test"))
 
 
+def download_time_s(flow: dict[str, Any]) -> float:
+    """The download's time: `completion_s` already counts from the flow's
+    own start (`start_s` is when that was). NaN if it did not finish."""
+    if flow.get("completion_s") is None:
+        return math.nan
+    return float(flow["completion_s"])
+
+
 def completion_table(root: Path, out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
     rows = []
     by = _group(r for r in runs if r.section in ("completion", "ablation") and not r.params)
@@ -242,7 +250,7 @@ def completion_table(root: Path, out: Path, runs: Sequence[Run]) -> list[dict[st
             if f.get("completion_s") is None:
                 unfinished += 1
                 continue
-            times.append(f["completion_s"] - f.get("start_s", 0.0))
+            times.append(download_time_s(f))
             retrans.append(f["bytes_retransmitted"] / max(1, f["bytes_delivered"]))
         rows.append(
             {
@@ -436,7 +444,7 @@ def ablation_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
             return [r for r in mine if r.params == params and r.scenario == scenario]
 
         def completion(scenario: str) -> float | None:
-            return mean(flow_under_test(load_summary(out, r)).get("completion_s") or math.nan for r in of(scenario))
+            return mean(download_time_s(flow_under_test(load_summary(out, r))) for r in of(scenario))
 
         retrans = mean(
             flow_under_test(load_summary(out, r))["bytes_retransmitted"]
