@@ -108,8 +108,6 @@
 //! - **When Cwnd(i + 1) takes effect.** At the end of round i, at once, as
 //!   Vegas applies its own step.
 
-use std::time::Duration;
-
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
@@ -119,8 +117,9 @@ use crate::shared::pacing_profile;
 use crate::shared::round_clock::CompletedRound;
 use crate::shared::window::Window;
 use crate::vegas::{
-    LossKeys, LossResponse, RoundView, ScaledLoss, ThresholdKeys, Vegas, VegasConfig, VegasKeys,
-    VegasRules, VegasView, PAPER_PARAMS as VEGAS_PARAMS, ROUND_RTT_DISTINGUISHED,
+    LossKeys, LossResponse, LossView, RoundView, ScaledLoss, ThresholdKeys, Vegas, VegasConfig,
+    VegasKeys, VegasRules, VegasView, WindowChange, PAPER_PARAMS as VEGAS_PARAMS,
+    ROUND_RTT_DISTINGUISHED,
 };
 
 pub const NAME: &str = "vegas-a";
@@ -640,18 +639,13 @@ impl VegasRules for VegasA {
         NAME
     }
 
-    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
         let step = self.decide(round, diff);
-        self.apply(step, round)
+        self.apply(step, round).into()
     }
 
-    fn loss_reaction(
-        &mut self,
-        loss: &CongestionEvent,
-        window: &Window,
-        _base_rtt: Option<Duration>,
-    ) -> LossResponse {
-        self.loss_response(loss, window)
+    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
+        self.loss_response(loss, vegas.window)
     }
 
     /// Vegas's fields, with Fig. 1's moving α and β (and Th, the line) in

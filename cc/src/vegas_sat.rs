@@ -123,18 +123,22 @@
 //!   no capacity estimate: start-up is a paced slow start ending on Diff >
 //!   gamma, and Diff uses RTTs.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::controller::{AlgorithmInfo, CcState, CongestionController, Internals, Pacing};
+use crate::controller::{AlgorithmInfo, CongestionController, Internals, Pacing};
 use crate::controller::{WindowConfig, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::forward_queue::ForwardQueue;
+use crate::shared::pacing_profile::{PacingProfile, Profile};
 use crate::shared::packet_pair::PacketPairEstimator;
-use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
-use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
+use crate::shared::round_clock::{full_size_floor, CompletedRound, RoundRtt};
 use crate::shared::window::Window;
+use crate::vegas::{
+    LossResponse, LossView, PacingView, RoundDiff, RoundMeasurement, RoundView, SlowStartGrowth,
+    SlowStartStep, Vegas, VegasConfig, VegasRules, VegasView, WindowChange,
+};
 
 const PACKETS: ParamKind = ParamKind::Number {
     min: 0.0,
@@ -452,11 +456,9 @@ struct Config {
     max_random_loss_fraction: f64,
     loss_factor: f64,
     rebase_rounds: u64,
-    startup_pacing_gain: f64,
     startup_pacing_cap: f64,
     pacing_cap: f64,
     expected_rate_floor: bool,
-    pacing_gain: f64,
 }
 
 impl Config {
@@ -485,11 +487,9 @@ impl Config {
             max_random_loss_fraction: p.value(keys::MAX_RANDOM_LOSS_FRACTION),
             loss_factor: p.value(keys::LOSS_FACTOR),
             rebase_rounds: p.value(keys::REBASE_ROUNDS),
-            startup_pacing_gain: p.value(keys::STARTUP_PACING_GAIN),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
             pacing_cap: p.value(keys::PACING_CAP),
             expected_rate_floor: p.value(keys::EXPECTED_RATE_FLOOR).is_on(),
-            pacing_gain: p.value(keys::PACING_GAIN),
         }
     }
 
@@ -498,6 +498,29 @@ impl Config {
         self.alpha + self.aim_position * (self.beta - self.alpha)
     }
 }
+
+/// What the skeleton reads: gamma for its round view, rounds measured by
+/// their smallest RTT (the RTT queue's source), and the two pacing gains
+/// (the pacing itself is [`SatRules::pacing`]'s: pairs, capped).
+fn skeleton_config(p: &ParamValues) -> VegasConfig {
+    VegasConfig {
+        gamma: p.value(keys::GAMMA),
+        ss_exit_factor: 1.0,
+        min_rtt_samples: 1,
+        pacing: PacingProfile {
+            profile: Profile::Quic,
+            paper_gain: None,
+            burst_packets: PAIR,
+            slow_start_gain: p.value(keys::STARTUP_PACING_GAIN),
+            pacing_gain: p.value(keys::PACING_GAIN),
+        },
+        round_rtt: RoundRtt::Minimum,
+    }
+}
+
+/// Packets per pacing slot: a pair, whose spacing at the receiver measures
+/// the bottleneck.
+const PAIR: usize = 2;
 
 /// The mean of the latest few forward queueing delays: the queue met by the
 /// packets sent just after a lost one (those whose ACKs declared it lost).
@@ -575,27 +598,36 @@ struct LossCounts {
     round_random_bytes: u64,
 }
 
-/// Vegas-Sat; see the module documentation.
+/// The `vegas-sat` controller: the Vegas skeleton with [`SatRules`].
+pub type VegasSat = Vegas<SatRules>;
+
+impl Vegas<SatRules> {
+    /// `vegas-sat` with `params` from [`PARAMS`].
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        Vegas::with_rules(SatRules::new(params), skeleton_config(params), window)
+    }
+}
+
+/// Vegas-Sat's decisions; see the module documentation.
 #[derive(Debug)]
-pub struct VegasSat {
+pub struct SatRules {
     config: Config,
-    window: Window,
-    rounds: RoundClock,
-    epoch: RecoveryEpoch,
+    /// Start-up ends at the target window or on a queue, not at ssthresh.
     phase: Phase,
-    /// BaseRTT: the smallest RTT seen since the start or the last rebase.
-    base_rtt: BaseRttTracker,
     forward: ForwardQueue,
     /// The latest forward queueing delays, for the queue at a loss.
     recent_forward: RecentDelays,
     pairs: PacketPairEstimator,
-    smoothed_rtt: Option<Duration>,
+    /// The latest ACK's smallest full-size RTT.
     latest_rtt: Option<Duration>,
     last_queue: Option<QueueEstimate>,
     /// Start-up made its jump.
     jumped: bool,
     /// Rounds in a row with more than beta queued while cwnd fell.
     standing_queue_rounds: u64,
+    /// The round's decision took its queue for the path's delay: BaseRTT
+    /// is rebased when the round ends.
+    rebase_due: bool,
     rebases: u64,
     losses: LossCounts,
     /// Evaluated rounds since the last congestive loss.
@@ -604,33 +636,25 @@ pub struct VegasSat {
     round_max_in_flight: usize,
 }
 
-impl VegasSat {
-    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+impl SatRules {
+    pub fn new(params: &ParamValues) -> Self {
         let config = Config::read(params);
-        VegasSat {
+        SatRules {
             config,
-            window: Window::new(window),
-            rounds: RoundClock::for_datagram_size(window.max_datagram_size),
-            epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             phase: Phase::Startup,
-            base_rtt: BaseRttTracker::new(),
             forward: ForwardQueue::new(0),
             recent_forward: RecentDelays::new(config.loss_queue_samples),
             pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
-            smoothed_rtt: None,
             latest_rtt: None,
             last_queue: None,
             jumped: false,
             standing_queue_rounds: 0,
+            rebase_due: false,
             rebases: 0,
             losses: LossCounts::default(),
             rounds_since_congestion: u64::MAX,
             round_max_in_flight: 0,
         }
-    }
-
-    fn mds(&self) -> f64 {
-        self.window.max_datagram_size() as f64
     }
 
     /// Bottleneck capacity in bytes per second, when measured and used.
@@ -642,140 +666,94 @@ impl VegasSat {
     }
 
     /// capacity × BaseRTT, in packets: the window that fills the path alone.
-    fn path_packets(&self) -> Option<f64> {
+    fn path_packets(&self, window: &Window, base_rtt: Option<Duration>) -> Option<f64> {
         let capacity = self.capacity()?;
-        let base = self.base_rtt.base_rtt()?;
-        Some(capacity * base.as_secs_f64() / self.mds())
+        let base = base_rtt?;
+        Some(capacity * base.as_secs_f64() / window.max_datagram_size() as f64)
     }
 
     /// capacity × BaseRTT + the aimed queue, in bytes.
-    fn target_window(&self) -> Option<usize> {
-        let bytes = (self.path_packets()? + self.config.aim()) * self.mds();
-        Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS * self.window.max_datagram_size()))
-    }
-
-    /// Diff for a queueing delay `delay`: cwnd × q / (BaseRTT + q).
-    fn queued_packets(&self, delay: Duration) -> f64 {
-        let base = self.base_rtt.base_rtt().unwrap_or(Duration::ZERO);
-        let rtt = base + delay;
-        if rtt.is_zero() {
-            return 0.0;
-        }
-        self.window.cwnd_packets() * delay.as_secs_f64() / rtt.as_secs_f64()
+    fn target_window(&self, window: &Window, base_rtt: Option<Duration>) -> Option<usize> {
+        let mds = window.max_datagram_size();
+        let bytes = (self.path_packets(window, base_rtt)? + self.config.aim()) * mds as f64;
+        Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS * mds))
     }
 
     /// The round's queue: forward stamps when there are any, else RTTs.
-    fn round_queue(&self, round: &CompletedRound) -> Option<QueueEstimate> {
+    fn round_queue(&self, measured: &RoundMeasurement<'_>) -> Option<QueueEstimate> {
         let (delay, source) = match self.forward.round_mean() {
             Some(delay) if self.config.forward_delay => (delay, QueueSource::Forward),
             _ => {
-                let base = self.base_rtt.base_rtt()?;
-                (round.min_rtt?.saturating_sub(base), QueueSource::Rtt)
+                let base = measured.base_rtt?;
+                (
+                    measured.round.min_rtt?.saturating_sub(base),
+                    QueueSource::Rtt,
+                )
             }
         };
         Some(QueueEstimate {
             delay,
             source,
-            packets: self.queued_packets(delay),
+            packets: queued_packets(measured.window, measured.base_rtt, delay),
         })
     }
 
     /// The queue a lost packet met: the mean forward queueing delay of the
     /// latest few packets acknowledged (sent just after it), else the latest
     /// RTT above BaseRTT.
-    fn current_queue_packets(&self) -> Option<f64> {
+    fn current_queue_packets(&self, window: &Window, base_rtt: Option<Duration>) -> Option<f64> {
         let delay = match self.recent_forward.mean() {
             Some(d) if self.config.forward_delay => d,
-            _ => self.latest_rtt?.saturating_sub(self.base_rtt.base_rtt()?),
+            _ => self.latest_rtt?.saturating_sub(base_rtt?),
         };
-        Some(self.queued_packets(delay))
-    }
-
-    /// Before anything measured a queue (a loss of the handshake's
-    /// packets, before the first RTT sample): the queue this flow can have
-    /// built is at most what it had in flight, lost packets included. A
-    /// lost server Initial on a lossy GEO link then counts as the random
-    /// loss it is; read as congestion it ended start-up at nine packets,
-    /// and fau-sat took 50 s instead of 6.8 (`cc/tests/vegas_sat.rs`).
-    fn flight_bound_packets(&self, loss: &CongestionEvent) -> f64 {
-        let bytes = loss.bytes_in_flight.saturating_add(loss.lost_bytes);
-        bytes as f64 / self.window.max_datagram_size().max(1) as f64
-    }
-
-    fn leave_startup(&mut self, cwnd: usize) {
-        self.window.set_cwnd(cwnd);
-        self.window.set_ssthresh(self.window.cwnd());
-        self.phase = Phase::Avoidance;
-    }
-
-    fn on_round_end(&mut self, round: &CompletedRound) {
-        let queue = self.round_queue(round);
-        self.last_queue = queue.or(self.last_queue);
-        if let Some(queue) = queue {
-            self.decide(round, queue);
-        }
-        self.end_estimator_rounds();
-    }
-
-    /// The round's decision (the module's pseudo-code), before the
-    /// estimators move on to the next round.
-    fn decide(&mut self, round: &CompletedRound, queue: QueueEstimate) {
-        let mds = self.mds();
-        match self.phase {
-            Phase::Startup if queue.packets > self.config.gamma => {
-                // A queue formed: leave with it drained, plus the aim.
-                let cwnd = (self.window.cwnd_packets() - queue.packets + self.config.aim())
-                    .max(MINIMUM_WINDOW_PACKETS as f64);
-                self.leave_startup((cwnd * mds) as usize);
-            }
-            Phase::Startup => {}
-            Phase::Avoidance => self.avoidance_round(round, queue),
-        }
+        Some(queued_packets(window, base_rtt, delay))
     }
 
     /// Start-up with a capacity: jump once to `jump_fraction` of the
     /// target as soon as the capacity is known, and end at the target.
-    fn startup_jump(&mut self) {
-        let Some(target) = self.target_window() else {
-            return;
+    fn startup_jump(&mut self, window: &Window, base_rtt: Option<Duration>) -> SlowStartStep {
+        let Some(target) = self.target_window(window, base_rtt) else {
+            return SlowStartStep::Continue;
         };
+        let mut cwnd = window.cwnd();
+        let mut step = SlowStartStep::Continue;
         if !self.jumped {
             self.jumped = true;
             let jump = (target as f64 * self.config.jump_fraction) as usize;
-            if jump > self.window.cwnd() {
-                self.window.set_cwnd(jump);
+            if jump > cwnd {
+                cwnd = jump;
+                step = SlowStartStep::JumpTo(jump);
             }
         }
-        if self.window.cwnd() >= target {
-            self.leave_startup(target);
+        if cwnd >= target {
+            self.phase = Phase::Avoidance;
+            return SlowStartStep::ExitAt(target);
         }
+        step
     }
 
-    fn end_estimator_rounds(&mut self) {
-        self.forward.end_round();
-        self.losses.round_random_bytes = 0;
-        self.round_max_in_flight = 0;
-    }
-
-    fn avoidance_round(&mut self, round: &CompletedRound, queue: QueueEstimate) {
-        let cwnd = self.window.cwnd_packets();
+    /// FAST's update, or Vegas's step, plus the regrowth towards the BDP;
+    /// packets, positive to grow.
+    fn avoidance_change(&mut self, round: &RoundView<'_>, queue: f64) -> f64 {
+        let window = round.window;
+        let cwnd = window.cwnd_packets();
         let (alpha, beta) = (self.config.alpha, self.config.beta);
         let mut change = if self.config.scalable_update {
             // FAST: w ← w + γ(BaseRTT/RTT·w + α − w) = w + γ(α − Diff), its
             // α being the aim within alpha..beta.
-            (self.config.fast_gain * (self.config.aim() - queue.packets)).clamp(-cwnd / 2.0, cwnd)
-        } else if queue.packets < alpha {
+            (self.config.fast_gain * (self.config.aim() - queue)).clamp(-cwnd / 2.0, cwnd)
+        } else if queue < alpha {
             1.0
-        } else if queue.packets > beta {
+        } else if queue > beta {
             -1.0
         } else {
             0.0
         };
         self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
         let quiet = self.rounds_since_congestion > self.config.regrowth_quiet_rounds;
-        if quiet && queue.packets < self.config.regrowth_below_packets {
-            if let Some(target) = self.target_window() {
-                let gap = target as f64 / self.mds() - cwnd;
+        if quiet && queue < self.config.regrowth_below_packets {
+            if let Some(target) = self.target_window(window, round.base_rtt) {
+                let gap = target as f64 / window.max_datagram_size() as f64 - cwnd;
                 if gap > 0.0 {
                     change = change.max(self.config.regrowth_fraction * gap);
                 }
@@ -783,18 +761,12 @@ impl VegasSat {
         }
         // A window the round did not fill must not grow (RFC 9002 section
         // 7.8): application-limited, or held to the capacity by the pacer.
-        let used =
-            self.round_max_in_flight + 2 * self.window.max_datagram_size() >= self.window.cwnd();
-        if round.app_limited || !used {
+        let used = self.round_max_in_flight + 2 * window.max_datagram_size() >= window.cwnd();
+        if round.round.app_limited || !used {
             change = change.min(0.0);
         }
-        self.track_standing_queue(round, queue, change);
-        let bytes = (change.abs() * self.mds()) as usize;
-        if change > 0.0 {
-            self.window.increase(bytes);
-        } else if change < 0.0 {
-            self.window.decrease(bytes);
-        }
+        self.track_standing_queue(queue, change);
+        change
     }
 
     /// Whether a congestive loss with `queue` packets queued shows another
@@ -802,21 +774,27 @@ impl VegasSat {
     /// what this window's own excess over capacity × BaseRTT puts there.
     /// Without a capacity or a queue estimate, or with `loss_attribution`
     /// off, every congestive loss counts as shared.
-    fn shared_link_shown(&self, queue: Option<f64>) -> bool {
+    fn shared_link_shown(
+        &self,
+        queue: Option<f64>,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> bool {
         if !self.config.loss_attribution {
             return true;
         }
-        let (Some(queue), Some(path)) = (queue, self.path_packets()) else {
+        let (Some(queue), Some(path)) = (queue, self.path_packets(window, base_rtt)) else {
             return true;
         };
-        let own_excess = self.window.cwnd_packets() - path;
+        let own_excess = window.cwnd_packets() - path;
         queue > own_excess + self.config.shared_queue_margin
     }
 
     /// A queue above beta that stays although cwnd fell every round is not
-    /// ours: the path's delay stepped up. BaseRTT becomes the round's RTT.
-    fn track_standing_queue(&mut self, round: &CompletedRound, queue: QueueEstimate, change: f64) {
-        if self.config.rebase_rounds == 0 || queue.packets <= self.config.beta || change >= 0.0 {
+    /// ours: the path's delay stepped up. BaseRTT becomes the round's RTT
+    /// when the round ends ([`VegasRules::round_ended`]).
+    fn track_standing_queue(&mut self, queue: f64, change: f64) {
+        if self.config.rebase_rounds == 0 || queue <= self.config.beta || change >= 0.0 {
             self.standing_queue_rounds = 0;
             return;
         }
@@ -826,99 +804,189 @@ impl VegasSat {
         }
         self.standing_queue_rounds = 0;
         self.rebases = self.rebases.saturating_add(1);
-        if let Some(rtt) = round.min_rtt {
-            self.base_rtt.refresh(rtt);
-        }
-        self.forward.rebase();
-        self.recent_forward.clear();
+        self.rebase_due = true;
     }
-}
 
-impl VegasSat {
     /// The avoidance pacing cap: the capacity's multiple, but with
     /// `expected_rate_floor` never below cwnd / BaseRTT. Capped at C alone,
     /// a capacity read 1 % low holds the flow below the link whatever its
     /// window, and on a lossy link (where the losses thin what reaches the
     /// bottleneck) no queue forms: fau-satl-bulk averaged 2.7 packets
     /// queued against an aim of 7.5.
-    fn pacing_ceiling(&self, capacity_cap: f64) -> f64 {
+    fn pacing_ceiling(&self, capacity_cap: f64, vegas: &PacingView<'_>) -> f64 {
         if self.phase != Phase::Avoidance || !self.config.expected_rate_floor {
             return capacity_cap;
         }
-        match self.base_rtt.base_rtt().filter(|b| !b.is_zero()) {
-            Some(base) => capacity_cap.max(self.window.cwnd() as f64 / base.as_secs_f64()),
+        match vegas.base_rtt.filter(|b| !b.is_zero()) {
+            Some(base) => capacity_cap.max(vegas.window.cwnd() as f64 / base.as_secs_f64()),
             None => capacity_cap,
+        }
+    }
+
+    /// The congestive loss's new window: the queue above the aim taken
+    /// out when the window's own excess explains the queue, else the cut.
+    fn congestive_window(&self, queue: Option<f64>, shared: bool, window: &Window) -> usize {
+        match queue {
+            // Our own queue, within the buffer: take out what exceeds the
+            // aim, as Vegas's Diff > beta rule would, but at once.
+            Some(q) if !shared && self.config.own_loss_drains => {
+                let mds = window.max_datagram_size() as f64;
+                let excess = ((q - self.config.aim()).max(0.0) * mds) as usize;
+                window
+                    .cwnd()
+                    .saturating_sub(excess)
+                    .max(window.scaled(self.config.loss_factor))
+                    .max(window.minimum())
+            }
+            _ => window.scaled(self.config.loss_factor),
         }
     }
 }
 
-impl CongestionController for VegasSat {
+/// Diff for a queueing delay `delay`: cwnd × q / (BaseRTT + q).
+fn queued_packets(window: &Window, base_rtt: Option<Duration>, delay: Duration) -> f64 {
+    let base = base_rtt.unwrap_or(Duration::ZERO);
+    let rtt = base + delay;
+    if rtt.is_zero() {
+        return 0.0;
+    }
+    window.cwnd_packets() * delay.as_secs_f64() / rtt.as_secs_f64()
+}
+
+/// Before anything measured a queue (a loss of the handshake's packets,
+/// before the first RTT sample): the queue this flow can have built is at
+/// most what it had in flight, lost packets included. A lost server
+/// Initial on a lossy GEO link then counts as the random loss it is; read
+/// as congestion it ended start-up at nine packets, and fau-sat took 50 s
+/// instead of 6.8 (`cc/tests/vegas_sat.rs`).
+fn flight_bound_packets(loss: &CongestionEvent, window: &Window) -> f64 {
+    let bytes = loss.bytes_in_flight.saturating_add(loss.lost_bytes);
+    bytes as f64 / window.max_datagram_size().max(1) as f64
+}
+
+impl VegasRules for SatRules {
     fn name(&self) -> &'static str {
         "vegas-sat"
     }
 
+    /// Start-up grows by the bytes acknowledged, every round.
+    fn slow_start_growth(&self) -> SlowStartGrowth {
+        SlowStartGrowth::EveryRound
+    }
+
+    fn in_slow_start(&self, _window: &Window) -> bool {
+        self.phase == Phase::Startup
+    }
+
     fn on_packet_sent(&mut self, sent: &PacketSent) {
-        self.rounds
-            .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
         self.round_max_in_flight = self
             .round_max_in_flight
             .max(sent.bytes_in_flight.saturating_add(sent.size));
     }
 
-    fn on_ack(&mut self, ack: &AckEvent<'_>) {
-        if ack.acked.is_empty() {
-            return;
-        }
-        if !ack.rtt.smoothed_rtt.is_zero() {
-            self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
-        }
-        let min_size = self.rounds.min_sample_size();
-        if let Some(rtt) = smallest_rtt_sample(ack.acked, min_size) {
-            self.base_rtt.on_rtt_sample(rtt);
-            self.latest_rtt = Some(rtt);
-        }
-        let mut acked_bytes = 0usize;
+    /// The receiver's stamps: forward queueing delay and packet pairs.
+    fn observe_ack(&mut self, ack: &AckEvent<'_>, window: &Window) {
+        let min_size = full_size_floor(window.max_datagram_size());
         for packet in ack.acked {
-            acked_bytes = acked_bytes.saturating_add(packet.size);
             if let Some(delay) = self.forward.on_packet(packet, min_size) {
                 self.recent_forward.push(delay);
             }
             self.pairs.on_packet(packet, min_size);
         }
+    }
 
-        match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
-            AckedRound::Ended(round) => self.on_round_end(&round),
-            AckedRound::EndedInRecovery(_) => self.end_estimator_rounds(),
-            AckedRound::InProgress | AckedRound::RecoveryEnded => {}
-        }
+    fn on_base_rtt_sample(
+        &mut self,
+        rtt: Duration,
+        _now: Instant,
+        _window: &Window,
+        base_rtt: &mut BaseRttTracker,
+    ) {
+        base_rtt.on_rtt_sample(rtt);
+        self.latest_rtt = Some(rtt);
+    }
 
-        if self.phase == Phase::Startup && !self.epoch.in_recovery() && !ack.app_limited {
-            self.window.slow_start(acked_bytes);
-            self.startup_jump();
+    /// Diff is the round's queue: forward delay when stamped, else the
+    /// smallest RTT above BaseRTT.
+    fn diff(&mut self, round: &RoundMeasurement<'_>) -> Option<RoundDiff> {
+        let queue = self.round_queue(round);
+        self.last_queue = queue.or(self.last_queue);
+        queue.map(|q| RoundDiff {
+            diff_packets: q.packets,
+            rates: None,
+        })
+    }
+
+    /// A queue formed in start-up: leave with it drained, plus the aim.
+    fn slow_start_round(&mut self, round: &RoundView<'_>) -> SlowStartStep {
+        match round.diff_packets {
+            Some(queue) if queue > self.config.gamma => {
+                let cwnd = (round.window.cwnd_packets() - queue + self.config.aim())
+                    .max(MINIMUM_WINDOW_PACKETS as f64);
+                self.phase = Phase::Avoidance;
+                SlowStartStep::ExitAt((cwnd * round.window.max_datagram_size() as f64) as usize)
+            }
+            _ => SlowStartStep::Continue,
         }
     }
 
-    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+    fn slow_start_ack(&mut self, window: &Window, base_rtt: Option<Duration>) -> SlowStartStep {
+        self.startup_jump(window, base_rtt)
+    }
+
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
+        let change = self.avoidance_change(round, diff);
+        let bytes = (change.abs() * round.window.max_datagram_size() as f64) as usize;
+        if change > 0.0 {
+            WindowChange::Increase(bytes)
+        } else if change < 0.0 {
+            WindowChange::Decrease(bytes)
+        } else {
+            WindowChange::Hold
+        }
+    }
+
+    /// The estimators' rounds end with the skeleton's, in recovery too;
+    /// a rebase the round's decision found due happens here.
+    fn round_ended(
+        &mut self,
+        round: &CompletedRound,
+        _in_recovery: bool,
+        base_rtt: &mut BaseRttTracker,
+    ) {
+        if std::mem::take(&mut self.rebase_due) {
+            if let Some(rtt) = round.min_rtt {
+                base_rtt.refresh(rtt);
+            }
+            self.forward.rebase();
+            self.recent_forward.clear();
+        }
+        self.forward.end_round();
+        self.losses.round_random_bytes = 0;
+        self.round_max_in_flight = 0;
+    }
+
+    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
+        let window = vegas.window;
         let queue = self
-            .current_queue_packets()
-            .or_else(|| Some(self.flight_bound_packets(loss)));
+            .current_queue_packets(window, vegas.base_rtt)
+            .or_else(|| Some(flight_bound_packets(loss, window)));
         if loss.persistent_congestion {
             // Start-up again from the minimum window; its pacing and its
             // jump keep it from overshooting, so no ssthresh bounds it.
-            self.window.set_cwnd(self.window.minimum());
-            self.window.set_ssthresh(usize::MAX);
             self.phase = Phase::Startup;
             self.jumped = false;
-            self.epoch.begin(loss.now);
             self.losses.congestive = self.losses.congestive.saturating_add(1);
-            return;
+            return LossResponse::Timeout {
+                ssthresh: usize::MAX,
+            };
         }
-        if !self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
-            return;
+        if !vegas.sent_after_decrease {
+            return LossResponse::Keep;
         }
         if self.config.loss_discrimination {
             // A round carries about a window: the budget is a fraction of it.
-            let budget = self.config.max_random_loss_fraction * self.window.cwnd() as f64;
+            let budget = self.config.max_random_loss_fraction * window.cwnd() as f64;
             let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
                 <= budget.max(loss.lost_bytes as f64);
             if within_budget && queue.is_some_and(|q| q < self.config.random_loss_queue_packets) {
@@ -927,63 +995,35 @@ impl CongestionController for VegasSat {
                     .losses
                     .round_random_bytes
                     .saturating_add(loss.lost_bytes as u64);
-                return;
+                return LossResponse::Keep;
             }
         }
         self.losses.congestive = self.losses.congestive.saturating_add(1);
-        let shared = self.shared_link_shown(queue);
+        let shared = self.shared_link_shown(queue, window, vegas.base_rtt);
         if shared {
             self.rounds_since_congestion = 0;
         } else {
             self.losses.own_overshoot = self.losses.own_overshoot.saturating_add(1);
         }
-        let reduced = match queue {
-            // Our own queue, within the buffer: take out what exceeds the
-            // aim, as Vegas's Diff > beta rule would, but at once.
-            Some(q) if !shared && self.config.own_loss_drains => {
-                let excess = ((q - self.config.aim()).max(0.0) * self.mds()) as usize;
-                self.window
-                    .cwnd()
-                    .saturating_sub(excess)
-                    .max(self.window.scaled(self.config.loss_factor))
-                    .max(self.window.minimum())
-            }
-            _ => self.window.scaled(self.config.loss_factor),
-        };
+        let mut cwnd = self.congestive_window(queue, shared, window);
         if self.phase == Phase::Startup {
-            let cwnd = self.target_window().map_or(reduced, |t| reduced.min(t));
-            self.leave_startup(cwnd);
-        } else {
-            self.window.set_cwnd(reduced);
-            self.window.set_ssthresh(reduced);
+            // Start-up ends, at most at the target.
+            if let Some(target) = self.target_window(window, vegas.base_rtt) {
+                cwnd = cwnd.min(target);
+            }
+            self.phase = Phase::Avoidance;
         }
-        self.epoch.begin(loss.now);
+        LossResponse::Reduce {
+            cwnd,
+            ssthresh: cwnd,
+        }
     }
 
-    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        self.window.restore(cwnd, ssthresh);
-        self.epoch.undo();
-        if self.window.in_slow_start() && !self.jumped {
+    /// Back to start-up if the restored window is one of slow start and
+    /// the jump is still to come.
+    fn spurious_loss_undone(&mut self, window: &Window) {
+        if window.in_slow_start() && !self.jumped {
             self.phase = Phase::Startup;
-        }
-        true
-    }
-
-    fn cwnd(&self) -> usize {
-        self.window.cwnd()
-    }
-
-    fn ssthresh(&self) -> usize {
-        self.window.ssthresh()
-    }
-
-    fn state(&self) -> CcState {
-        if self.epoch.in_recovery() {
-            return CcState::Recovery;
-        }
-        match self.phase {
-            Phase::Startup => CcState::SlowStart,
-            Phase::Avoidance => CcState::CongestionAvoidance,
         }
     }
 
@@ -992,27 +1032,26 @@ impl CongestionController for VegasSat {
     /// (at most `pacing_cap` × capacity).
     /// Unpaced before the first RTT sample: the initial window leaves at once
     /// and gives the first packet pairs.
-    fn pacing(&self) -> Option<Pacing> {
-        let rtt = self
-            .smoothed_rtt
-            .or(self.base_rtt.base_rtt())
-            .filter(|r| !r.is_zero())?;
-        let per_rtt = self.window.cwnd() as f64 / rtt.as_secs_f64();
+    fn pacing(&self, vegas: &PacingView<'_>) -> Option<Pacing> {
+        let rtt = vegas.rtt.filter(|r| !r.is_zero())?;
+        let per_rtt = vegas.window.cwnd() as f64 / rtt.as_secs_f64();
         let (gain, cap) = match self.phase {
             Phase::Startup => (
-                self.config.startup_pacing_gain,
+                vegas.profile.slow_start_gain,
                 self.config.startup_pacing_cap,
             ),
-            Phase::Avoidance => (self.config.pacing_gain, self.config.pacing_cap),
+            Phase::Avoidance => (vegas.profile.pacing_gain, self.config.pacing_cap),
         };
         let rate = match self.capacity() {
-            Some(c) if cap > 0.0 => (gain * per_rtt).min(self.pacing_ceiling(cap * c)),
+            Some(c) if cap > 0.0 => (gain * per_rtt).min(self.pacing_ceiling(cap * c, vegas)),
             _ => gain * per_rtt,
         };
-        (rate.is_finite() && rate > 0.0).then_some(Pacing::trains(rate, 2))
+        (rate.is_finite() && rate > 0.0)
+            .then_some(Pacing::trains(rate, vegas.profile.burst_packets))
     }
 
-    fn internals(&self, out: &mut Internals) {
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        let window = vegas.window;
         out.text(
             "phase",
             match self.phase {
@@ -1020,9 +1059,9 @@ impl CongestionController for VegasSat {
                 Phase::Avoidance => "avoidance",
             },
         );
-        out.float("cwnd_packets", self.window.cwnd_packets());
+        out.float("cwnd_packets", window.cwnd_packets());
         out.float("alpha", self.config.alpha);
-        if let Some(base) = self.base_rtt.base_rtt() {
+        if let Some(base) = vegas.base_rtt {
             out.millis("base_rtt_ms", base);
         }
         if let Some(q) = self.last_queue {
@@ -1033,21 +1072,19 @@ impl CongestionController for VegasSat {
         if let Some(c) = self.capacity() {
             out.float("capacity_mbps", c * 8.0 / 1e6);
         }
-        if let Some(t) = self.target_window() {
-            out.float("target_packets", t as f64 / self.mds());
+        if let Some(t) = self.target_window(window, vegas.base_rtt) {
+            out.float(
+                "target_packets",
+                t as f64 / window.max_datagram_size() as f64,
+            );
         }
         out.int("random_losses", self.losses.random);
         out.int("congestive_losses", self.losses.congestive);
         out.int("own_overshoot_losses", self.losses.own_overshoot);
         out.int("rebases", self.rebases);
-        if let Some(round) = self.rounds.current() {
-            out.int("round", round.index);
+        if let Some(round) = vegas.round {
+            out.int("round", round);
         }
-    }
-
-    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
-        self.window.rescale_to(max_datagram_size);
-        self.rounds.set_max_datagram_size(max_datagram_size);
     }
 }
 
