@@ -996,6 +996,17 @@ impl<R: VegasRules> Vegas<R> {
     /// decisions.
     fn round_end(&mut self, round: &CompletedRound, acked_bytes: usize, now: Instant) {
         let diff = self.evaluate(round);
+        self.decide_round(round, diff, acked_bytes, now);
+    }
+
+    /// A round's decision, once its Diff is known.
+    fn decide_round(
+        &mut self,
+        round: &CompletedRound,
+        diff: Option<f64>,
+        acked_bytes: usize,
+        now: Instant,
+    ) {
         let view = RoundView {
             round: *round,
             diff_packets: diff,
@@ -1052,6 +1063,52 @@ impl<R: VegasRules> Vegas<R> {
             ss_growth_round: self.ss_growth_round,
             gamma: self.config.gamma,
         }
+    }
+}
+
+/// The skeleton's state for a member's unit tests, which set up the
+/// situation a decision is taken in.
+#[cfg(test)]
+impl<R: VegasRules> Vegas<R> {
+    pub(crate) fn rules_mut(&mut self) -> &mut R {
+        &mut self.rules
+    }
+
+    pub(crate) fn window(&self) -> &Window {
+        &self.window
+    }
+
+    pub(crate) fn window_mut(&mut self) -> &mut Window {
+        &mut self.window
+    }
+
+    pub(crate) fn base_rtt_mut(&mut self) -> &mut BaseRttTracker {
+        &mut self.base_rtt
+    }
+
+    pub(crate) fn set_smoothed_rtt(&mut self, rtt: Option<Duration>) {
+        self.smoothed_rtt = rtt;
+    }
+
+    /// The end of `round` outside recovery, measured as the skeleton
+    /// measures it.
+    pub(crate) fn end_round(&mut self, round: &CompletedRound, now: Instant) {
+        self.round_end(round, 0, now);
+        self.rules.round_ended(round, false, &mut self.base_rtt);
+    }
+
+    /// The end of `round` outside recovery with the Diff `diff`.
+    pub(crate) fn end_round_with_diff(&mut self, round: &CompletedRound, diff: f64, now: Instant) {
+        self.decide_round(round, Some(diff), 0, now);
+        self.rules.round_ended(round, false, &mut self.base_rtt);
+    }
+
+    /// What the rules decide after slow start's growth on an ACK, applied.
+    pub(crate) fn after_slow_start_growth(&mut self, now: Instant) {
+        let step = self
+            .rules
+            .slow_start_ack(&self.window, self.base_rtt.base_rtt());
+        self.apply_slow_start_step(step, now);
     }
 }
 

@@ -1096,6 +1096,7 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
+    use crate::controller::CcState;
     use crate::events::{AckedPacket, RttSnapshot};
 
     const MDS: usize = 1200;
@@ -1119,7 +1120,7 @@ mod tests {
 
     /// BaseRTT 600 ms and, optionally, a measured capacity of `CAPACITY`.
     fn measured(v: &mut VegasSat, with_capacity: bool) {
-        v.base_rtt.on_rtt_sample(BASE);
+        v.base_rtt_mut().on_rtt_sample(BASE);
         if with_capacity {
             let t0 = Instant::now();
             let spacing = MDS as f64 / CAPACITY;
@@ -1132,7 +1133,7 @@ mod tests {
                 ] {
                     let mut p = AckedPacket::new(n, MDS, t0, t0 + BASE);
                     p.receive_time = Some(r);
-                    v.pairs.on_packet(&p, MDS / 2);
+                    v.rules_mut().pairs.on_packet(&p, MDS / 2);
                 }
             }
         }
@@ -1161,16 +1162,37 @@ mod tests {
         }
     }
 
+    /// The skeleton's decision for a round that measured `queue`, and the
+    /// round's end.
+    fn avoidance_round(v: &mut VegasSat, round: &CompletedRound, queue: QueueEstimate) {
+        v.end_round_with_diff(round, queue.packets, Instant::now());
+    }
+
+    /// The queue the rules read from `round`, as the skeleton hands it.
+    fn round_queue(v: &VegasSat, round: &CompletedRound) -> Option<QueueEstimate> {
+        v.rules().round_queue(&RoundMeasurement {
+            round,
+            window: v.window(),
+            base_rtt: v.base_rtt(),
+            round_rtt: round.min_rtt,
+        })
+    }
+
+    /// The queue a loss now would meet.
+    fn current_queue_packets(v: &VegasSat) -> Option<f64> {
+        v.rules().current_queue_packets(v.window(), v.base_rtt())
+    }
+
     /// In avoidance with `cwnd_packets`, all of them in flight this round.
     fn avoiding(v: &mut VegasSat, cwnd_packets: usize) {
-        v.phase = Phase::Avoidance;
-        v.window.set_cwnd(cwnd_packets * MDS);
-        v.window.set_ssthresh(cwnd_packets * MDS);
-        v.round_max_in_flight = cwnd_packets * MDS;
+        v.rules_mut().phase = Phase::Avoidance;
+        v.window_mut().set_cwnd(cwnd_packets * MDS);
+        v.window_mut().set_ssthresh(cwnd_packets * MDS);
+        v.rules_mut().round_max_in_flight = cwnd_packets * MDS;
     }
 
     fn packets(v: &VegasSat) -> f64 {
-        v.window.cwnd() as f64 / MDS as f64
+        v.cwnd() as f64 / MDS as f64
     }
 
     #[test]
@@ -1182,7 +1204,7 @@ mod tests {
                 let mut v = sat(&[&format!("aim_position={position}")]);
                 measured(&mut v, false);
                 avoiding(&mut v, 800);
-                v.avoidance_round(&round(false), queue(diff));
+                avoidance_round(&mut v, &round(false), queue(diff));
                 // w + 0.5 × (aim − Diff), in whole bytes.
                 let expected = 800.0 + 0.5 * (aim - diff);
                 assert!(
@@ -1198,8 +1220,8 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, false);
         avoiding(&mut v, 100);
-        v.avoidance_round(&round(false), queue(10_000.0));
-        assert_eq!(v.window.cwnd(), 50 * MDS);
+        avoidance_round(&mut v, &round(false), queue(10_000.0));
+        assert_eq!(v.cwnd(), 50 * MDS);
     }
 
     #[test]
@@ -1208,8 +1230,8 @@ mod tests {
             let mut v = sat(&["scalable_update=off"]);
             measured(&mut v, false);
             avoiding(&mut v, 800);
-            v.avoidance_round(&round(false), queue(diff));
-            assert_eq!(v.window.cwnd(), expected * MDS, "Diff {diff}");
+            avoidance_round(&mut v, &round(false), queue(diff));
+            assert_eq!(v.cwnd(), expected * MDS, "Diff {diff}");
         }
     }
 
@@ -1219,7 +1241,7 @@ mod tests {
         measured(&mut v, true);
         avoiding(&mut v, 600);
         let target = CAPACITY * 0.6 / MDS as f64 + 7.5;
-        v.avoidance_round(&round(false), queue(0.0));
+        avoidance_round(&mut v, &round(false), queue(0.0));
         let expected = 600.0 + 0.5 * (target - 600.0);
         assert!(
             (packets(&v) - expected).abs() < 0.01,
@@ -1230,13 +1252,13 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.avoidance_round(&round(false), queue(3.9));
+        avoidance_round(&mut v, &round(false), queue(3.9));
         assert!((packets(&v) - expected).abs() < 0.01);
         // At 4 queued or more there is no regrowth: FAST alone.
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.avoidance_round(&round(false), queue(4.0));
+        avoidance_round(&mut v, &round(false), queue(4.0));
         assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 4.0))).abs() < 0.01);
     }
 
@@ -1245,16 +1267,16 @@ mod tests {
         let mut v = sat(&["regrowth_quiet_rounds=3"]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.rounds_since_congestion = 0;
+        v.rules_mut().rounds_since_congestion = 0;
         for _ in 0..3 {
             let before = packets(&v);
-            v.round_max_in_flight = v.window.cwnd();
-            v.avoidance_round(&round(false), queue(0.0));
+            v.rules_mut().round_max_in_flight = v.cwnd();
+            avoidance_round(&mut v, &round(false), queue(0.0));
             assert!((packets(&v) - (before + 3.75)).abs() < 0.01, "FAST only");
         }
         let before = packets(&v);
-        v.round_max_in_flight = v.window.cwnd();
-        v.avoidance_round(&round(false), queue(0.0));
+        v.rules_mut().round_max_in_flight = v.cwnd();
+        avoidance_round(&mut v, &round(false), queue(0.0));
         assert!(packets(&v) > before + 100.0, "regrowth again");
     }
 
@@ -1263,10 +1285,10 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.avoidance_round(&round(true), queue(0.0));
-        assert_eq!(v.window.cwnd(), 600 * MDS);
+        avoidance_round(&mut v, &round(true), queue(0.0));
+        assert_eq!(v.cwnd(), 600 * MDS);
         // Decreases still apply.
-        v.avoidance_round(&round(true), queue(25.0));
+        avoidance_round(&mut v, &round(true), queue(25.0));
         assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 25.0))).abs() < 0.01);
     }
 
@@ -1276,13 +1298,13 @@ mod tests {
         measured(&mut v, true);
         avoiding(&mut v, 600);
         // Three packets short of the window: held by the pacer, not cwnd.
-        v.round_max_in_flight = 597 * MDS;
-        v.avoidance_round(&round(false), queue(0.0));
-        assert_eq!(v.window.cwnd(), 600 * MDS);
+        v.rules_mut().round_max_in_flight = 597 * MDS;
+        avoidance_round(&mut v, &round(false), queue(0.0));
+        assert_eq!(v.cwnd(), 600 * MDS);
         // Two short still counts as using it.
-        v.round_max_in_flight = 598 * MDS;
-        v.avoidance_round(&round(false), queue(0.0));
-        assert!(v.window.cwnd() > 600 * MDS);
+        v.rules_mut().round_max_in_flight = 598 * MDS;
+        avoidance_round(&mut v, &round(false), queue(0.0));
+        assert!(v.cwnd() > 600 * MDS);
     }
 
     #[test]
@@ -1293,23 +1315,20 @@ mod tests {
         let mut later = round(false);
         later.min_rtt = Some(BASE + Duration::from_millis(50));
         for _ in 0..2 {
-            v.avoidance_round(&later, queue(60.0));
-            assert_eq!(v.base_rtt.base_rtt(), Some(BASE));
+            avoidance_round(&mut v, &later, queue(60.0));
+            assert_eq!(v.base_rtt(), Some(BASE));
         }
-        v.avoidance_round(&later, queue(60.0));
-        assert_eq!(
-            v.base_rtt.base_rtt(),
-            Some(BASE + Duration::from_millis(50))
-        );
-        assert_eq!(v.rebases, 1);
+        avoidance_round(&mut v, &later, queue(60.0));
+        assert_eq!(v.base_rtt(), Some(BASE + Duration::from_millis(50)));
+        assert_eq!(v.rules().rebases, 1);
         // A queue at or below beta resets the count.
         let mut v = sat(&["rebase_rounds=2"]);
         measured(&mut v, false);
         avoiding(&mut v, 800);
-        v.avoidance_round(&later, queue(60.0));
-        v.avoidance_round(&later, queue(10.0));
-        v.avoidance_round(&later, queue(60.0));
-        assert_eq!(v.rebases, 0);
+        avoidance_round(&mut v, &later, queue(60.0));
+        avoidance_round(&mut v, &later, queue(10.0));
+        avoidance_round(&mut v, &later, queue(60.0));
+        assert_eq!(v.rules().rebases, 0);
     }
 
     fn loss(v: &VegasSat, bytes: usize, sent: Instant, persistent: bool) -> CongestionEvent {
@@ -1319,7 +1338,7 @@ mod tests {
             largest_lost_pkt_num: 1,
             largest_lost_time_sent: sent,
             persistent_congestion: persistent,
-            bytes_in_flight: v.window.cwnd(),
+            bytes_in_flight: v.cwnd(),
         }
     }
 
@@ -1329,15 +1348,15 @@ mod tests {
         measured(&mut v, false);
         avoiding(&mut v, 1000);
         // Latest RTT 3 ms above BaseRTT: 1000 × 3/603 ≈ 5 packets < 10.
-        v.latest_rtt = Some(BASE + Duration::from_millis(3));
+        v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(3));
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.window.cwnd(), 1000 * MDS);
-        assert_eq!(v.losses.random, 1);
+        assert_eq!(v.cwnd(), 1000 * MDS);
+        assert_eq!(v.rules().losses.random, 1);
         // 12 ms above: 1000 × 12/612 ≈ 19.6 packets: congestive, cwnd × 0.9.
-        v.latest_rtt = Some(BASE + Duration::from_millis(12));
+        v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(12));
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.window.cwnd(), 900 * MDS);
-        assert_eq!(v.losses.congestive, 1);
+        assert_eq!(v.cwnd(), 900 * MDS);
+        assert_eq!(v.rules().losses.congestive, 1);
     }
 
     #[test]
@@ -1345,16 +1364,16 @@ mod tests {
         // A lost server Initial: nothing measured yet, 1534 bytes in flight
         // with the lost 166: at most 1700 / 1350 ≈ 1.3 packets queued < 10.
         let mut v = sat(&[]);
-        assert_eq!(v.current_queue_packets(), None);
-        let initial_window = v.window.cwnd();
+        assert_eq!(current_queue_packets(&v), None);
+        let initial_window = v.cwnd();
         v.on_congestion_event(&CongestionEvent {
             bytes_in_flight: 1534,
             ..loss(&v, 166, Instant::now(), false)
         });
-        assert_eq!(v.window.cwnd(), initial_window);
-        assert_eq!(v.phase, Phase::Startup);
-        assert_eq!(v.losses.random, 1);
-        assert_eq!(v.losses.congestive, 0);
+        assert_eq!(v.cwnd(), initial_window);
+        assert_eq!(v.rules().phase, Phase::Startup);
+        assert_eq!(v.rules().losses.random, 1);
+        assert_eq!(v.rules().losses.congestive, 0);
         // Twelve packets in flight (and one lost): as many could be queued,
         // at least 10: congestive, start-up ends a tenth lower.
         let mut v = sat(&[]);
@@ -1362,9 +1381,9 @@ mod tests {
             bytes_in_flight: 12 * MDS,
             ..loss(&v, MDS, Instant::now(), false)
         });
-        assert_eq!(v.losses.congestive, 1);
-        assert_eq!(v.phase, Phase::Avoidance);
-        assert_eq!(v.window.cwnd(), (initial_window as f64 * 0.9) as usize);
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        assert_eq!(v.cwnd(), (initial_window as f64 * 0.9) as usize);
     }
 
     #[test]
@@ -1372,21 +1391,21 @@ mod tests {
         let mut v = sat(&["max_random_loss_fraction=0.01"]);
         measured(&mut v, false);
         avoiding(&mut v, 1000);
-        v.latest_rtt = Some(BASE);
+        v.rules_mut().latest_rtt = Some(BASE);
         // The budget is 1% of 1000 packets: ten packets a round.
         for _ in 0..10 {
             v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
         }
-        assert_eq!(v.window.cwnd(), 1000 * MDS);
+        assert_eq!(v.cwnd(), 1000 * MDS);
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.window.cwnd(), 900 * MDS);
+        assert_eq!(v.cwnd(), 900 * MDS);
         // Without loss discrimination every loss is congestive.
         let mut v = sat(&["loss_discrimination=off"]);
         measured(&mut v, false);
         avoiding(&mut v, 1000);
-        v.latest_rtt = Some(BASE);
+        v.rules_mut().latest_rtt = Some(BASE);
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.window.cwnd(), 900 * MDS);
+        assert_eq!(v.cwnd(), 900 * MDS);
     }
 
     #[test]
@@ -1400,9 +1419,9 @@ mod tests {
             now: reduction,
             ..loss(&v, MDS, reduction, false)
         });
-        assert_eq!(v.window.cwnd(), 900 * MDS);
+        assert_eq!(v.cwnd(), 900 * MDS);
         v.on_congestion_event(&loss(&v, MDS, old, false));
-        assert_eq!(v.window.cwnd(), 900 * MDS);
+        assert_eq!(v.cwnd(), 900 * MDS);
     }
 
     #[test]
@@ -1410,11 +1429,11 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 1000);
-        v.jumped = true;
+        v.rules_mut().jumped = true;
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), true));
-        assert_eq!(v.window.cwnd(), MINIMUM_WINDOW_PACKETS * MDS);
-        assert_eq!(v.phase, Phase::Startup);
-        assert!(!v.jumped);
+        assert_eq!(v.cwnd(), MINIMUM_WINDOW_PACKETS * MDS);
+        assert_eq!(v.rules().phase, Phase::Startup);
+        assert!(!v.rules().jumped);
         assert_eq!(v.state(), CcState::Recovery);
     }
 
@@ -1423,47 +1442,48 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         let target = CAPACITY * 0.6 + 7.5 * MDS as f64;
-        v.startup_jump();
-        assert!(v.jumped);
-        assert_eq!(v.window.cwnd(), (target * 0.5) as usize);
-        assert_eq!(v.phase, Phase::Startup);
-        v.window.slow_start(v.window.cwnd());
-        v.startup_jump();
-        assert_eq!(v.phase, Phase::Avoidance);
-        assert_eq!(v.window.cwnd(), target as usize);
+        v.after_slow_start_growth(Instant::now());
+        assert!(v.rules().jumped);
+        assert_eq!(v.cwnd(), (target * 0.5) as usize);
+        assert_eq!(v.rules().phase, Phase::Startup);
+        let cwnd = v.cwnd();
+        v.window_mut().slow_start(cwnd);
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        assert_eq!(v.cwnd(), target as usize);
         // Without a capacity there is no jump.
         let mut v = sat(&[]);
         measured(&mut v, false);
-        v.startup_jump();
-        assert!(!v.jumped);
-        assert_eq!(v.window.cwnd(), 10 * MDS);
+        v.after_slow_start_growth(Instant::now());
+        assert!(!v.rules().jumped);
+        assert_eq!(v.cwnd(), 10 * MDS);
         // capacity_jump=off ignores a measured capacity.
         let mut v = sat(&["capacity_jump=off"]);
         measured(&mut v, true);
-        v.startup_jump();
-        assert_eq!(v.window.cwnd(), 10 * MDS);
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.cwnd(), 10 * MDS);
     }
 
     #[test]
     fn a_queue_in_start_up_ends_it_drained() {
         let mut v = sat(&["capacity_jump=off"]);
         measured(&mut v, false);
-        v.window.set_cwnd(400 * MDS);
+        v.window_mut().set_cwnd(400 * MDS);
         let mut r = round(false);
         // 20 ms of queue at 400 packets: Diff = 400 × 20/620 ≈ 12.9 > 10.
         r.min_rtt = Some(BASE + Duration::from_millis(20));
-        v.on_round_end(&r);
+        v.end_round(&r, Instant::now());
         let diff = 400.0 * 20.0 / 620.0;
-        assert_eq!(v.phase, Phase::Avoidance);
+        assert_eq!(v.rules().phase, Phase::Avoidance);
         assert!((packets(&v) - (400.0 - diff + 7.5)).abs() < 0.01);
         // 10 ms (Diff ≈ 6.6): start-up goes on.
         let mut v = sat(&["capacity_jump=off"]);
         measured(&mut v, false);
-        v.window.set_cwnd(400 * MDS);
+        v.window_mut().set_cwnd(400 * MDS);
         r.min_rtt = Some(BASE + Duration::from_millis(10));
-        v.on_round_end(&r);
-        assert_eq!(v.phase, Phase::Startup);
-        assert_eq!(v.window.cwnd(), 400 * MDS);
+        v.end_round(&r, Instant::now());
+        assert_eq!(v.rules().phase, Phase::Startup);
+        assert_eq!(v.cwnd(), 400 * MDS);
     }
 
     #[test]
@@ -1478,18 +1498,18 @@ mod tests {
             let sent = t0 + Duration::from_millis(n);
             let mut p = AckedPacket::new(n, MDS, sent, sent + BASE + Duration::from_millis(30));
             p.receive_time = Some(Duration::from_millis(n + owd_ms));
-            v.forward.on_packet(&p, MDS / 2);
+            v.rules_mut().forward.on_packet(&p, MDS / 2);
         }
         let mut r = round(false);
         r.min_rtt = Some(BASE + Duration::from_millis(30));
-        let q = v.round_queue(&r).expect("a queue estimate");
+        let q = round_queue(&v, &r).expect("a queue estimate");
         assert_eq!(q.source, QueueSource::Forward);
         assert_eq!(q.packets, 0.0);
         // forward_delay=off reads the RTT: 1000 × 30/630 packets.
         let mut v2 = sat(&["forward_delay=off"]);
         measured(&mut v2, false);
         avoiding(&mut v2, 1000);
-        let q = v2.round_queue(&r).expect("a queue estimate");
+        let q = round_queue(&v2, &r).expect("a queue estimate");
         assert_eq!(q.source, QueueSource::Rtt);
         assert!((q.packets - 1000.0 * 30.0 / 630.0).abs() < 1e-9);
     }
@@ -1502,12 +1522,12 @@ mod tests {
             None,
             "no RTT yet: the initial window leaves at once"
         );
-        v.smoothed_rtt = Some(BASE);
+        v.set_smoothed_rtt(Some(BASE));
         let p = v.pacing().expect("paced");
         assert_eq!(p.train_packets, 2);
         assert!((p.rate_bytes_per_sec - 2.0 * 10.0 * MDS as f64 / 0.6).abs() < 1e-6);
         measured(&mut v, true);
-        v.window.set_cwnd(1000 * MDS);
+        v.window_mut().set_cwnd(1000 * MDS);
         // 2 × 1000 × 1200 / 0.6 = 4 MB/s, capped at the capacity.
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
@@ -1521,20 +1541,20 @@ mod tests {
         assert!((p.rate_bytes_per_sec - 2000.0 * MDS as f64 / 0.6).abs() < 1e-6);
         // A window within the path (1200 of its 1250 packets): the capacity.
         avoiding(&mut v, 1200);
-        v.smoothed_rtt = Some(Duration::from_millis(200));
+        v.set_smoothed_rtt(Some(Duration::from_millis(200)));
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
         // Without the floor the capacity caps any window.
         let mut v = sat(&["expected_rate_floor=off"]);
         measured(&mut v, true);
-        v.smoothed_rtt = Some(BASE);
+        v.set_smoothed_rtt(Some(BASE));
         avoiding(&mut v, 2000);
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
         let mut v = sat(&["startup_pacing_cap=0"]);
         measured(&mut v, true);
-        v.smoothed_rtt = Some(BASE);
-        v.window.set_cwnd(1000 * MDS);
+        v.set_smoothed_rtt(Some(BASE));
+        v.window_mut().set_cwnd(1000 * MDS);
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - 2.0 * 1000.0 * MDS as f64 / 0.6).abs() < 1e-6);
     }
@@ -1546,8 +1566,10 @@ mod tests {
         let mut v = sat(pairs);
         measured(&mut v, true);
         avoiding(&mut v, cwnd);
-        v.rounds_since_congestion = 500;
-        v.recent_forward.push(Duration::from_millis(queue_ms));
+        v.rules_mut().rounds_since_congestion = 500;
+        v.rules_mut()
+            .recent_forward
+            .push(Duration::from_millis(queue_ms));
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
         v
     }
@@ -1562,15 +1584,15 @@ mod tests {
         let diff = |ms: f64| 1280.0 * ms / (600.0 + ms);
         assert!(diff(20.0) > excess + 10.0);
         let v = congestive_loss_at(&[], 1280, 20);
-        assert_eq!(v.losses.congestive, 1);
-        assert_eq!(v.rounds_since_congestion, 0, "a shared link: quiet");
-        assert_eq!(v.losses.own_overshoot, 0);
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert_eq!(v.rules().rounds_since_congestion, 0, "a shared link: quiet");
+        assert_eq!(v.rules().losses.own_overshoot, 0);
         // 12 ms: ≈ 25.1 packets, within 30 + 10: the flow overshot alone.
         assert!(diff(12.0) <= excess + 10.0 && diff(12.0) >= 10.0);
         let v = congestive_loss_at(&[], 1280, 12);
-        assert_eq!(v.losses.congestive, 1);
-        assert_eq!(v.rounds_since_congestion, 500, "no quiet rounds");
-        assert_eq!(v.losses.own_overshoot, 1);
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert_eq!(v.rules().rounds_since_congestion, 500, "no quiet rounds");
+        assert_eq!(v.rules().losses.own_overshoot, 1);
         // ... and the queue above the aim (7.5) leaves the window.
         let drained = 1280.0 - (diff(12.0) - 7.5);
         assert!(
@@ -1580,19 +1602,19 @@ mod tests {
         );
         // A wider margin takes the 20 ms loss for its own too.
         let v = congestive_loss_at(&["shared_queue_margin=20"], 1280, 20);
-        assert_eq!(v.rounds_since_congestion, 500);
+        assert_eq!(v.rules().rounds_since_congestion, 500);
         // loss_attribution=off: every congestive loss quiets.
         let v = congestive_loss_at(&["loss_attribution=off"], 1280, 12);
-        assert_eq!(v.rounds_since_congestion, 0);
+        assert_eq!(v.rules().rounds_since_congestion, 0);
         // Without a capacity there is no excess to explain it: quiet.
         let mut v = sat(&[]);
         measured(&mut v, false);
         avoiding(&mut v, 1280);
-        v.rounds_since_congestion = 500;
-        v.recent_forward.push(Duration::from_millis(12));
+        v.rules_mut().rounds_since_congestion = 500;
+        v.rules_mut().recent_forward.push(Duration::from_millis(12));
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.losses.congestive, 1);
-        assert_eq!(v.rounds_since_congestion, 0);
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert_eq!(v.rules().rounds_since_congestion, 0);
     }
 
     #[test]
@@ -1601,17 +1623,17 @@ mod tests {
         let own = 1280.0 * 12.0 / 612.0;
         let v = congestive_loss_at(&[], 1280, 12);
         assert!((packets(&v) - (1280.0 - (own - 7.5))).abs() < 0.01);
-        assert_eq!(v.window.ssthresh(), v.window.cwnd());
+        assert_eq!(v.ssthresh(), v.cwnd());
         // Switched off: the loss_factor cut.
         let v = congestive_loss_at(&["own_loss_drains=off"], 1280, 12);
-        assert_eq!(v.window.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        assert_eq!(v.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
         // The drain never takes more than the cut would: with a loss
         // factor of 0.99 the cut (12.8 packets) is smaller than the drain.
         let v = congestive_loss_at(&["loss_factor=0.99"], 1280, 12);
-        assert_eq!(v.window.cwnd(), (1280.0 * 0.99 * MDS as f64) as usize);
+        assert_eq!(v.cwnd(), (1280.0 * 0.99 * MDS as f64) as usize);
         // A shared link's loss (20 ms, see above) is cut as before.
         let v = congestive_loss_at(&[], 1280, 20);
-        assert_eq!(v.window.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        assert_eq!(v.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
     }
 
     #[test]
@@ -1621,18 +1643,18 @@ mod tests {
         avoiding(&mut v, 1000);
         // Older samples (a drained queue) leave the window of three.
         for ms in [40u64, 40, 2, 4, 6] {
-            v.recent_forward.push(Duration::from_millis(ms));
+            v.rules_mut().recent_forward.push(Duration::from_millis(ms));
         }
         let expected = 1000.0 * 4.0 / 604.0;
-        let q = v.current_queue_packets().expect("a queue");
+        let q = current_queue_packets(&v).expect("a queue");
         assert!((q - expected).abs() < 1e-6, "{q} vs {expected}");
         // forward_delay=off reads the latest RTT instead.
         let mut v = sat(&["forward_delay=off"]);
         measured(&mut v, false);
         avoiding(&mut v, 1000);
-        v.recent_forward.push(Duration::from_millis(40));
-        v.latest_rtt = Some(BASE + Duration::from_millis(3));
-        let q = v.current_queue_packets().expect("a queue");
+        v.rules_mut().recent_forward.push(Duration::from_millis(40));
+        v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(3));
+        let q = current_queue_packets(&v).expect("a queue");
         assert!((q - 1000.0 * 3.0 / 603.0).abs() < 1e-6);
     }
 
@@ -1676,11 +1698,11 @@ mod tests {
             app_limited: false,
             backward_queueing: None,
         });
-        assert_eq!(v.base_rtt.base_rtt(), Some(BASE));
-        assert_eq!(v.pairs.samples(), 1);
+        assert_eq!(v.base_rtt(), Some(BASE));
+        assert_eq!(v.rules().pairs.samples(), 1);
         // The pair's second packet waited 480 µs behind the first.
-        assert_eq!(v.forward.latest(), Some(Duration::from_micros(480)));
+        assert_eq!(v.rules().forward.latest(), Some(Duration::from_micros(480)));
         // Slow start grew by the bytes acknowledged.
-        assert_eq!(v.window.cwnd(), 12 * MDS);
+        assert_eq!(v.cwnd(), 12 * MDS);
     }
 }
