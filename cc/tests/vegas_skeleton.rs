@@ -233,26 +233,38 @@ fn every_other_round_growth_holds_between_doublings() {
     assert_eq!(calls(&log).slow_start.len(), 2);
 }
 
-#[test]
-fn exit_to_window_caps_cwnd_and_is_not_a_decrease() {
+/// Slow start left by `script`'s answers on the ACK of nine packets of
+/// the first window: the window and state then, and whether the loss of the
+/// tenth (sent before the exit) still reduced the window, as it does when
+/// the exit was no decrease.
+fn exit_then_an_earlier_loss(script: Script) -> ((usize, usize), CcState, bool) {
     let script = Script {
         growth: SlowStartGrowth::EveryRound,
-        slow_start: SlowStartStep::ExitToWindow(7 * MDS),
         loss: LossResponse::Reduce {
             cwnd: 3 * MDS,
             ssthresh: 3 * MDS,
         },
-        ..Script::default()
+        ..script
     };
     let (mut f, _) = flow(script, config(|_| {}));
     let window = f.send_window();
     f.ack(&window[..9], ms(100));
-    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (7 * MDS, 7 * MDS));
-    assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
-    // The last packet was sent before the exit; the exit was no decrease,
-    // so its loss still reduces the window.
+    let after_exit = ((f.cc.cwnd(), f.cc.ssthresh()), f.cc.state());
     f.lose(&window[9..], false);
-    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (3 * MDS, 3 * MDS));
+    let reduced = (f.cc.cwnd(), f.cc.ssthresh()) == (3 * MDS, 3 * MDS);
+    (after_exit.0, after_exit.1, reduced)
+}
+
+#[test]
+fn exit_to_window_caps_cwnd_and_is_not_a_decrease() {
+    let script = Script {
+        slow_start: SlowStartStep::ExitToWindow(7 * MDS),
+        ..Script::default()
+    };
+    assert_eq!(
+        exit_then_an_earlier_loss(script),
+        ((7 * MDS, 7 * MDS), CcState::CongestionAvoidance, true)
+    );
 }
 
 #[test]
@@ -570,24 +582,14 @@ fn an_ack_step_jumps_after_the_growth() {
 #[test]
 fn an_ack_step_exits_at_its_window_without_a_decrease() {
     let script = Script {
-        growth: SlowStartGrowth::EveryRound,
         ack_step: SlowStartStep::ExitAt(30 * MDS),
-        loss: LossResponse::Reduce {
-            cwnd: 3 * MDS,
-            ssthresh: 3 * MDS,
-        },
         ..Script::default()
     };
-    let (mut f, log) = flow(script, config(|_| {}));
-    let window = f.send_window();
-    f.ack(&window[..9], ms(100));
     // Above cwnd too: cwnd = ssthresh = the rules' window.
-    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (30 * MDS, 30 * MDS));
-    assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
-    // No decrease: a packet sent before the exit still counts as new.
-    f.lose(&window[9..], false);
-    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (3 * MDS, 3 * MDS));
-    assert_eq!(calls(&log).losses_after_decrease, [true]);
+    assert_eq!(
+        exit_then_an_earlier_loss(script),
+        ((30 * MDS, 30 * MDS), CcState::CongestionAvoidance, true)
+    );
 }
 
 #[test]
