@@ -21,6 +21,20 @@
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
+//! # On the Vegas skeleton
+//!
+//! `vegas-sat` is [`Vegas`]`<`[`SatRules`]`>` like every member of the
+//! family ([`crate::vegas`]): the skeleton owns the window, the round
+//! clock, BaseRTT, section 3.3's recovery epochs and the order of events;
+//! this file holds the decisions below, each in the hook of its name:
+//! start-up is the rules' own phase ([`VegasRules::in_slow_start`]),
+//! growing every round; the round's queue is the rules' Diff
+//! ([`VegasRules::diff`]); the jump and the exit at the target come after
+//! an ACK's growth ([`VegasRules::slow_start_ack`]); the estimators' rounds
+//! end, and a rebase happens, at every round's end, in recovery too
+//! ([`VegasRules::round_ended`]); pacing is the rules' pairs
+//! ([`VegasRules::pacing`]).
+//!
 //! # Per round (a round ends when a packet sent after it began is acknowledged)
 //!
 //! ```text
