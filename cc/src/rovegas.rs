@@ -121,14 +121,14 @@ use std::time::Duration;
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
-use crate::events::{AckEvent, CongestionEvent};
+use crate::events::AckEvent;
 use crate::params::{concat_params, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::queueing_estimate::{
     EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM, DEFAULT_RESYNC_AFTER,
 };
 use crate::vegas::{
-    LinearStep, LossResponse, LossView, PaperKeys, RoundView, RttAdjustment, ScaledLoss, Vegas,
-    VegasConfig, VegasRules, VegasView, WindowChange, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED,
+    LinearStep, PaperKeys, RoundView, RttAdjustment, ScaledLoss, Vegas, VegasConfig, VegasRules,
+    VegasView, WindowChange, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED,
 };
 
 /// Values of the `delay_source` parameter, in the order of its indices.
@@ -467,8 +467,8 @@ impl VegasRules for RoVegasRules {
         self.step.step(round, diff).into()
     }
 
-    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
-        self.loss.response(loss, vegas.window)
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        Some(&self.loss)
     }
 
     /// Vegas's fields, the round's RTT − QTb as `rtt_minus_qtb_ms`, then

@@ -675,8 +675,21 @@ pub trait VegasRules: Debug + Send {
     ) {
     }
 
-    /// A congestion event.
-    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse;
+    /// The member's cut on loss if it is section 3.3's by a factor
+    /// ([`ScaledLoss`]), which the default [`VegasRules::loss_reaction`]
+    /// applies. A member with a reaction of its own overrides that instead
+    /// and leaves this `None`.
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        None
+    }
+
+    /// A congestion event: by default [`VegasRules::scaled_loss`]'s
+    /// response, the window kept where there is none.
+    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
+        self.scaled_loss().map_or(LossResponse::Keep, |scaled| {
+            scaled.response(loss, vegas.window)
+        })
+    }
 
     /// The window was decreased, restored or rescaled: drop any partial
     /// increase counted towards the next packet.
@@ -801,8 +814,8 @@ impl VegasRules for PaperVegas {
         self.step.step(round, diff).into()
     }
 
-    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
-        self.loss.response(loss, vegas.window)
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        Some(&self.loss)
     }
 
     fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {

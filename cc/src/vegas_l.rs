@@ -83,10 +83,9 @@
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
-use crate::events::CongestionEvent;
 use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::vegas::{
-    LossResponse, LossView, RoundView, Vegas, VegasConfig, VegasRules, VegasView, WindowChange,
+    RoundView, ScaledLoss, Vegas, VegasConfig, VegasRules, VegasView, WindowChange,
 };
 use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA, VegasAKeys};
 
@@ -324,8 +323,8 @@ impl VegasRules for VegasL {
             .into()
     }
 
-    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
-        self.vegas_a.loss_response(loss, vegas.window)
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        self.vegas_a.scaled_loss()
     }
 
     /// Vegas-A's fields, then the case's.

@@ -55,17 +55,15 @@
 //! `pacing_gain` (1.25) × cwnd / RTT ([`crate::shared::pacing_profile`]).
 
 use crate::controller::{AlgorithmInfo, CongestionController, Internals, WindowConfig};
-use crate::events::CongestionEvent;
 use crate::params::{Key, ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::pacing_profile::{
     self, PacingKeys, PACING_GAIN, PROFILE, SLOW_START_PACING_GAIN,
 };
 use crate::shared::vegas_diff::{linux_diff_packets, linux_target_window_packets, VegasDiff};
 use crate::vegas::{
-    LinearStep, LossKeys, LossResponse, LossView, RoundDiff, RoundMeasurement, RoundView,
-    ScaledLoss, SlowStartGrowth, SlowStartStep, ThresholdKeys, Vegas, VegasConfig, VegasKeys,
-    VegasRules, VegasView, WindowChange, FACTOR_RANGE, ROUND_RTT_MINIMUM, SAMPLES_RANGE,
-    THRESHOLD_RANGE,
+    LinearStep, LossKeys, RoundDiff, RoundMeasurement, RoundView, ScaledLoss, SlowStartGrowth,
+    SlowStartStep, ThresholdKeys, Vegas, VegasConfig, VegasKeys, VegasRules, VegasView,
+    WindowChange, FACTOR_RANGE, ROUND_RTT_MINIMUM, SAMPLES_RANGE, THRESHOLD_RANGE,
 };
 
 pub const NAME: &str = "vegas-linux";
@@ -265,8 +263,8 @@ impl VegasRules for LinuxVegas {
         cwnd / 2 + cwnd / 4
     }
 
-    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
-        self.loss.response(loss, vegas.window)
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        Some(&self.loss)
     }
 
     fn forget_increase_credit(&mut self) {

@@ -14,8 +14,9 @@ use vegas_cc::shared::base_rtt::BaseRttTracker;
 use vegas_cc::shared::round_clock::CompletedRound;
 use vegas_cc::shared::window::Window;
 use vegas_cc::vegas::{
-    LossResponse, LossView, PacingView, RoundView, RttAdjustment, SlowStartGrowth, SlowStartStep,
-    Vegas, VegasConfig, VegasRules, VegasView, WindowChange, PAPER_KEYS, PAPER_PARAMS,
+    LossResponse, LossView, PacingView, RoundView, RttAdjustment, ScaledLoss, SlowStartGrowth,
+    SlowStartStep, Vegas, VegasConfig, VegasRules, VegasView, WindowChange, PAPER_KEYS,
+    PAPER_PARAMS,
 };
 use vegas_cc::{CcState, Internals, Pacing, ParamValues};
 
@@ -744,4 +745,61 @@ fn the_rules_may_pace_otherwise() {
         cfg.pacing.pacing(false, f.cc.cwnd(), Some(rtt))
     );
     assert!(f.cc.pacing().is_some());
+}
+
+/// Rules that override nothing of the loss path but `scaled_loss`.
+#[derive(Debug)]
+struct LossByFactor(Option<ScaledLoss>);
+
+impl VegasRules for LossByFactor {
+    fn name(&self) -> &'static str {
+        "loss-by-factor"
+    }
+
+    fn congestion_avoidance_round(&mut self, _round: &RoundView<'_>, _diff: f64) -> WindowChange {
+        WindowChange::Hold
+    }
+
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        self.0.as_ref()
+    }
+
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        vegas.write_cwnd(out);
+    }
+}
+
+/// cwnd and ssthresh after a loss, then after a timeout, of a flow in
+/// slow start at 2W whose rules are `rules`.
+fn loss_then_timeout(rules: LossByFactor) -> [(usize, usize); 2] {
+    let mut f = Flow::new(Box::new(Vegas::with_rules(rules, config(|_| {}), WINDOW)));
+    f.rounds(&[ms(100); 2]);
+    assert_eq!(f.cc.cwnd(), 2 * W);
+    let window = f.send_window();
+    f.advance(ms(1));
+    f.lose(&window[..1], false);
+    let after_loss = (f.cc.cwnd(), f.cc.ssthresh());
+    f.advance(ms(1));
+    f.lose(&window[1..2], true);
+    [after_loss, (f.cc.cwnd(), f.cc.ssthresh())]
+}
+
+#[test]
+fn the_default_loss_reaction_is_the_scaled_loss_or_none() {
+    let scaled = ScaledLoss {
+        loss_factor: 0.75,
+        timeout_ssthresh_factor: 0.5,
+    };
+    // cwnd × 3/4 on the loss; on the timeout ssthresh = that × 1/2 and
+    // cwnd the minimum window.
+    let reduced = (2 * W) * 3 / 4;
+    assert_eq!(
+        loss_then_timeout(LossByFactor(Some(scaled))),
+        [(reduced, reduced), (2 * MDS, reduced / 2)]
+    );
+    // Without one the window stays, whatever the loss.
+    assert_eq!(
+        loss_then_timeout(LossByFactor(None)),
+        [(2 * W, usize::MAX), (2 * W, usize::MAX)]
+    );
 }
