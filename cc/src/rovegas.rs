@@ -121,15 +121,14 @@ use std::time::Duration;
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
-use crate::events::{AckEvent, CongestionEvent};
+use crate::events::AckEvent;
 use crate::params::{concat_params, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::queueing_estimate::{
     EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM, DEFAULT_RESYNC_AFTER,
 };
-use crate::shared::window::Window;
 use crate::vegas::{
-    LinearStep, LossResponse, PaperKeys, RoundView, RttAdjustment, ScaledLoss, Vegas, VegasConfig,
-    VegasRules, VegasView, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED,
+    LinearStep, PaperKeys, RoundView, RttAdjustment, ScaledLoss, Vegas, VegasConfig, VegasRules,
+    VegasView, WindowChange, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED,
 };
 
 /// Values of the `delay_source` parameter, in the order of its indices.
@@ -464,17 +463,12 @@ impl VegasRules for RoVegasRules {
         }
     }
 
-    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
-        self.step.step(round, diff)
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
+        self.step.step(round, diff).into()
     }
 
-    fn loss_reaction(
-        &mut self,
-        loss: &CongestionEvent,
-        window: &Window,
-        _base_rtt: Option<Duration>,
-    ) -> LossResponse {
-        self.loss.response(loss, window)
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        Some(&self.loss)
     }
 
     /// Vegas's fields, the round's RTT − QTb as `rtt_minus_qtb_ms`, then

@@ -27,9 +27,16 @@
 //! [`VegasRules::on_base_rtt_sample`], then at the end of a round
 //! [`VegasRules::diff`], [`VegasRules::slow_start_round`] or
 //! [`VegasRules::congestion_avoidance_round`] (or
-//! [`VegasRules::round_without_diff`]) and [`VegasRules::ssthresh_floor`];
-//! on a loss [`VegasRules::loss_reaction`]; for qlog
-//! [`VegasRules::internals`].
+//! [`VegasRules::round_without_diff`]), [`VegasRules::ssthresh_floor`] and
+//! [`VegasRules::round_ended`] (every round, those ending in recovery
+//! too), then [`VegasRules::slow_start_ack`] after slow start's growth; on
+//! a loss [`VegasRules::loss_reaction`], on a spurious one
+//! [`VegasRules::spurious_loss_undone`]; for the stack
+//! [`VegasRules::pacing`]; for qlog [`VegasRules::internals`].
+//! [`VegasRules::in_slow_start`] says which of slow start and congestion
+//! avoidance the member is in. Every hook defaults to the paper's Vegas, so
+//! a member overrides only what its paper changes; `vegas_sat.rs` (ours,
+//! for GEO links) overrides the most.
 //!
 //! Vegas paces as a good QUIC sender by default (`profile=quic`: slow start
 //! paced too, RFC 9002 section 7.7); `profile=paper` sends exactly as the
@@ -431,17 +438,62 @@ pub enum SlowStartGrowth {
     EveryRound,
 }
 
-/// A slow-start round's outcome, as the rules decide it.
+/// A slow-start decision, as the rules take it at a round's end
+/// ([`VegasRules::slow_start_round`]) or after an ACK's growth
+/// ([`VegasRules::slow_start_ack`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlowStartStep {
-    /// Stay in slow start; the next round grows.
+    /// Stay in slow start; at a round's end, the next round grows.
     Continue,
+    /// cwnd = this many bytes (a jump towards an estimate of the path), and
+    /// slow start goes on as [`SlowStartStep::Continue`].
+    JumpTo(usize),
     /// Leave slow start: cwnd = ssthresh = cwnd × `ss_exit_factor`, a
     /// decrease in section 3.3's sense if it shrank cwnd.
     ExitScaled,
     /// cwnd = min(cwnd, this many bytes), then ssthresh = min(ssthresh,
     /// cwnd); not a decrease (Linux's exit).
     ExitToWindow(usize),
+    /// cwnd = this many bytes, above or below cwnd, and ssthresh = cwnd;
+    /// not a decrease (the member ends slow start at a window it computed).
+    ExitAt(usize),
+}
+
+/// How a congestion-avoidance round changes cwnd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowChange {
+    /// cwnd grows by this many bytes.
+    Increase(usize),
+    /// cwnd shrinks by this many bytes, to the minimum window at most, and
+    /// ssthresh to at most cwnd: a decrease too small to take a byte still
+    /// caps ssthresh (vegas-sat's FAST update, whose steps are fractions of
+    /// a packet).
+    Decrease(usize),
+    /// cwnd and ssthresh stay.
+    Hold,
+}
+
+impl From<i64> for WindowChange {
+    /// Bytes, positive to grow, negative to shrink, zero to hold.
+    fn from(bytes: i64) -> Self {
+        let size = usize::try_from(bytes.unsigned_abs()).unwrap_or(usize::MAX);
+        match bytes.signum() {
+            1 => WindowChange::Increase(size),
+            -1 => WindowChange::Decrease(size),
+            _ => WindowChange::Hold,
+        }
+    }
+}
+
+/// The skeleton's state at a congestion event, for the rules' reaction.
+#[derive(Clone, Copy, Debug)]
+pub struct LossView<'a> {
+    pub window: &'a Window,
+    pub base_rtt: Option<Duration>,
+    /// Whether the lost packet was sent after the last decrease (section
+    /// 3.3): a [`LossResponse::Reduce`] applies only then, so a member that
+    /// counts or classifies losses can leave the others out.
+    pub sent_after_decrease: bool,
 }
 
 /// What the rules want done about a congestion event.
@@ -472,8 +524,20 @@ pub struct RttAdjustment {
 pub struct RoundDiff {
     /// Diff in packets, compared with the thresholds.
     pub diff_packets: f64,
-    /// Expected and Actual behind it.
-    pub rates: VegasDiff,
+    /// Expected and Actual behind it; `None` for a member that measures
+    /// the queue otherwise (vegas-sat: the receiver's stamps).
+    pub rates: Option<VegasDiff>,
+}
+
+/// What a finished round measured, for the rules' Diff.
+#[derive(Clone, Copy, Debug)]
+pub struct RoundMeasurement<'a> {
+    pub round: &'a CompletedRound,
+    pub window: &'a Window,
+    pub base_rtt: Option<Duration>,
+    /// The round's RTT as `round_rtt` defines it; `None` also when the
+    /// round has fewer than `min_rtt_samples` samples.
+    pub round_rtt: Option<Duration>,
 }
 
 /// Section 3.5.2's Diff from cwnd in packets, fractions included.
@@ -481,8 +545,21 @@ pub fn paper_diff(window: &Window, base_rtt: Duration, round_rtt: Duration) -> O
     let rates = VegasDiff::compute(window.cwnd_packets(), base_rtt, round_rtt)?;
     Some(RoundDiff {
         diff_packets: rates.diff_packets,
-        rates,
+        rates: Some(rates),
     })
+}
+
+/// The skeleton's state when the stack asks for a pacing rate.
+#[derive(Clone, Copy, Debug)]
+pub struct PacingView<'a> {
+    pub window: &'a Window,
+    /// The stack's smoothed RTT, BaseRTT before there is one.
+    pub rtt: Option<Duration>,
+    pub base_rtt: Option<Duration>,
+    /// As [`VegasRules::in_slow_start`] says.
+    pub in_slow_start: bool,
+    /// The member's pacing parameters.
+    pub profile: &'a PacingProfile,
 }
 
 /// A round that ended outside recovery, as the rules see it.
@@ -511,6 +588,15 @@ pub trait VegasRules: Debug + Send {
         SlowStartGrowth::EveryOtherRound
     }
 
+    /// Whether the member is in slow start: by default while cwnd <
+    /// ssthresh. A member with a start-up phase of its own (vegas-sat, whose
+    /// start-up ends at a target window, not at ssthresh) says so here; the
+    /// skeleton asks it for the round's decision, slow start's growth, the
+    /// state it reports and pacing.
+    fn in_slow_start(&self, window: &Window) -> bool {
+        window.in_slow_start()
+    }
+
     /// Sees every packet sent, after the round clock.
     fn on_packet_sent(&mut self, _sent: &PacketSent) {}
 
@@ -536,9 +622,13 @@ pub trait VegasRules: Debug + Send {
         base_rtt.on_rtt_sample(rtt);
     }
 
-    /// Diff of a round from cwnd, BaseRTT and the round's RTT.
-    fn diff(&self, window: &Window, base_rtt: Duration, round_rtt: Duration) -> Option<RoundDiff> {
-        paper_diff(window, base_rtt, round_rtt)
+    /// Diff of a finished round, `None` if it measured too little: by
+    /// default section 3.5.2's from cwnd, BaseRTT and the round's RTT. A
+    /// member that measures the queue otherwise (vegas-sat: forward delay
+    /// from the receiver's stamps) computes it here, and may keep what it
+    /// measured for its decisions and qlog.
+    fn diff(&mut self, round: &RoundMeasurement<'_>) -> Option<RoundDiff> {
+        paper_diff(round.window, round.base_rtt?, round.round_rtt?)
     }
 
     /// A slow-start round that is compared with gamma ended (section 3.5.3:
@@ -550,13 +640,21 @@ pub trait VegasRules: Debug + Send {
         }
     }
 
-    /// A congestion-avoidance round with a Diff ended: the change of cwnd in
-    /// bytes. A decrease stops at the minimum window.
-    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64;
+    /// Slow start grew cwnd by an ACK's bytes (outside recovery, not
+    /// application-limited): a member may jump or end slow start at once,
+    /// without waiting for the round (vegas-sat's capacity jump and its
+    /// exit at the target window). By default nothing more happens.
+    fn slow_start_ack(&mut self, _window: &Window, _base_rtt: Option<Duration>) -> SlowStartStep {
+        SlowStartStep::Continue
+    }
+
+    /// A congestion-avoidance round with a Diff ended: the change of cwnd
+    /// (from bytes: `i64::into`). A decrease stops at the minimum window.
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange;
 
     /// A congestion-avoidance round without a Diff ended.
-    fn round_without_diff(&mut self, _round: &RoundView<'_>) -> i64 {
-        0
+    fn round_without_diff(&mut self, _round: &RoundView<'_>) -> WindowChange {
+        WindowChange::Hold
     }
 
     /// After a round with a Diff, ssthresh is raised to at least this.
@@ -564,17 +662,53 @@ pub trait VegasRules: Debug + Send {
         0
     }
 
-    /// A congestion event.
-    fn loss_reaction(
+    /// Every round's end, after its decision: rounds that end in recovery
+    /// too (`in_recovery`), which the skeleton does not evaluate. The place
+    /// for estimators that count per round, and for a member that takes a
+    /// queue which does not drain for a new path (vegas-sat's rebase) to
+    /// reset BaseRTT.
+    fn round_ended(
         &mut self,
-        loss: &CongestionEvent,
-        window: &Window,
-        base_rtt: Option<Duration>,
-    ) -> LossResponse;
+        _round: &CompletedRound,
+        _in_recovery: bool,
+        _base_rtt: &mut BaseRttTracker,
+    ) {
+    }
+
+    /// The member's cut on loss if it is section 3.3's by a factor
+    /// ([`ScaledLoss`]), which the default [`VegasRules::loss_reaction`]
+    /// applies. A member with a reaction of its own overrides that instead
+    /// and leaves this `None`.
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        None
+    }
+
+    /// A congestion event: by default [`VegasRules::scaled_loss`]'s
+    /// response, the window kept where there is none.
+    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
+        self.scaled_loss().map_or(LossResponse::Keep, |scaled| {
+            scaled.response(loss, vegas.window)
+        })
+    }
 
     /// The window was decreased, restored or rescaled: drop any partial
     /// increase counted towards the next packet.
     fn forget_increase_credit(&mut self) {}
+
+    /// A loss was spurious: the window and ssthresh the host saved are back
+    /// and the decrease is forgotten. A member with a phase of its own may
+    /// go back to it.
+    fn spurious_loss_undone(&mut self, _window: &Window) {}
+
+    /// The pacing the stack is asked for: by default the member's pacing
+    /// profile ([`crate::shared::pacing_profile`]). A member that paces
+    /// otherwise (vegas-sat: packet pairs, capped at a measured capacity)
+    /// decides here.
+    fn pacing(&self, vegas: &PacingView<'_>) -> Option<Pacing> {
+        vegas
+            .profile
+            .pacing(vegas.in_slow_start, vegas.window.cwnd(), vegas.rtt)
+    }
 
     /// Fields for qlog: the rules write all of them, with the help of
     /// [`VegasView`]'s writers, so that each member keeps its names.
@@ -676,17 +810,12 @@ impl VegasRules for PaperVegas {
         "vegas"
     }
 
-    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
-        self.step.step(round, diff)
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
+        self.step.step(round, diff).into()
     }
 
-    fn loss_reaction(
-        &mut self,
-        loss: &CongestionEvent,
-        window: &Window,
-        _base_rtt: Option<Duration>,
-    ) -> LossResponse {
-        self.loss.response(loss, window)
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        Some(&self.loss)
     }
 
     fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
@@ -703,8 +832,9 @@ impl VegasRules for PaperVegas {
 pub struct Decision {
     /// Diff as the member computes it, in packets.
     pub diff_packets: f64,
-    pub expected_bits_per_sec: f64,
-    pub actual_bits_per_sec: f64,
+    /// Expected and Actual, when Diff came from them.
+    pub expected_bits_per_sec: Option<f64>,
+    pub actual_bits_per_sec: Option<f64>,
 }
 
 /// The skeleton's state, read-only, for the rules' qlog fields.
@@ -739,9 +869,12 @@ impl VegasView<'_> {
         }
         if let Some(d) = self.decision {
             out.float("diff_packets", d.diff_packets);
-            if d.expected_bits_per_sec.is_finite() && d.actual_bits_per_sec.is_finite() {
-                out.float("expected_bps", d.expected_bits_per_sec);
-                out.float("actual_bps", d.actual_bits_per_sec);
+            if let (Some(expected), Some(actual)) = (d.expected_bits_per_sec, d.actual_bits_per_sec)
+            {
+                if expected.is_finite() && actual.is_finite() {
+                    out.float("expected_bps", expected);
+                    out.float("actual_bps", actual);
+                }
             }
         }
         if let Some(round) = self.round {
@@ -823,25 +956,70 @@ impl<R: VegasRules> Vegas<R> {
     /// Diff for a finished round, if the round measured enough (section
     /// 3.5.2: once per RTT, from BaseRTT and the round's RTT).
     fn evaluate(&mut self, round: &CompletedRound) -> Option<f64> {
-        if round.rtt_samples < self.config.min_rtt_samples {
-            return None;
-        }
-        let base_rtt = self.base_rtt.base_rtt()?;
-        let round_rtt = round.rtt(self.config.round_rtt)?;
-        let diff = self.rules.diff(&self.window, base_rtt, round_rtt)?;
+        let enough_samples = round.rtt_samples >= self.config.min_rtt_samples;
+        let measured = RoundMeasurement {
+            round,
+            window: &self.window,
+            base_rtt: self.base_rtt.base_rtt(),
+            round_rtt: round.rtt(self.config.round_rtt).filter(|_| enough_samples),
+        };
+        let diff = self.rules.diff(&measured)?;
         let bits_per_packet = self.window.max_datagram_size() as f64 * 8.0;
         self.last_decision = Some(Decision {
             diff_packets: diff.diff_packets,
-            expected_bits_per_sec: diff.rates.expected_packets_per_sec * bits_per_packet,
-            actual_bits_per_sec: diff.rates.actual_packets_per_sec * bits_per_packet,
+            expected_bits_per_sec: diff
+                .rates
+                .map(|r| r.expected_packets_per_sec * bits_per_packet),
+            actual_bits_per_sec: diff
+                .rates
+                .map(|r| r.actual_packets_per_sec * bits_per_packet),
         });
         Some(diff.diff_packets)
+    }
+
+    /// Applies a slow-start decision of the rules.
+    fn apply_slow_start_step(&mut self, step: SlowStartStep, now: Instant) {
+        match step {
+            SlowStartStep::Continue => {}
+            SlowStartStep::JumpTo(bytes) => self.window.set_cwnd(bytes),
+            SlowStartStep::ExitScaled => {
+                // 3.5.3: "Vegas changes from slow-start mode to linear
+                // increase/decrease mode", here with a cut.
+                let reduced = self.window.scaled(self.config.ss_exit_factor);
+                let decreased = reduced < self.window.cwnd();
+                self.window.set_cwnd(reduced);
+                self.window.set_ssthresh(reduced);
+                if decreased {
+                    self.record_decrease(now);
+                }
+            }
+            SlowStartStep::ExitToWindow(bytes) => {
+                self.window.set_cwnd(self.window.cwnd().min(bytes));
+                self.window
+                    .set_ssthresh(self.window.ssthresh().min(self.window.cwnd()));
+            }
+            SlowStartStep::ExitAt(bytes) => {
+                self.window.set_cwnd(bytes);
+                self.window.set_ssthresh(self.window.cwnd());
+            }
+        }
     }
 
     /// The once-per-RTT step (sections 3.5.2 and 3.5.3), with the rules'
     /// decisions.
     fn round_end(&mut self, round: &CompletedRound, acked_bytes: usize, now: Instant) {
         let diff = self.evaluate(round);
+        self.decide_round(round, diff, acked_bytes, now);
+    }
+
+    /// A round's decision, once its Diff is known.
+    fn decide_round(
+        &mut self,
+        round: &CompletedRound,
+        diff: Option<f64>,
+        acked_bytes: usize,
+        now: Instant,
+    ) {
         let view = RoundView {
             round: *round,
             diff_packets: diff,
@@ -851,7 +1029,7 @@ impl<R: VegasRules> Vegas<R> {
             gamma: self.config.gamma,
             acked_bytes,
         };
-        if self.window.in_slow_start() {
+        if self.rules.in_slow_start(&self.window) {
             // 3.5.3: "Vegas allows exponential growth only every other RTT. In
             // between, the congestion window stays fixed so a valid comparison
             // of the expected and actual rates can be made."
@@ -861,35 +1039,20 @@ impl<R: VegasRules> Vegas<R> {
                 self.ss_growth_round = false;
                 return;
             }
-            match self.rules.slow_start_round(&view) {
-                SlowStartStep::Continue => self.ss_growth_round = true,
-                SlowStartStep::ExitScaled => {
-                    // 3.5.3: "Vegas changes from slow-start mode to linear
-                    // increase/decrease mode", here with a cut.
-                    let reduced = self.window.scaled(self.config.ss_exit_factor);
-                    let decreased = reduced < self.window.cwnd();
-                    self.window.set_cwnd(reduced);
-                    self.window.set_ssthresh(reduced);
-                    if decreased {
-                        self.record_decrease(now);
-                    }
-                }
-                SlowStartStep::ExitToWindow(bytes) => {
-                    self.window.set_cwnd(self.window.cwnd().min(bytes));
-                    self.window
-                        .set_ssthresh(self.window.ssthresh().min(self.window.cwnd()));
-                }
+            let step = self.rules.slow_start_round(&view);
+            if matches!(step, SlowStartStep::Continue | SlowStartStep::JumpTo(_)) {
+                self.ss_growth_round = true;
             }
+            self.apply_slow_start_step(step, now);
         } else {
             let change = match diff {
                 Some(diff) => self.rules.congestion_avoidance_round(&view, diff),
                 None => self.rules.round_without_diff(&view),
             };
-            let bytes = usize::try_from(change.unsigned_abs()).unwrap_or(usize::MAX);
-            if change > 0 {
-                self.window.increase(bytes);
-            } else if change < 0 {
-                self.window.decrease(bytes);
+            match change {
+                WindowChange::Increase(bytes) => self.window.increase(bytes),
+                WindowChange::Decrease(bytes) => self.window.decrease(bytes),
+                WindowChange::Hold => {}
             }
         }
         if diff.is_some() {
@@ -913,6 +1076,52 @@ impl<R: VegasRules> Vegas<R> {
             ss_growth_round: self.ss_growth_round,
             gamma: self.config.gamma,
         }
+    }
+}
+
+/// The skeleton's state for a member's unit tests, which set up the
+/// situation a decision is taken in.
+#[cfg(test)]
+impl<R: VegasRules> Vegas<R> {
+    pub(crate) fn rules_mut(&mut self) -> &mut R {
+        &mut self.rules
+    }
+
+    pub(crate) fn window(&self) -> &Window {
+        &self.window
+    }
+
+    pub(crate) fn window_mut(&mut self) -> &mut Window {
+        &mut self.window
+    }
+
+    pub(crate) fn base_rtt_mut(&mut self) -> &mut BaseRttTracker {
+        &mut self.base_rtt
+    }
+
+    pub(crate) fn set_smoothed_rtt(&mut self, rtt: Option<Duration>) {
+        self.smoothed_rtt = rtt;
+    }
+
+    /// The end of `round` outside recovery, measured as the skeleton
+    /// measures it.
+    pub(crate) fn end_round(&mut self, round: &CompletedRound, now: Instant) {
+        self.round_end(round, 0, now);
+        self.rules.round_ended(round, false, &mut self.base_rtt);
+    }
+
+    /// The end of `round` outside recovery with the Diff `diff`.
+    pub(crate) fn end_round_with_diff(&mut self, round: &CompletedRound, diff: f64, now: Instant) {
+        self.decide_round(round, Some(diff), 0, now);
+        self.rules.round_ended(round, false, &mut self.base_rtt);
+    }
+
+    /// What the rules decide after slow start's growth on an ACK, applied.
+    pub(crate) fn after_slow_start_growth(&mut self, now: Instant) {
+        let step = self
+            .rules
+            .slow_start_ack(&self.window, self.base_rtt.base_rtt());
+        self.apply_slow_start_step(step, now);
     }
 }
 
@@ -968,8 +1177,15 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
 
         // Rounds ending in recovery are not evaluated, and the end of
         // recovery restarts the round.
-        if let AckedRound::Ended(round) = self.epoch.on_ack_with_rounds(&ack, &mut self.rounds) {
-            self.round_end(&round, acked_bytes, ack.now);
+        match self.epoch.on_ack_with_rounds(&ack, &mut self.rounds) {
+            AckedRound::Ended(round) => {
+                self.round_end(&round, acked_bytes, ack.now);
+                self.rules.round_ended(&round, false, &mut self.base_rtt);
+            }
+            AckedRound::EndedInRecovery(round) => {
+                self.rules.round_ended(&round, true, &mut self.base_rtt);
+            }
+            AckedRound::InProgress | AckedRound::RecoveryEnded => {}
         }
 
         // Slow start grows in growth rounds only, not in recovery and not
@@ -978,21 +1194,28 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
             SlowStartGrowth::EveryOtherRound => self.ss_growth_round,
             SlowStartGrowth::EveryRound => true,
         };
-        if self.window.in_slow_start()
+        if self.rules.in_slow_start(&self.window)
             && growth_round
             && !self.epoch.in_recovery()
             && !ack.app_limited
         {
             self.window.slow_start(acked_bytes);
+            let step = self
+                .rules
+                .slow_start_ack(&self.window, self.base_rtt.base_rtt());
+            self.apply_slow_start_step(step, ack.now);
         }
         self.adjusted = adjusted;
     }
 
     fn on_congestion_event(&mut self, loss: &CongestionEvent) {
-        let response = self
-            .rules
-            .loss_reaction(loss, &self.window, self.base_rtt.base_rtt());
-        match response {
+        let sent_after_decrease = self.epoch.sent_after_reduction(loss.largest_lost_time_sent);
+        let view = LossView {
+            window: &self.window,
+            base_rtt: self.base_rtt.base_rtt(),
+            sent_after_decrease,
+        };
+        match self.rules.loss_reaction(loss, &view) {
             LossResponse::Timeout { ssthresh } => {
                 // Back to the minimum window and slow start, whenever the
                 // lost packets were sent.
@@ -1005,7 +1228,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 // 3.3: "Vegas only decreases the congestion window if the
                 // retransmitted segment was previously sent after the last
                 // decrease."
-                if self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
+                if sent_after_decrease {
                     self.window.set_cwnd(cwnd);
                     self.window.set_ssthresh(ssthresh);
                     self.record_decrease(loss.now);
@@ -1019,6 +1242,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         self.window.restore(cwnd, ssthresh);
         self.epoch.undo();
         self.rules.forget_increase_credit();
+        self.rules.spurious_loss_undone(&self.window);
         true
     }
 
@@ -1031,7 +1255,13 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
     }
 
     fn state(&self) -> CcState {
-        self.window.state(self.epoch.in_recovery())
+        if self.epoch.in_recovery() {
+            CcState::Recovery
+        } else if self.rules.in_slow_start(&self.window) {
+            CcState::SlowStart
+        } else {
+            CcState::CongestionAvoidance
+        }
     }
 
     /// Section 3.4, spike suppression: SegSpacing = RTT × MaxSegment /
@@ -1040,11 +1270,16 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
     ///
     /// With `profile=quic` (the default, see the module docs), slow start is
     /// paced too, at `slow_start_pacing_gain` × cwnd / RTT.
+    ///
+    /// A member may pace otherwise ([`VegasRules::pacing`]).
     fn pacing(&self) -> Option<Pacing> {
-        let rtt = self.smoothed_rtt.or(self.base_rtt.base_rtt());
-        self.config
-            .pacing
-            .pacing(self.window.in_slow_start(), self.window.cwnd(), rtt)
+        self.rules.pacing(&PacingView {
+            window: &self.window,
+            rtt: self.smoothed_rtt.or(self.base_rtt.base_rtt()),
+            base_rtt: self.base_rtt.base_rtt(),
+            in_slow_start: self.rules.in_slow_start(&self.window),
+            profile: &self.config.pacing,
+        })
     }
 
     fn internals(&self, out: &mut Internals) {

@@ -108,19 +108,15 @@
 //! - **When Cwnd(i + 1) takes effect.** At the end of round i, at once, as
 //!   Vegas applies its own step.
 
-use std::time::Duration;
-
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
-use crate::events::CongestionEvent;
 use crate::params::{param_named, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::pacing_profile;
 use crate::shared::round_clock::CompletedRound;
-use crate::shared::window::Window;
 use crate::vegas::{
-    LossKeys, LossResponse, RoundView, ScaledLoss, ThresholdKeys, Vegas, VegasConfig, VegasKeys,
-    VegasRules, VegasView, PAPER_PARAMS as VEGAS_PARAMS, ROUND_RTT_DISTINGUISHED,
+    LossKeys, RoundView, ScaledLoss, ThresholdKeys, Vegas, VegasConfig, VegasKeys, VegasRules,
+    VegasView, WindowChange, PAPER_PARAMS as VEGAS_PARAMS, ROUND_RTT_DISTINGUISHED,
 };
 
 pub const NAME: &str = "vegas-a";
@@ -617,11 +613,6 @@ impl VegasA {
             .bytes(step.cwnd_packets, round.window.max_datagram_size())
     }
 
-    /// Vegas's loss reaction, which Vegas-A keeps.
-    pub fn loss_response(&self, loss: &CongestionEvent, window: &Window) -> LossResponse {
-        self.loss.response(loss, window)
-    }
-
     /// Fig. 1's fields for qlog: α, β, Th(i) and the line taken.
     pub fn write_fig1(&self, out: &mut Internals) {
         out.float("alpha", self.thresholds.alpha);
@@ -640,18 +631,14 @@ impl VegasRules for VegasA {
         NAME
     }
 
-    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
         let step = self.decide(round, diff);
-        self.apply(step, round)
+        self.apply(step, round).into()
     }
 
-    fn loss_reaction(
-        &mut self,
-        loss: &CongestionEvent,
-        window: &Window,
-        _base_rtt: Option<Duration>,
-    ) -> LossResponse {
-        self.loss_response(loss, window)
+    /// Vegas's loss reaction, which Vegas-A keeps.
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        Some(&self.loss)
     }
 
     /// Vegas's fields, with Fig. 1's moving α and β (and Th, the line) in

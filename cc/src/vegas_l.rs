@@ -81,14 +81,12 @@
 //! - **Units.** Diff_Now and Diff_Before are bytes per second (bits per
 //!   second in qlog); only their signs and their order matter.
 
-use std::time::Duration;
-
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
-use crate::events::CongestionEvent;
 use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
-use crate::shared::window::Window;
-use crate::vegas::{LossResponse, RoundView, Vegas, VegasConfig, VegasRules, VegasView};
+use crate::vegas::{
+    RoundView, ScaledLoss, Vegas, VegasConfig, VegasRules, VegasView, WindowChange,
+};
 use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA, VegasAKeys};
 
 pub const NAME: &str = "vegas-l";
@@ -310,7 +308,7 @@ impl VegasRules for VegasL {
         NAME
     }
 
-    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
         let vegas_a_step = self.vegas_a.decide(round, diff);
         let history = self.history();
         let case = history
@@ -320,16 +318,13 @@ impl VegasRules for VegasL {
         let factor = self.scales.factor(case, vegas_a_step.direction());
         self.last_case = case;
         self.last_scale = factor;
-        self.vegas_a.apply(vegas_a_step.scaled(factor), round)
+        self.vegas_a
+            .apply(vegas_a_step.scaled(factor), round)
+            .into()
     }
 
-    fn loss_reaction(
-        &mut self,
-        loss: &CongestionEvent,
-        window: &Window,
-        _base_rtt: Option<Duration>,
-    ) -> LossResponse {
-        self.vegas_a.loss_response(loss, window)
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        self.vegas_a.scaled_loss()
     }
 
     /// Vegas-A's fields, then the case's.

@@ -54,20 +54,16 @@
 //! `slow_start_pacing_gain` × cwnd / RTT and the rest at RFC 9002's
 //! `pacing_gain` (1.25) × cwnd / RTT ([`crate::shared::pacing_profile`]).
 
-use std::time::Duration;
-
 use crate::controller::{AlgorithmInfo, CongestionController, Internals, WindowConfig};
-use crate::events::CongestionEvent;
 use crate::params::{Key, ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::pacing_profile::{
     self, PacingKeys, PACING_GAIN, PROFILE, SLOW_START_PACING_GAIN,
 };
 use crate::shared::vegas_diff::{linux_diff_packets, linux_target_window_packets, VegasDiff};
-use crate::shared::window::Window;
 use crate::vegas::{
-    LinearStep, LossKeys, LossResponse, RoundDiff, RoundView, ScaledLoss, SlowStartGrowth,
+    LinearStep, LossKeys, RoundDiff, RoundMeasurement, RoundView, ScaledLoss, SlowStartGrowth,
     SlowStartStep, ThresholdKeys, Vegas, VegasConfig, VegasKeys, VegasRules, VegasView,
-    FACTOR_RANGE, ROUND_RTT_MINIMUM, SAMPLES_RANGE, THRESHOLD_RANGE,
+    WindowChange, FACTOR_RANGE, ROUND_RTT_MINIMUM, SAMPLES_RANGE, THRESHOLD_RANGE,
 };
 
 pub const NAME: &str = "vegas-linux";
@@ -211,13 +207,14 @@ impl VegasRules for LinuxVegas {
     }
 
     /// Linux counts cwnd in whole packets and RTTs in whole microseconds.
-    fn diff(&self, window: &Window, base_rtt: Duration, round_rtt: Duration) -> Option<RoundDiff> {
-        let whole = window.cwnd_whole_packets() as f64;
+    fn diff(&mut self, round: &RoundMeasurement<'_>) -> Option<RoundDiff> {
+        let (base_rtt, round_rtt) = (round.base_rtt?, round.round_rtt?);
+        let whole = round.window.cwnd_whole_packets() as f64;
         let rates = VegasDiff::compute(whole, base_rtt, round_rtt)?;
         let diff = linux_diff_packets(rates.window_packets as u64, base_rtt, round_rtt);
         Some(RoundDiff {
             diff_packets: diff as f64,
-            rates,
+            rates: Some(rates),
         })
     }
 
@@ -241,23 +238,23 @@ impl VegasRules for LinuxVegas {
         SlowStartStep::ExitToWindow(target_bytes)
     }
 
-    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
-        self.step.step(round, diff)
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
+        self.step.step(round, diff).into()
     }
 
     /// Too few samples to trust (likely delayed ACKs): Reno this round, one
     /// packet per cwnd of bytes acknowledged.
-    fn round_without_diff(&mut self, round: &RoundView<'_>) -> i64 {
+    fn round_without_diff(&mut self, round: &RoundView<'_>) -> WindowChange {
         if round.round.app_limited {
-            return 0;
+            return WindowChange::Hold;
         }
         self.reno_acked_bytes = self.reno_acked_bytes.saturating_add(round.acked_bytes);
         let cwnd = round.window.cwnd();
         if self.reno_acked_bytes >= cwnd {
             self.reno_acked_bytes -= cwnd;
-            i64::try_from(round.window.max_datagram_size()).unwrap_or(i64::MAX)
+            WindowChange::Increase(round.window.max_datagram_size())
         } else {
-            0
+            WindowChange::Hold
         }
     }
 
@@ -266,13 +263,8 @@ impl VegasRules for LinuxVegas {
         cwnd / 2 + cwnd / 4
     }
 
-    fn loss_reaction(
-        &mut self,
-        loss: &CongestionEvent,
-        window: &Window,
-        _base_rtt: Option<Duration>,
-    ) -> LossResponse {
-        self.loss.response(loss, window)
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        Some(&self.loss)
     }
 
     fn forget_increase_credit(&mut self) {

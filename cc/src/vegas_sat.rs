@@ -21,6 +21,20 @@
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
+//! # On the Vegas skeleton
+//!
+//! `vegas-sat` is [`Vegas`]`<`[`SatRules`]`>` like every member of the
+//! family ([`crate::vegas`]): the skeleton owns the window, the round
+//! clock, BaseRTT, section 3.3's recovery epochs and the order of events;
+//! this file holds the decisions below, each in the hook of its name:
+//! start-up is the rules' own phase ([`VegasRules::in_slow_start`]),
+//! growing every round; the round's queue is the rules' Diff
+//! ([`VegasRules::diff`]); the jump and the exit at the target come after
+//! an ACK's growth ([`VegasRules::slow_start_ack`]); the estimators' rounds
+//! end, and a rebase happens, at every round's end, in recovery too
+//! ([`VegasRules::round_ended`]); pacing is the rules' pairs
+//! ([`VegasRules::pacing`]).
+//!
 //! # Per round (a round ends when a packet sent after it began is acknowledged)
 //!
 //! ```text
@@ -129,18 +143,22 @@
 //!   no capacity estimate: start-up is a paced slow start ending on Diff >
 //!   gamma, and Diff uses RTTs.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::controller::{AlgorithmInfo, CcState, CongestionController, Internals, Pacing};
+use crate::controller::{AlgorithmInfo, CongestionController, Internals, Pacing};
 use crate::controller::{WindowConfig, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::forward_queue::ForwardQueue;
+use crate::shared::pacing_profile::{PacingProfile, Profile};
 use crate::shared::packet_pair::PacketPairEstimator;
-use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
-use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
+use crate::shared::round_clock::{full_size_floor, CompletedRound, RoundRtt};
 use crate::shared::window::Window;
+use crate::vegas::{
+    LossResponse, LossView, PacingView, RoundDiff, RoundMeasurement, RoundView, SlowStartGrowth,
+    SlowStartStep, Vegas, VegasConfig, VegasRules, VegasView, WindowChange,
+};
 
 const PACKETS: ParamKind = ParamKind::Number {
     min: 0.0,
@@ -468,11 +486,9 @@ struct Config {
     loss_factor: f64,
     rebase_rounds: u64,
     rebase_drain_fraction: f64,
-    startup_pacing_gain: f64,
     startup_pacing_cap: f64,
     pacing_cap: f64,
     expected_rate_floor: bool,
-    pacing_gain: f64,
 }
 
 impl Config {
@@ -502,11 +518,9 @@ impl Config {
             loss_factor: p.value(keys::LOSS_FACTOR),
             rebase_rounds: p.value(keys::REBASE_ROUNDS),
             rebase_drain_fraction: p.value(keys::REBASE_DRAIN_FRACTION),
-            startup_pacing_gain: p.value(keys::STARTUP_PACING_GAIN),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
             pacing_cap: p.value(keys::PACING_CAP),
             expected_rate_floor: p.value(keys::EXPECTED_RATE_FLOOR).is_on(),
-            pacing_gain: p.value(keys::PACING_GAIN),
         }
     }
 
@@ -515,6 +529,29 @@ impl Config {
         self.alpha + self.aim_position * (self.beta - self.alpha)
     }
 }
+
+/// What the skeleton reads: gamma for its round view, rounds measured by
+/// their smallest RTT (the RTT queue's source), and the two pacing gains
+/// (the pacing itself is [`SatRules::pacing`]'s: pairs, capped).
+fn skeleton_config(p: &ParamValues) -> VegasConfig {
+    VegasConfig {
+        gamma: p.value(keys::GAMMA),
+        ss_exit_factor: 1.0,
+        min_rtt_samples: 1,
+        pacing: PacingProfile {
+            profile: Profile::Quic,
+            paper_gain: None,
+            burst_packets: PAIR,
+            slow_start_gain: p.value(keys::STARTUP_PACING_GAIN),
+            pacing_gain: p.value(keys::PACING_GAIN),
+        },
+        round_rtt: RoundRtt::Minimum,
+    }
+}
+
+/// Packets per pacing slot: a pair, whose spacing at the receiver measures
+/// the bottleneck.
+const PAIR: usize = 2;
 
 /// The mean of the latest few forward queueing delays: the queue met by the
 /// packets sent just after a lost one (those whose ACKs declared it lost).
@@ -592,21 +629,27 @@ struct LossCounts {
     round_random_bytes: u64,
 }
 
-/// Vegas-Sat; see the module documentation.
+/// The `vegas-sat` controller: the Vegas skeleton with [`SatRules`].
+pub type VegasSat = Vegas<SatRules>;
+
+impl Vegas<SatRules> {
+    /// `vegas-sat` with `params` from [`PARAMS`].
+    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        Vegas::with_rules(SatRules::new(params), skeleton_config(params), window)
+    }
+}
+
+/// Vegas-Sat's decisions; see the module documentation.
 #[derive(Debug)]
-pub struct VegasSat {
+pub struct SatRules {
     config: Config,
-    window: Window,
-    rounds: RoundClock,
-    epoch: RecoveryEpoch,
+    /// Start-up ends at the target window or on a queue, not at ssthresh.
     phase: Phase,
-    /// BaseRTT: the smallest RTT seen since the start or the last rebase.
-    base_rtt: BaseRttTracker,
     forward: ForwardQueue,
     /// The latest forward queueing delays, for the queue at a loss.
     recent_forward: RecentDelays,
     pairs: PacketPairEstimator,
-    smoothed_rtt: Option<Duration>,
+    /// The latest ACK's smallest full-size RTT.
     latest_rtt: Option<Duration>,
     last_queue: Option<QueueEstimate>,
     /// Start-up made its jump.
@@ -615,6 +658,9 @@ pub struct VegasSat {
     standing_queue_rounds: u64,
     /// The largest queueing delay of those rounds.
     standing_queue_delay: Duration,
+    /// The round's decision took its queue for the path's delay: BaseRTT
+    /// is rebased when the round ends.
+    rebase_due: bool,
     rebases: u64,
     losses: LossCounts,
     /// Evaluated rounds since the last congestive loss.
@@ -623,34 +669,26 @@ pub struct VegasSat {
     round_max_in_flight: usize,
 }
 
-impl VegasSat {
-    pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+impl SatRules {
+    pub fn new(params: &ParamValues) -> Self {
         let config = Config::read(params);
-        VegasSat {
+        SatRules {
             config,
-            window: Window::new(window),
-            rounds: RoundClock::for_datagram_size(window.max_datagram_size),
-            epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             phase: Phase::Startup,
-            base_rtt: BaseRttTracker::new(),
             forward: ForwardQueue::new(0),
             recent_forward: RecentDelays::new(config.loss_queue_samples),
             pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
-            smoothed_rtt: None,
             latest_rtt: None,
             last_queue: None,
             jumped: false,
             standing_queue_rounds: 0,
             standing_queue_delay: Duration::ZERO,
+            rebase_due: false,
             rebases: 0,
             losses: LossCounts::default(),
             rounds_since_congestion: u64::MAX,
             round_max_in_flight: 0,
         }
-    }
-
-    fn mds(&self) -> f64 {
-        self.window.max_datagram_size() as f64
     }
 
     /// Bottleneck capacity in bytes per second, when measured and used.
@@ -662,140 +700,94 @@ impl VegasSat {
     }
 
     /// capacity × BaseRTT, in packets: the window that fills the path alone.
-    fn path_packets(&self) -> Option<f64> {
+    fn path_packets(&self, window: &Window, base_rtt: Option<Duration>) -> Option<f64> {
         let capacity = self.capacity()?;
-        let base = self.base_rtt.base_rtt()?;
-        Some(capacity * base.as_secs_f64() / self.mds())
+        let base = base_rtt?;
+        Some(capacity * base.as_secs_f64() / window.max_datagram_size() as f64)
     }
 
     /// capacity × BaseRTT + the aimed queue, in bytes.
-    fn target_window(&self) -> Option<usize> {
-        let bytes = (self.path_packets()? + self.config.aim()) * self.mds();
-        Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS * self.window.max_datagram_size()))
-    }
-
-    /// Diff for a queueing delay `delay`: cwnd × q / (BaseRTT + q).
-    fn queued_packets(&self, delay: Duration) -> f64 {
-        let base = self.base_rtt.base_rtt().unwrap_or(Duration::ZERO);
-        let rtt = base + delay;
-        if rtt.is_zero() {
-            return 0.0;
-        }
-        self.window.cwnd_packets() * delay.as_secs_f64() / rtt.as_secs_f64()
+    fn target_window(&self, window: &Window, base_rtt: Option<Duration>) -> Option<usize> {
+        let mds = window.max_datagram_size();
+        let bytes = (self.path_packets(window, base_rtt)? + self.config.aim()) * mds as f64;
+        Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS * mds))
     }
 
     /// The round's queue: forward stamps when there are any, else RTTs.
-    fn round_queue(&self, round: &CompletedRound) -> Option<QueueEstimate> {
+    fn round_queue(&self, measured: &RoundMeasurement<'_>) -> Option<QueueEstimate> {
         let (delay, source) = match self.forward.round_mean() {
             Some(delay) if self.config.forward_delay => (delay, QueueSource::Forward),
             _ => {
-                let base = self.base_rtt.base_rtt()?;
-                (round.min_rtt?.saturating_sub(base), QueueSource::Rtt)
+                let base = measured.base_rtt?;
+                (
+                    measured.round.min_rtt?.saturating_sub(base),
+                    QueueSource::Rtt,
+                )
             }
         };
         Some(QueueEstimate {
             delay,
             source,
-            packets: self.queued_packets(delay),
+            packets: queued_packets(measured.window, measured.base_rtt, delay),
         })
     }
 
     /// The queue a lost packet met: the mean forward queueing delay of the
     /// latest few packets acknowledged (sent just after it), else the latest
     /// RTT above BaseRTT.
-    fn current_queue_packets(&self) -> Option<f64> {
+    fn current_queue_packets(&self, window: &Window, base_rtt: Option<Duration>) -> Option<f64> {
         let delay = match self.recent_forward.mean() {
             Some(d) if self.config.forward_delay => d,
-            _ => self.latest_rtt?.saturating_sub(self.base_rtt.base_rtt()?),
+            _ => self.latest_rtt?.saturating_sub(base_rtt?),
         };
-        Some(self.queued_packets(delay))
-    }
-
-    /// Before anything measured a queue (a loss of the handshake's
-    /// packets, before the first RTT sample): the queue this flow can have
-    /// built is at most what it had in flight, lost packets included. A
-    /// lost server Initial on a lossy GEO link then counts as the random
-    /// loss it is; read as congestion it ended start-up at nine packets,
-    /// and fau-sat took 50 s instead of 6.8 (`cc/tests/vegas_sat.rs`).
-    fn flight_bound_packets(&self, loss: &CongestionEvent) -> f64 {
-        let bytes = loss.bytes_in_flight.saturating_add(loss.lost_bytes);
-        bytes as f64 / self.window.max_datagram_size().max(1) as f64
-    }
-
-    fn leave_startup(&mut self, cwnd: usize) {
-        self.window.set_cwnd(cwnd);
-        self.window.set_ssthresh(self.window.cwnd());
-        self.phase = Phase::Avoidance;
-    }
-
-    fn on_round_end(&mut self, round: &CompletedRound) {
-        let queue = self.round_queue(round);
-        self.last_queue = queue.or(self.last_queue);
-        if let Some(queue) = queue {
-            self.decide(round, queue);
-        }
-        self.end_estimator_rounds();
-    }
-
-    /// The round's decision (the module's pseudo-code), before the
-    /// estimators move on to the next round.
-    fn decide(&mut self, round: &CompletedRound, queue: QueueEstimate) {
-        let mds = self.mds();
-        match self.phase {
-            Phase::Startup if queue.packets > self.config.gamma => {
-                // A queue formed: leave with it drained, plus the aim.
-                let cwnd = (self.window.cwnd_packets() - queue.packets + self.config.aim())
-                    .max(MINIMUM_WINDOW_PACKETS as f64);
-                self.leave_startup((cwnd * mds) as usize);
-            }
-            Phase::Startup => {}
-            Phase::Avoidance => self.avoidance_round(round, queue),
-        }
+        Some(queued_packets(window, base_rtt, delay))
     }
 
     /// Start-up with a capacity: jump once to `jump_fraction` of the
     /// target as soon as the capacity is known, and end at the target.
-    fn startup_jump(&mut self) {
-        let Some(target) = self.target_window() else {
-            return;
+    fn startup_jump(&mut self, window: &Window, base_rtt: Option<Duration>) -> SlowStartStep {
+        let Some(target) = self.target_window(window, base_rtt) else {
+            return SlowStartStep::Continue;
         };
+        let mut cwnd = window.cwnd();
+        let mut step = SlowStartStep::Continue;
         if !self.jumped {
             self.jumped = true;
             let jump = (target as f64 * self.config.jump_fraction) as usize;
-            if jump > self.window.cwnd() {
-                self.window.set_cwnd(jump);
+            if jump > cwnd {
+                cwnd = jump;
+                step = SlowStartStep::JumpTo(jump);
             }
         }
-        if self.window.cwnd() >= target {
-            self.leave_startup(target);
+        if cwnd >= target {
+            self.phase = Phase::Avoidance;
+            return SlowStartStep::ExitAt(target);
         }
+        step
     }
 
-    fn end_estimator_rounds(&mut self) {
-        self.forward.end_round();
-        self.losses.round_random_bytes = 0;
-        self.round_max_in_flight = 0;
-    }
-
-    fn avoidance_round(&mut self, round: &CompletedRound, queue: QueueEstimate) {
-        let cwnd = self.window.cwnd_packets();
+    /// FAST's update, or Vegas's step, plus the regrowth towards the BDP;
+    /// packets, positive to grow.
+    fn avoidance_change(&mut self, round: &RoundView<'_>, queue: f64) -> f64 {
+        let window = round.window;
+        let cwnd = window.cwnd_packets();
         let (alpha, beta) = (self.config.alpha, self.config.beta);
         let mut change = if self.config.scalable_update {
             // FAST: w ← w + γ(BaseRTT/RTT·w + α − w) = w + γ(α − Diff), its
             // α being the aim within alpha..beta.
-            (self.config.fast_gain * (self.config.aim() - queue.packets)).clamp(-cwnd / 2.0, cwnd)
-        } else if queue.packets < alpha {
+            (self.config.fast_gain * (self.config.aim() - queue)).clamp(-cwnd / 2.0, cwnd)
+        } else if queue < alpha {
             1.0
-        } else if queue.packets > beta {
+        } else if queue > beta {
             -1.0
         } else {
             0.0
         };
         self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
         let quiet = self.rounds_since_congestion > self.config.regrowth_quiet_rounds;
-        if quiet && queue.packets < self.config.regrowth_below_packets {
-            if let Some(target) = self.target_window() {
-                let gap = target as f64 / self.mds() - cwnd;
+        if quiet && queue < self.config.regrowth_below_packets {
+            if let Some(target) = self.target_window(window, round.base_rtt) {
+                let gap = target as f64 / window.max_datagram_size() as f64 - cwnd;
                 if gap > 0.0 {
                     change = change.max(self.config.regrowth_fraction * gap);
                 }
@@ -803,18 +795,12 @@ impl VegasSat {
         }
         // A window the round did not fill must not grow (RFC 9002 section
         // 7.8): application-limited, or held to the capacity by the pacer.
-        let used =
-            self.round_max_in_flight + 2 * self.window.max_datagram_size() >= self.window.cwnd();
-        if round.app_limited || !used {
+        let used = self.round_max_in_flight + 2 * window.max_datagram_size() >= window.cwnd();
+        if round.round.app_limited || !used {
             change = change.min(0.0);
         }
-        self.track_standing_queue(round, queue, change);
-        let bytes = (change.abs() * self.mds()) as usize;
-        if change > 0.0 {
-            self.window.increase(bytes);
-        } else if change < 0.0 {
-            self.window.decrease(bytes);
-        }
+        self.track_standing_queue(queue, change);
+        change
     }
 
     /// Whether a congestive loss with `queue` packets queued shows another
@@ -822,21 +808,27 @@ impl VegasSat {
     /// what this window's own excess over capacity × BaseRTT puts there.
     /// Without a capacity or a queue estimate, or with `loss_attribution`
     /// off, every congestive loss counts as shared.
-    fn shared_link_shown(&self, queue: Option<f64>) -> bool {
+    fn shared_link_shown(
+        &self,
+        queue: Option<f64>,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> bool {
         if !self.config.loss_attribution {
             return true;
         }
-        let (Some(queue), Some(path)) = (queue, self.path_packets()) else {
+        let (Some(queue), Some(path)) = (queue, self.path_packets(window, base_rtt)) else {
             return true;
         };
-        let own_excess = self.window.cwnd_packets() - path;
+        let own_excess = window.cwnd_packets() - path;
         queue > own_excess + self.config.shared_queue_margin
     }
 
     /// A queue above beta that stays although cwnd fell every round is not
-    /// ours: the path's delay stepped up. BaseRTT becomes the round's RTT.
-    fn track_standing_queue(&mut self, round: &CompletedRound, queue: QueueEstimate, change: f64) {
-        if self.config.rebase_rounds == 0 || queue.packets <= self.config.beta || change >= 0.0 {
+    /// ours: the path's delay stepped up. BaseRTT becomes the round's RTT
+    /// when the round ends ([`VegasRules::round_ended`]).
+    fn track_standing_queue(&mut self, queue: f64, change: f64) {
+        if self.config.rebase_rounds == 0 || queue <= self.config.beta || change >= 0.0 {
             self.standing_queue_rounds = 0;
             return;
         }
@@ -845,112 +837,204 @@ impl VegasSat {
         // its peak, a step's does not. Without this, fau-sat-bulk (seed 5)
         // rebased onto 4 packets of its own queue (11.4 ms falling to 6.5)
         // and kept 10.9 queued for the rest of the run.
+        // The round's queueing delay: `diff` just estimated it.
+        let delay = self.last_queue.map_or(Duration::ZERO, |q| q.delay);
         let floor =
             self.standing_queue_delay.as_secs_f64() * (1.0 - self.config.rebase_drain_fraction);
-        if self.standing_queue_rounds == 0 || queue.delay.as_secs_f64() < floor {
+        if self.standing_queue_rounds == 0 || delay.as_secs_f64() < floor {
             self.standing_queue_rounds = 0;
             self.standing_queue_delay = Duration::ZERO;
         }
-        self.standing_queue_delay = self.standing_queue_delay.max(queue.delay);
+        self.standing_queue_delay = self.standing_queue_delay.max(delay);
         self.standing_queue_rounds += 1;
         if self.standing_queue_rounds < self.config.rebase_rounds {
             return;
         }
         self.standing_queue_rounds = 0;
         self.rebases = self.rebases.saturating_add(1);
-        if let Some(rtt) = round.min_rtt {
-            self.base_rtt.refresh(rtt);
-        }
-        self.forward.rebase();
-        self.recent_forward.clear();
+        self.rebase_due = true;
     }
-}
 
-impl VegasSat {
     /// The avoidance pacing cap: the capacity's multiple, but with
     /// `expected_rate_floor` never below cwnd / BaseRTT. Capped at C alone,
     /// a capacity read 1 % low holds the flow below the link whatever its
     /// window, and on a lossy link (where the losses thin what reaches the
     /// bottleneck) no queue forms: fau-satl-bulk averaged 2.7 packets
     /// queued against an aim of 7.5.
-    fn pacing_ceiling(&self, capacity_cap: f64) -> f64 {
+    fn pacing_ceiling(&self, capacity_cap: f64, vegas: &PacingView<'_>) -> f64 {
         if self.phase != Phase::Avoidance || !self.config.expected_rate_floor {
             return capacity_cap;
         }
-        match self.base_rtt.base_rtt().filter(|b| !b.is_zero()) {
-            Some(base) => capacity_cap.max(self.window.cwnd() as f64 / base.as_secs_f64()),
+        match vegas.base_rtt.filter(|b| !b.is_zero()) {
+            Some(base) => capacity_cap.max(vegas.window.cwnd() as f64 / base.as_secs_f64()),
             None => capacity_cap,
+        }
+    }
+
+    /// The congestive loss's new window: the queue above the aim taken
+    /// out when the window's own excess explains the queue, else the cut.
+    fn congestive_window(&self, queue: Option<f64>, shared: bool, window: &Window) -> usize {
+        match queue {
+            // Our own queue, within the buffer: take out what exceeds the
+            // aim, as Vegas's Diff > beta rule would, but at once.
+            Some(q) if !shared && self.config.own_loss_drains => {
+                let mds = window.max_datagram_size() as f64;
+                let excess = ((q - self.config.aim()).max(0.0) * mds) as usize;
+                window
+                    .cwnd()
+                    .saturating_sub(excess)
+                    .max(window.scaled(self.config.loss_factor))
+                    .max(window.minimum())
+            }
+            _ => window.scaled(self.config.loss_factor),
         }
     }
 }
 
-impl CongestionController for VegasSat {
+/// Diff for a queueing delay `delay`: cwnd × q / (BaseRTT + q).
+fn queued_packets(window: &Window, base_rtt: Option<Duration>, delay: Duration) -> f64 {
+    let base = base_rtt.unwrap_or(Duration::ZERO);
+    let rtt = base + delay;
+    if rtt.is_zero() {
+        return 0.0;
+    }
+    window.cwnd_packets() * delay.as_secs_f64() / rtt.as_secs_f64()
+}
+
+/// Before anything measured a queue (a loss of the handshake's packets,
+/// before the first RTT sample): the queue this flow can have built is at
+/// most what it had in flight, lost packets included. A lost server
+/// Initial on a lossy GEO link then counts as the random loss it is; read
+/// as congestion it ended start-up at nine packets, and fau-sat took 50 s
+/// instead of 6.8 (`cc/tests/vegas_sat.rs`).
+fn flight_bound_packets(loss: &CongestionEvent, window: &Window) -> f64 {
+    let bytes = loss.bytes_in_flight.saturating_add(loss.lost_bytes);
+    bytes as f64 / window.max_datagram_size().max(1) as f64
+}
+
+impl VegasRules for SatRules {
     fn name(&self) -> &'static str {
         "vegas-sat"
     }
 
+    /// Start-up grows by the bytes acknowledged, every round.
+    fn slow_start_growth(&self) -> SlowStartGrowth {
+        SlowStartGrowth::EveryRound
+    }
+
+    fn in_slow_start(&self, _window: &Window) -> bool {
+        self.phase == Phase::Startup
+    }
+
     fn on_packet_sent(&mut self, sent: &PacketSent) {
-        self.rounds
-            .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
         self.round_max_in_flight = self
             .round_max_in_flight
             .max(sent.bytes_in_flight.saturating_add(sent.size));
     }
 
-    fn on_ack(&mut self, ack: &AckEvent<'_>) {
-        if ack.acked.is_empty() {
-            return;
-        }
-        if !ack.rtt.smoothed_rtt.is_zero() {
-            self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
-        }
-        let min_size = self.rounds.min_sample_size();
-        if let Some(rtt) = smallest_rtt_sample(ack.acked, min_size) {
-            self.base_rtt.on_rtt_sample(rtt);
-            self.latest_rtt = Some(rtt);
-        }
-        let mut acked_bytes = 0usize;
+    /// The receiver's stamps: forward queueing delay and packet pairs.
+    fn observe_ack(&mut self, ack: &AckEvent<'_>, window: &Window) {
+        let min_size = full_size_floor(window.max_datagram_size());
         for packet in ack.acked {
-            acked_bytes = acked_bytes.saturating_add(packet.size);
             if let Some(delay) = self.forward.on_packet(packet, min_size) {
                 self.recent_forward.push(delay);
             }
             self.pairs.on_packet(packet, min_size);
         }
+    }
 
-        match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
-            AckedRound::Ended(round) => self.on_round_end(&round),
-            AckedRound::EndedInRecovery(_) => self.end_estimator_rounds(),
-            AckedRound::InProgress | AckedRound::RecoveryEnded => {}
-        }
+    fn on_base_rtt_sample(
+        &mut self,
+        rtt: Duration,
+        _now: Instant,
+        _window: &Window,
+        base_rtt: &mut BaseRttTracker,
+    ) {
+        base_rtt.on_rtt_sample(rtt);
+        self.latest_rtt = Some(rtt);
+    }
 
-        if self.phase == Phase::Startup && !self.epoch.in_recovery() && !ack.app_limited {
-            self.window.slow_start(acked_bytes);
-            self.startup_jump();
+    /// Diff is the round's queue: forward delay when stamped, else the
+    /// smallest RTT above BaseRTT.
+    fn diff(&mut self, round: &RoundMeasurement<'_>) -> Option<RoundDiff> {
+        let queue = self.round_queue(round);
+        self.last_queue = queue.or(self.last_queue);
+        queue.map(|q| RoundDiff {
+            diff_packets: q.packets,
+            rates: None,
+        })
+    }
+
+    /// A queue formed in start-up: leave with it drained, plus the aim.
+    fn slow_start_round(&mut self, round: &RoundView<'_>) -> SlowStartStep {
+        match round.diff_packets {
+            Some(queue) if queue > self.config.gamma => {
+                let cwnd = (round.window.cwnd_packets() - queue + self.config.aim())
+                    .max(MINIMUM_WINDOW_PACKETS as f64);
+                self.phase = Phase::Avoidance;
+                SlowStartStep::ExitAt((cwnd * round.window.max_datagram_size() as f64) as usize)
+            }
+            _ => SlowStartStep::Continue,
         }
     }
 
-    fn on_congestion_event(&mut self, loss: &CongestionEvent) {
+    fn slow_start_ack(&mut self, window: &Window, base_rtt: Option<Duration>) -> SlowStartStep {
+        self.startup_jump(window, base_rtt)
+    }
+
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
+        let change = self.avoidance_change(round, diff);
+        let bytes = (change.abs() * round.window.max_datagram_size() as f64) as usize;
+        if change > 0.0 {
+            WindowChange::Increase(bytes)
+        } else if change < 0.0 {
+            WindowChange::Decrease(bytes)
+        } else {
+            WindowChange::Hold
+        }
+    }
+
+    /// The estimators' rounds end with the skeleton's, in recovery too;
+    /// a rebase the round's decision found due happens here.
+    fn round_ended(
+        &mut self,
+        round: &CompletedRound,
+        _in_recovery: bool,
+        base_rtt: &mut BaseRttTracker,
+    ) {
+        if std::mem::take(&mut self.rebase_due) {
+            if let Some(rtt) = round.min_rtt {
+                base_rtt.refresh(rtt);
+            }
+            self.forward.rebase();
+            self.recent_forward.clear();
+        }
+        self.forward.end_round();
+        self.losses.round_random_bytes = 0;
+        self.round_max_in_flight = 0;
+    }
+
+    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
+        let window = vegas.window;
         let queue = self
-            .current_queue_packets()
-            .or_else(|| Some(self.flight_bound_packets(loss)));
+            .current_queue_packets(window, vegas.base_rtt)
+            .or_else(|| Some(flight_bound_packets(loss, window)));
         if loss.persistent_congestion {
             // Start-up again from the minimum window; its pacing and its
             // jump keep it from overshooting, so no ssthresh bounds it.
-            self.window.set_cwnd(self.window.minimum());
-            self.window.set_ssthresh(usize::MAX);
             self.phase = Phase::Startup;
             self.jumped = false;
-            self.epoch.begin(loss.now);
             self.losses.congestive = self.losses.congestive.saturating_add(1);
-            return;
+            return LossResponse::Timeout {
+                ssthresh: usize::MAX,
+            };
         }
-        if !self.epoch.sent_after_reduction(loss.largest_lost_time_sent) {
-            return;
+        if !vegas.sent_after_decrease {
+            return LossResponse::Keep;
         }
         if self.config.loss_discrimination {
             // A round carries about a window: the budget is a fraction of it.
-            let budget = self.config.max_random_loss_fraction * self.window.cwnd() as f64;
+            let budget = self.config.max_random_loss_fraction * window.cwnd() as f64;
             let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
                 <= budget.max(loss.lost_bytes as f64);
             if within_budget && queue.is_some_and(|q| q < self.config.random_loss_queue_packets) {
@@ -959,63 +1043,35 @@ impl CongestionController for VegasSat {
                     .losses
                     .round_random_bytes
                     .saturating_add(loss.lost_bytes as u64);
-                return;
+                return LossResponse::Keep;
             }
         }
         self.losses.congestive = self.losses.congestive.saturating_add(1);
-        let shared = self.shared_link_shown(queue);
+        let shared = self.shared_link_shown(queue, window, vegas.base_rtt);
         if shared {
             self.rounds_since_congestion = 0;
         } else {
             self.losses.own_overshoot = self.losses.own_overshoot.saturating_add(1);
         }
-        let reduced = match queue {
-            // Our own queue, within the buffer: take out what exceeds the
-            // aim, as Vegas's Diff > beta rule would, but at once.
-            Some(q) if !shared && self.config.own_loss_drains => {
-                let excess = ((q - self.config.aim()).max(0.0) * self.mds()) as usize;
-                self.window
-                    .cwnd()
-                    .saturating_sub(excess)
-                    .max(self.window.scaled(self.config.loss_factor))
-                    .max(self.window.minimum())
-            }
-            _ => self.window.scaled(self.config.loss_factor),
-        };
+        let mut cwnd = self.congestive_window(queue, shared, window);
         if self.phase == Phase::Startup {
-            let cwnd = self.target_window().map_or(reduced, |t| reduced.min(t));
-            self.leave_startup(cwnd);
-        } else {
-            self.window.set_cwnd(reduced);
-            self.window.set_ssthresh(reduced);
+            // Start-up ends, at most at the target.
+            if let Some(target) = self.target_window(window, vegas.base_rtt) {
+                cwnd = cwnd.min(target);
+            }
+            self.phase = Phase::Avoidance;
         }
-        self.epoch.begin(loss.now);
+        LossResponse::Reduce {
+            cwnd,
+            ssthresh: cwnd,
+        }
     }
 
-    fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        self.window.restore(cwnd, ssthresh);
-        self.epoch.undo();
-        if self.window.in_slow_start() && !self.jumped {
+    /// Back to start-up if the restored window is one of slow start and
+    /// the jump is still to come.
+    fn spurious_loss_undone(&mut self, window: &Window) {
+        if window.in_slow_start() && !self.jumped {
             self.phase = Phase::Startup;
-        }
-        true
-    }
-
-    fn cwnd(&self) -> usize {
-        self.window.cwnd()
-    }
-
-    fn ssthresh(&self) -> usize {
-        self.window.ssthresh()
-    }
-
-    fn state(&self) -> CcState {
-        if self.epoch.in_recovery() {
-            return CcState::Recovery;
-        }
-        match self.phase {
-            Phase::Startup => CcState::SlowStart,
-            Phase::Avoidance => CcState::CongestionAvoidance,
         }
     }
 
@@ -1024,27 +1080,26 @@ impl CongestionController for VegasSat {
     /// (at most `pacing_cap` × capacity).
     /// Unpaced before the first RTT sample: the initial window leaves at once
     /// and gives the first packet pairs.
-    fn pacing(&self) -> Option<Pacing> {
-        let rtt = self
-            .smoothed_rtt
-            .or(self.base_rtt.base_rtt())
-            .filter(|r| !r.is_zero())?;
-        let per_rtt = self.window.cwnd() as f64 / rtt.as_secs_f64();
+    fn pacing(&self, vegas: &PacingView<'_>) -> Option<Pacing> {
+        let rtt = vegas.rtt.filter(|r| !r.is_zero())?;
+        let per_rtt = vegas.window.cwnd() as f64 / rtt.as_secs_f64();
         let (gain, cap) = match self.phase {
             Phase::Startup => (
-                self.config.startup_pacing_gain,
+                vegas.profile.slow_start_gain,
                 self.config.startup_pacing_cap,
             ),
-            Phase::Avoidance => (self.config.pacing_gain, self.config.pacing_cap),
+            Phase::Avoidance => (vegas.profile.pacing_gain, self.config.pacing_cap),
         };
         let rate = match self.capacity() {
-            Some(c) if cap > 0.0 => (gain * per_rtt).min(self.pacing_ceiling(cap * c)),
+            Some(c) if cap > 0.0 => (gain * per_rtt).min(self.pacing_ceiling(cap * c, vegas)),
             _ => gain * per_rtt,
         };
-        (rate.is_finite() && rate > 0.0).then_some(Pacing::trains(rate, 2))
+        (rate.is_finite() && rate > 0.0)
+            .then_some(Pacing::trains(rate, vegas.profile.burst_packets))
     }
 
-    fn internals(&self, out: &mut Internals) {
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        let window = vegas.window;
         out.text(
             "phase",
             match self.phase {
@@ -1052,9 +1107,9 @@ impl CongestionController for VegasSat {
                 Phase::Avoidance => "avoidance",
             },
         );
-        out.float("cwnd_packets", self.window.cwnd_packets());
+        out.float("cwnd_packets", window.cwnd_packets());
         out.float("alpha", self.config.alpha);
-        if let Some(base) = self.base_rtt.base_rtt() {
+        if let Some(base) = vegas.base_rtt {
             out.millis("base_rtt_ms", base);
         }
         if let Some(q) = self.last_queue {
@@ -1065,21 +1120,19 @@ impl CongestionController for VegasSat {
         if let Some(c) = self.capacity() {
             out.float("capacity_mbps", c * 8.0 / 1e6);
         }
-        if let Some(t) = self.target_window() {
-            out.float("target_packets", t as f64 / self.mds());
+        if let Some(t) = self.target_window(window, vegas.base_rtt) {
+            out.float(
+                "target_packets",
+                t as f64 / window.max_datagram_size() as f64,
+            );
         }
         out.int("random_losses", self.losses.random);
         out.int("congestive_losses", self.losses.congestive);
         out.int("own_overshoot_losses", self.losses.own_overshoot);
         out.int("rebases", self.rebases);
-        if let Some(round) = self.rounds.current() {
-            out.int("round", round.index);
+        if let Some(round) = vegas.round {
+            out.int("round", round);
         }
-    }
-
-    fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
-        self.window.rescale_to(max_datagram_size);
-        self.rounds.set_max_datagram_size(max_datagram_size);
     }
 }
 
@@ -1091,6 +1144,7 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
+    use crate::controller::CcState;
     use crate::events::{AckedPacket, RttSnapshot};
 
     const MDS: usize = 1200;
@@ -1114,7 +1168,7 @@ mod tests {
 
     /// BaseRTT 600 ms and, optionally, a measured capacity of `CAPACITY`.
     fn measured(v: &mut VegasSat, with_capacity: bool) {
-        v.base_rtt.on_rtt_sample(BASE);
+        v.base_rtt_mut().on_rtt_sample(BASE);
         if with_capacity {
             let t0 = Instant::now();
             let spacing = MDS as f64 / CAPACITY;
@@ -1127,7 +1181,7 @@ mod tests {
                 ] {
                     let mut p = AckedPacket::new(n, MDS, t0, t0 + BASE);
                     p.receive_time = Some(r);
-                    v.pairs.on_packet(&p, MDS / 2);
+                    v.rules_mut().pairs.on_packet(&p, MDS / 2);
                 }
             }
         }
@@ -1156,16 +1210,39 @@ mod tests {
         }
     }
 
+    /// The skeleton's decision for a round that measured `queue`, and the
+    /// round's end.
+    fn avoidance_round(v: &mut VegasSat, round: &CompletedRound, queue: QueueEstimate) {
+        // What `diff` leaves behind when it measures `queue`.
+        v.rules_mut().last_queue = Some(queue);
+        v.end_round_with_diff(round, queue.packets, Instant::now());
+    }
+
+    /// The queue the rules read from `round`, as the skeleton hands it.
+    fn round_queue(v: &VegasSat, round: &CompletedRound) -> Option<QueueEstimate> {
+        v.rules().round_queue(&RoundMeasurement {
+            round,
+            window: v.window(),
+            base_rtt: v.base_rtt(),
+            round_rtt: round.min_rtt,
+        })
+    }
+
+    /// The queue a loss now would meet.
+    fn current_queue_packets(v: &VegasSat) -> Option<f64> {
+        v.rules().current_queue_packets(v.window(), v.base_rtt())
+    }
+
     /// In avoidance with `cwnd_packets`, all of them in flight this round.
     fn avoiding(v: &mut VegasSat, cwnd_packets: usize) {
-        v.phase = Phase::Avoidance;
-        v.window.set_cwnd(cwnd_packets * MDS);
-        v.window.set_ssthresh(cwnd_packets * MDS);
-        v.round_max_in_flight = cwnd_packets * MDS;
+        v.rules_mut().phase = Phase::Avoidance;
+        v.window_mut().set_cwnd(cwnd_packets * MDS);
+        v.window_mut().set_ssthresh(cwnd_packets * MDS);
+        v.rules_mut().round_max_in_flight = cwnd_packets * MDS;
     }
 
     fn packets(v: &VegasSat) -> f64 {
-        v.window.cwnd() as f64 / MDS as f64
+        v.cwnd() as f64 / MDS as f64
     }
 
     #[test]
@@ -1177,7 +1254,7 @@ mod tests {
                 let mut v = sat(&[&format!("aim_position={position}")]);
                 measured(&mut v, false);
                 avoiding(&mut v, 800);
-                v.avoidance_round(&round(false), queue(diff));
+                avoidance_round(&mut v, &round(false), queue(diff));
                 // w + 0.5 × (aim − Diff), in whole bytes.
                 let expected = 800.0 + 0.5 * (aim - diff);
                 assert!(
@@ -1193,8 +1270,8 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, false);
         avoiding(&mut v, 100);
-        v.avoidance_round(&round(false), queue(10_000.0));
-        assert_eq!(v.window.cwnd(), 50 * MDS);
+        avoidance_round(&mut v, &round(false), queue(10_000.0));
+        assert_eq!(v.cwnd(), 50 * MDS);
     }
 
     #[test]
@@ -1203,8 +1280,8 @@ mod tests {
             let mut v = sat(&["scalable_update=off"]);
             measured(&mut v, false);
             avoiding(&mut v, 800);
-            v.avoidance_round(&round(false), queue(diff));
-            assert_eq!(v.window.cwnd(), expected * MDS, "Diff {diff}");
+            avoidance_round(&mut v, &round(false), queue(diff));
+            assert_eq!(v.cwnd(), expected * MDS, "Diff {diff}");
         }
     }
 
@@ -1214,7 +1291,7 @@ mod tests {
         measured(&mut v, true);
         avoiding(&mut v, 600);
         let target = CAPACITY * 0.6 / MDS as f64 + 7.5;
-        v.avoidance_round(&round(false), queue(0.0));
+        avoidance_round(&mut v, &round(false), queue(0.0));
         let expected = 600.0 + 0.5 * (target - 600.0);
         assert!(
             (packets(&v) - expected).abs() < 0.01,
@@ -1225,13 +1302,13 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.avoidance_round(&round(false), queue(3.9));
+        avoidance_round(&mut v, &round(false), queue(3.9));
         assert!((packets(&v) - expected).abs() < 0.01);
         // At 4 queued or more there is no regrowth: FAST alone.
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.avoidance_round(&round(false), queue(4.0));
+        avoidance_round(&mut v, &round(false), queue(4.0));
         assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 4.0))).abs() < 0.01);
     }
 
@@ -1240,16 +1317,16 @@ mod tests {
         let mut v = sat(&["regrowth_quiet_rounds=3"]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.rounds_since_congestion = 0;
+        v.rules_mut().rounds_since_congestion = 0;
         for _ in 0..3 {
             let before = packets(&v);
-            v.round_max_in_flight = v.window.cwnd();
-            v.avoidance_round(&round(false), queue(0.0));
+            v.rules_mut().round_max_in_flight = v.cwnd();
+            avoidance_round(&mut v, &round(false), queue(0.0));
             assert!((packets(&v) - (before + 3.75)).abs() < 0.01, "FAST only");
         }
         let before = packets(&v);
-        v.round_max_in_flight = v.window.cwnd();
-        v.avoidance_round(&round(false), queue(0.0));
+        v.rules_mut().round_max_in_flight = v.cwnd();
+        avoidance_round(&mut v, &round(false), queue(0.0));
         assert!(packets(&v) > before + 100.0, "regrowth again");
     }
 
@@ -1258,10 +1335,10 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 600);
-        v.avoidance_round(&round(true), queue(0.0));
-        assert_eq!(v.window.cwnd(), 600 * MDS);
+        avoidance_round(&mut v, &round(true), queue(0.0));
+        assert_eq!(v.cwnd(), 600 * MDS);
         // Decreases still apply.
-        v.avoidance_round(&round(true), queue(25.0));
+        avoidance_round(&mut v, &round(true), queue(25.0));
         assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 25.0))).abs() < 0.01);
     }
 
@@ -1271,13 +1348,13 @@ mod tests {
         measured(&mut v, true);
         avoiding(&mut v, 600);
         // Three packets short of the window: held by the pacer, not cwnd.
-        v.round_max_in_flight = 597 * MDS;
-        v.avoidance_round(&round(false), queue(0.0));
-        assert_eq!(v.window.cwnd(), 600 * MDS);
+        v.rules_mut().round_max_in_flight = 597 * MDS;
+        avoidance_round(&mut v, &round(false), queue(0.0));
+        assert_eq!(v.cwnd(), 600 * MDS);
         // Two short still counts as using it.
-        v.round_max_in_flight = 598 * MDS;
-        v.avoidance_round(&round(false), queue(0.0));
-        assert!(v.window.cwnd() > 600 * MDS);
+        v.rules_mut().round_max_in_flight = 598 * MDS;
+        avoidance_round(&mut v, &round(false), queue(0.0));
+        assert!(v.cwnd() > 600 * MDS);
     }
 
     #[test]
@@ -1288,23 +1365,20 @@ mod tests {
         let mut later = round(false);
         later.min_rtt = Some(BASE + Duration::from_millis(50));
         for _ in 0..2 {
-            v.avoidance_round(&later, queue(60.0));
-            assert_eq!(v.base_rtt.base_rtt(), Some(BASE));
+            avoidance_round(&mut v, &later, queue(60.0));
+            assert_eq!(v.base_rtt(), Some(BASE));
         }
-        v.avoidance_round(&later, queue(60.0));
-        assert_eq!(
-            v.base_rtt.base_rtt(),
-            Some(BASE + Duration::from_millis(50))
-        );
-        assert_eq!(v.rebases, 1);
+        avoidance_round(&mut v, &later, queue(60.0));
+        assert_eq!(v.base_rtt(), Some(BASE + Duration::from_millis(50)));
+        assert_eq!(v.rules().rebases, 1);
         // A queue at or below beta resets the count.
         let mut v = sat(&["rebase_rounds=2"]);
         measured(&mut v, false);
         avoiding(&mut v, 800);
-        v.avoidance_round(&later, queue(60.0));
-        v.avoidance_round(&later, queue(10.0));
-        v.avoidance_round(&later, queue(60.0));
-        assert_eq!(v.rebases, 0);
+        avoidance_round(&mut v, &later, queue(60.0));
+        avoidance_round(&mut v, &later, queue(10.0));
+        avoidance_round(&mut v, &later, queue(60.0));
+        assert_eq!(v.rules().rebases, 0);
     }
 
     #[test]
@@ -1324,19 +1398,19 @@ mod tests {
         measured(&mut v, false);
         avoiding(&mut v, 800);
         for ms in [12.0, 20.0, 18.0, 16.5, 16.0, 15.0] {
-            v.avoidance_round(&later, delayed(ms));
-            assert_eq!(v.rebases, 0, "{ms} ms");
+            avoidance_round(&mut v, &later, delayed(ms));
+            assert_eq!(v.rules().rebases, 0, "{ms} ms");
         }
-        v.avoidance_round(&later, delayed(14.5));
-        assert_eq!(v.rebases, 1);
+        avoidance_round(&mut v, &later, delayed(14.5));
+        assert_eq!(v.rules().rebases, 1);
         // A looser tolerance takes the same falling queue for a step sooner.
         let mut v = sat(&["rebase_rounds=4", "rebase_drain_fraction=0.2"]);
         measured(&mut v, false);
         avoiding(&mut v, 800);
         for ms in [12.0, 20.0, 18.0, 16.5] {
-            v.avoidance_round(&later, delayed(ms));
+            avoidance_round(&mut v, &later, delayed(ms));
         }
-        assert_eq!(v.rebases, 1);
+        assert_eq!(v.rules().rebases, 1);
     }
 
     fn loss(v: &VegasSat, bytes: usize, sent: Instant, persistent: bool) -> CongestionEvent {
@@ -1346,7 +1420,7 @@ mod tests {
             largest_lost_pkt_num: 1,
             largest_lost_time_sent: sent,
             persistent_congestion: persistent,
-            bytes_in_flight: v.window.cwnd(),
+            bytes_in_flight: v.cwnd(),
         }
     }
 
@@ -1356,15 +1430,15 @@ mod tests {
         measured(&mut v, false);
         avoiding(&mut v, 1000);
         // Latest RTT 3 ms above BaseRTT: 1000 × 3/603 ≈ 5 packets < 10.
-        v.latest_rtt = Some(BASE + Duration::from_millis(3));
+        v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(3));
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.window.cwnd(), 1000 * MDS);
-        assert_eq!(v.losses.random, 1);
+        assert_eq!(v.cwnd(), 1000 * MDS);
+        assert_eq!(v.rules().losses.random, 1);
         // 12 ms above: 1000 × 12/612 ≈ 19.6 packets: congestive, cwnd × 0.9.
-        v.latest_rtt = Some(BASE + Duration::from_millis(12));
+        v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(12));
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.window.cwnd(), 900 * MDS);
-        assert_eq!(v.losses.congestive, 1);
+        assert_eq!(v.cwnd(), 900 * MDS);
+        assert_eq!(v.rules().losses.congestive, 1);
     }
 
     #[test]
@@ -1372,16 +1446,16 @@ mod tests {
         // A lost server Initial: nothing measured yet, 1534 bytes in flight
         // with the lost 166: at most 1700 / 1350 ≈ 1.3 packets queued < 10.
         let mut v = sat(&[]);
-        assert_eq!(v.current_queue_packets(), None);
-        let initial_window = v.window.cwnd();
+        assert_eq!(current_queue_packets(&v), None);
+        let initial_window = v.cwnd();
         v.on_congestion_event(&CongestionEvent {
             bytes_in_flight: 1534,
             ..loss(&v, 166, Instant::now(), false)
         });
-        assert_eq!(v.window.cwnd(), initial_window);
-        assert_eq!(v.phase, Phase::Startup);
-        assert_eq!(v.losses.random, 1);
-        assert_eq!(v.losses.congestive, 0);
+        assert_eq!(v.cwnd(), initial_window);
+        assert_eq!(v.rules().phase, Phase::Startup);
+        assert_eq!(v.rules().losses.random, 1);
+        assert_eq!(v.rules().losses.congestive, 0);
         // Twelve packets in flight (and one lost): as many could be queued,
         // at least 10: congestive, start-up ends a tenth lower.
         let mut v = sat(&[]);
@@ -1389,9 +1463,9 @@ mod tests {
             bytes_in_flight: 12 * MDS,
             ..loss(&v, MDS, Instant::now(), false)
         });
-        assert_eq!(v.losses.congestive, 1);
-        assert_eq!(v.phase, Phase::Avoidance);
-        assert_eq!(v.window.cwnd(), (initial_window as f64 * 0.9) as usize);
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        assert_eq!(v.cwnd(), (initial_window as f64 * 0.9) as usize);
     }
 
     #[test]
@@ -1399,21 +1473,21 @@ mod tests {
         let mut v = sat(&["max_random_loss_fraction=0.01"]);
         measured(&mut v, false);
         avoiding(&mut v, 1000);
-        v.latest_rtt = Some(BASE);
+        v.rules_mut().latest_rtt = Some(BASE);
         // The budget is 1% of 1000 packets: ten packets a round.
         for _ in 0..10 {
             v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
         }
-        assert_eq!(v.window.cwnd(), 1000 * MDS);
+        assert_eq!(v.cwnd(), 1000 * MDS);
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.window.cwnd(), 900 * MDS);
+        assert_eq!(v.cwnd(), 900 * MDS);
         // Without loss discrimination every loss is congestive.
         let mut v = sat(&["loss_discrimination=off"]);
         measured(&mut v, false);
         avoiding(&mut v, 1000);
-        v.latest_rtt = Some(BASE);
+        v.rules_mut().latest_rtt = Some(BASE);
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.window.cwnd(), 900 * MDS);
+        assert_eq!(v.cwnd(), 900 * MDS);
     }
 
     #[test]
@@ -1427,9 +1501,9 @@ mod tests {
             now: reduction,
             ..loss(&v, MDS, reduction, false)
         });
-        assert_eq!(v.window.cwnd(), 900 * MDS);
+        assert_eq!(v.cwnd(), 900 * MDS);
         v.on_congestion_event(&loss(&v, MDS, old, false));
-        assert_eq!(v.window.cwnd(), 900 * MDS);
+        assert_eq!(v.cwnd(), 900 * MDS);
     }
 
     #[test]
@@ -1437,11 +1511,11 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         avoiding(&mut v, 1000);
-        v.jumped = true;
+        v.rules_mut().jumped = true;
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), true));
-        assert_eq!(v.window.cwnd(), MINIMUM_WINDOW_PACKETS * MDS);
-        assert_eq!(v.phase, Phase::Startup);
-        assert!(!v.jumped);
+        assert_eq!(v.cwnd(), MINIMUM_WINDOW_PACKETS * MDS);
+        assert_eq!(v.rules().phase, Phase::Startup);
+        assert!(!v.rules().jumped);
         assert_eq!(v.state(), CcState::Recovery);
     }
 
@@ -1450,47 +1524,48 @@ mod tests {
         let mut v = sat(&[]);
         measured(&mut v, true);
         let target = CAPACITY * 0.6 + 7.5 * MDS as f64;
-        v.startup_jump();
-        assert!(v.jumped);
-        assert_eq!(v.window.cwnd(), (target * 0.5) as usize);
-        assert_eq!(v.phase, Phase::Startup);
-        v.window.slow_start(v.window.cwnd());
-        v.startup_jump();
-        assert_eq!(v.phase, Phase::Avoidance);
-        assert_eq!(v.window.cwnd(), target as usize);
+        v.after_slow_start_growth(Instant::now());
+        assert!(v.rules().jumped);
+        assert_eq!(v.cwnd(), (target * 0.5) as usize);
+        assert_eq!(v.rules().phase, Phase::Startup);
+        let cwnd = v.cwnd();
+        v.window_mut().slow_start(cwnd);
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        assert_eq!(v.cwnd(), target as usize);
         // Without a capacity there is no jump.
         let mut v = sat(&[]);
         measured(&mut v, false);
-        v.startup_jump();
-        assert!(!v.jumped);
-        assert_eq!(v.window.cwnd(), 10 * MDS);
+        v.after_slow_start_growth(Instant::now());
+        assert!(!v.rules().jumped);
+        assert_eq!(v.cwnd(), 10 * MDS);
         // capacity_jump=off ignores a measured capacity.
         let mut v = sat(&["capacity_jump=off"]);
         measured(&mut v, true);
-        v.startup_jump();
-        assert_eq!(v.window.cwnd(), 10 * MDS);
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.cwnd(), 10 * MDS);
     }
 
     #[test]
     fn a_queue_in_start_up_ends_it_drained() {
         let mut v = sat(&["capacity_jump=off"]);
         measured(&mut v, false);
-        v.window.set_cwnd(400 * MDS);
+        v.window_mut().set_cwnd(400 * MDS);
         let mut r = round(false);
         // 20 ms of queue at 400 packets: Diff = 400 × 20/620 ≈ 12.9 > 10.
         r.min_rtt = Some(BASE + Duration::from_millis(20));
-        v.on_round_end(&r);
+        v.end_round(&r, Instant::now());
         let diff = 400.0 * 20.0 / 620.0;
-        assert_eq!(v.phase, Phase::Avoidance);
+        assert_eq!(v.rules().phase, Phase::Avoidance);
         assert!((packets(&v) - (400.0 - diff + 7.5)).abs() < 0.01);
         // 10 ms (Diff ≈ 6.6): start-up goes on.
         let mut v = sat(&["capacity_jump=off"]);
         measured(&mut v, false);
-        v.window.set_cwnd(400 * MDS);
+        v.window_mut().set_cwnd(400 * MDS);
         r.min_rtt = Some(BASE + Duration::from_millis(10));
-        v.on_round_end(&r);
-        assert_eq!(v.phase, Phase::Startup);
-        assert_eq!(v.window.cwnd(), 400 * MDS);
+        v.end_round(&r, Instant::now());
+        assert_eq!(v.rules().phase, Phase::Startup);
+        assert_eq!(v.cwnd(), 400 * MDS);
     }
 
     #[test]
@@ -1505,18 +1580,18 @@ mod tests {
             let sent = t0 + Duration::from_millis(n);
             let mut p = AckedPacket::new(n, MDS, sent, sent + BASE + Duration::from_millis(30));
             p.receive_time = Some(Duration::from_millis(n + owd_ms));
-            v.forward.on_packet(&p, MDS / 2);
+            v.rules_mut().forward.on_packet(&p, MDS / 2);
         }
         let mut r = round(false);
         r.min_rtt = Some(BASE + Duration::from_millis(30));
-        let q = v.round_queue(&r).expect("a queue estimate");
+        let q = round_queue(&v, &r).expect("a queue estimate");
         assert_eq!(q.source, QueueSource::Forward);
         assert_eq!(q.packets, 0.0);
         // forward_delay=off reads the RTT: 1000 × 30/630 packets.
         let mut v2 = sat(&["forward_delay=off"]);
         measured(&mut v2, false);
         avoiding(&mut v2, 1000);
-        let q = v2.round_queue(&r).expect("a queue estimate");
+        let q = round_queue(&v2, &r).expect("a queue estimate");
         assert_eq!(q.source, QueueSource::Rtt);
         assert!((q.packets - 1000.0 * 30.0 / 630.0).abs() < 1e-9);
     }
@@ -1529,12 +1604,12 @@ mod tests {
             None,
             "no RTT yet: the initial window leaves at once"
         );
-        v.smoothed_rtt = Some(BASE);
+        v.set_smoothed_rtt(Some(BASE));
         let p = v.pacing().expect("paced");
         assert_eq!(p.train_packets, 2);
         assert!((p.rate_bytes_per_sec - 2.0 * 10.0 * MDS as f64 / 0.6).abs() < 1e-6);
         measured(&mut v, true);
-        v.window.set_cwnd(1000 * MDS);
+        v.window_mut().set_cwnd(1000 * MDS);
         // 2 × 1000 × 1200 / 0.6 = 4 MB/s, capped at 0.95 × the capacity.
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - 0.95 * CAPACITY).abs() < 1.0);
@@ -1548,20 +1623,20 @@ mod tests {
         assert!((p.rate_bytes_per_sec - 2000.0 * MDS as f64 / 0.6).abs() < 1e-6);
         // A window within the path (1200 of its 1250 packets): the capacity.
         avoiding(&mut v, 1200);
-        v.smoothed_rtt = Some(Duration::from_millis(200));
+        v.set_smoothed_rtt(Some(Duration::from_millis(200)));
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
         // Without the floor the capacity caps any window.
         let mut v = sat(&["expected_rate_floor=off"]);
         measured(&mut v, true);
-        v.smoothed_rtt = Some(BASE);
+        v.set_smoothed_rtt(Some(BASE));
         avoiding(&mut v, 2000);
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - CAPACITY).abs() < 1.0);
         let mut v = sat(&["startup_pacing_cap=0"]);
         measured(&mut v, true);
-        v.smoothed_rtt = Some(BASE);
-        v.window.set_cwnd(1000 * MDS);
+        v.set_smoothed_rtt(Some(BASE));
+        v.window_mut().set_cwnd(1000 * MDS);
         let p = v.pacing().expect("paced");
         assert!((p.rate_bytes_per_sec - 2.0 * 1000.0 * MDS as f64 / 0.6).abs() < 1e-6);
     }
@@ -1573,8 +1648,10 @@ mod tests {
         let mut v = sat(pairs);
         measured(&mut v, true);
         avoiding(&mut v, cwnd);
-        v.rounds_since_congestion = 500;
-        v.recent_forward.push(Duration::from_millis(queue_ms));
+        v.rules_mut().rounds_since_congestion = 500;
+        v.rules_mut()
+            .recent_forward
+            .push(Duration::from_millis(queue_ms));
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
         v
     }
@@ -1589,15 +1666,15 @@ mod tests {
         let diff = |ms: f64| 1280.0 * ms / (600.0 + ms);
         assert!(diff(20.0) > excess + 10.0);
         let v = congestive_loss_at(&[], 1280, 20);
-        assert_eq!(v.losses.congestive, 1);
-        assert_eq!(v.rounds_since_congestion, 0, "a shared link: quiet");
-        assert_eq!(v.losses.own_overshoot, 0);
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert_eq!(v.rules().rounds_since_congestion, 0, "a shared link: quiet");
+        assert_eq!(v.rules().losses.own_overshoot, 0);
         // 12 ms: ≈ 25.1 packets, within 30 + 10: the flow overshot alone.
         assert!(diff(12.0) <= excess + 10.0 && diff(12.0) >= 10.0);
         let v = congestive_loss_at(&[], 1280, 12);
-        assert_eq!(v.losses.congestive, 1);
-        assert_eq!(v.rounds_since_congestion, 500, "no quiet rounds");
-        assert_eq!(v.losses.own_overshoot, 1);
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert_eq!(v.rules().rounds_since_congestion, 500, "no quiet rounds");
+        assert_eq!(v.rules().losses.own_overshoot, 1);
         // ... and the queue above the aim (7.5) leaves the window.
         let drained = 1280.0 - (diff(12.0) - 7.5);
         assert!(
@@ -1607,19 +1684,19 @@ mod tests {
         );
         // A wider margin takes the 20 ms loss for its own too.
         let v = congestive_loss_at(&["shared_queue_margin=20"], 1280, 20);
-        assert_eq!(v.rounds_since_congestion, 500);
+        assert_eq!(v.rules().rounds_since_congestion, 500);
         // loss_attribution=off: every congestive loss quiets.
         let v = congestive_loss_at(&["loss_attribution=off"], 1280, 12);
-        assert_eq!(v.rounds_since_congestion, 0);
+        assert_eq!(v.rules().rounds_since_congestion, 0);
         // Without a capacity there is no excess to explain it: quiet.
         let mut v = sat(&[]);
         measured(&mut v, false);
         avoiding(&mut v, 1280);
-        v.rounds_since_congestion = 500;
-        v.recent_forward.push(Duration::from_millis(12));
+        v.rules_mut().rounds_since_congestion = 500;
+        v.rules_mut().recent_forward.push(Duration::from_millis(12));
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
-        assert_eq!(v.losses.congestive, 1);
-        assert_eq!(v.rounds_since_congestion, 0);
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert_eq!(v.rules().rounds_since_congestion, 0);
     }
 
     #[test]
@@ -1628,17 +1705,17 @@ mod tests {
         let own = 1280.0 * 12.0 / 612.0;
         let v = congestive_loss_at(&[], 1280, 12);
         assert!((packets(&v) - (1280.0 - (own - 7.5))).abs() < 0.01);
-        assert_eq!(v.window.ssthresh(), v.window.cwnd());
+        assert_eq!(v.ssthresh(), v.cwnd());
         // Switched off: the loss_factor cut.
         let v = congestive_loss_at(&["own_loss_drains=off"], 1280, 12);
-        assert_eq!(v.window.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        assert_eq!(v.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
         // The drain never takes more than the cut would: with a loss
         // factor of 0.99 the cut (12.8 packets) is smaller than the drain.
         let v = congestive_loss_at(&["loss_factor=0.99"], 1280, 12);
-        assert_eq!(v.window.cwnd(), (1280.0 * 0.99 * MDS as f64) as usize);
+        assert_eq!(v.cwnd(), (1280.0 * 0.99 * MDS as f64) as usize);
         // A shared link's loss (20 ms, see above) is cut as before.
         let v = congestive_loss_at(&[], 1280, 20);
-        assert_eq!(v.window.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        assert_eq!(v.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
     }
 
     #[test]
@@ -1648,18 +1725,18 @@ mod tests {
         avoiding(&mut v, 1000);
         // Older samples (a drained queue) leave the window of three.
         for ms in [40u64, 40, 2, 4, 6] {
-            v.recent_forward.push(Duration::from_millis(ms));
+            v.rules_mut().recent_forward.push(Duration::from_millis(ms));
         }
         let expected = 1000.0 * 4.0 / 604.0;
-        let q = v.current_queue_packets().expect("a queue");
+        let q = current_queue_packets(&v).expect("a queue");
         assert!((q - expected).abs() < 1e-6, "{q} vs {expected}");
         // forward_delay=off reads the latest RTT instead.
         let mut v = sat(&["forward_delay=off"]);
         measured(&mut v, false);
         avoiding(&mut v, 1000);
-        v.recent_forward.push(Duration::from_millis(40));
-        v.latest_rtt = Some(BASE + Duration::from_millis(3));
-        let q = v.current_queue_packets().expect("a queue");
+        v.rules_mut().recent_forward.push(Duration::from_millis(40));
+        v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(3));
+        let q = current_queue_packets(&v).expect("a queue");
         assert!((q - 1000.0 * 3.0 / 603.0).abs() < 1e-6);
     }
 
@@ -1703,11 +1780,11 @@ mod tests {
             app_limited: false,
             backward_queueing: None,
         });
-        assert_eq!(v.base_rtt.base_rtt(), Some(BASE));
-        assert_eq!(v.pairs.samples(), 1);
+        assert_eq!(v.base_rtt(), Some(BASE));
+        assert_eq!(v.rules().pairs.samples(), 1);
         // The pair's second packet waited 480 µs behind the first.
-        assert_eq!(v.forward.latest(), Some(Duration::from_micros(480)));
+        assert_eq!(v.rules().forward.latest(), Some(Duration::from_micros(480)));
         // Slow start grew by the bytes acknowledged.
-        assert_eq!(v.window.cwnd(), 12 * MDS);
+        assert_eq!(v.cwnd(), 12 * MDS);
     }
 }

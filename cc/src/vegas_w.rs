@@ -221,8 +221,8 @@ pub use crate::shared::send_ack_spacing::SpacingSource;
 use crate::shared::send_ack_spacing::{PairSpacing, SpacingLog};
 use crate::shared::window::Window;
 use crate::vegas::{
-    LinearStep, LossResponse, RoundView, SlowStartStep, ThresholdKeys, Vegas, VegasConfig,
-    VegasKeys, VegasRules, VegasView, ROUND_RTT_MEAN,
+    LinearStep, LossResponse, LossView, RoundView, SlowStartStep, ThresholdKeys, Vegas,
+    VegasConfig, VegasKeys, VegasRules, VegasView, WindowChange, ROUND_RTT_MEAN,
 };
 
 pub const NAME: &str = "vegas-w";
@@ -703,19 +703,15 @@ impl VegasRules for VegasWRules {
         }
     }
 
-    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> i64 {
-        self.step.step(round, diff)
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
+        self.step.step(round, diff).into()
     }
 
     /// IV.C: classify by the spacing of the two packets before the lost
     /// one; a link error leaves the window, congestion sets ssthresh to
     /// b̂ × RTTmin and cwnd to at most that; a timeout slow-starts again.
-    fn loss_reaction(
-        &mut self,
-        loss: &CongestionEvent,
-        window: &Window,
-        base_rtt: Option<Duration>,
-    ) -> LossResponse {
+    fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
+        let (window, base_rtt) = (vegas.window, vegas.base_rtt);
         let verdict = classify(
             self.packets
                 .spacing_before(loss.largest_lost_pkt_num, loss.largest_lost_time_sent),

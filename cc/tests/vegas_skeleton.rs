@@ -10,12 +10,15 @@ use std::time::Duration;
 
 use common::{ms, reference_diff_packets, Flow, INITIAL_WINDOW_PACKETS, MDS, WINDOW};
 use vegas_cc::events::{AckEvent, CongestionEvent};
+use vegas_cc::shared::base_rtt::BaseRttTracker;
+use vegas_cc::shared::round_clock::CompletedRound;
 use vegas_cc::shared::window::Window;
 use vegas_cc::vegas::{
-    LossResponse, RoundView, RttAdjustment, SlowStartGrowth, SlowStartStep, Vegas, VegasConfig,
-    VegasRules, VegasView, PAPER_KEYS, PAPER_PARAMS,
+    LossResponse, LossView, PacingView, RoundView, RttAdjustment, ScaledLoss, SlowStartGrowth,
+    SlowStartStep, Vegas, VegasConfig, VegasRules, VegasView, WindowChange, PAPER_KEYS,
+    PAPER_PARAMS,
 };
-use vegas_cc::{CcState, Internals, ParamValues};
+use vegas_cc::{CcState, Internals, Pacing, ParamValues};
 
 /// What the scripted rules answer.
 #[derive(Clone, Copy, Debug)]
@@ -23,12 +26,20 @@ struct Script {
     growth: SlowStartGrowth,
     slow_start: SlowStartStep,
     /// Change of cwnd per congestion-avoidance round with a Diff.
-    ca_change: i64,
+    ca_change: WindowChange,
     /// Change of cwnd per congestion-avoidance round without one.
-    no_diff_change: i64,
+    no_diff_change: WindowChange,
     ssthresh_floor: usize,
     loss: LossResponse,
     adjustment: RttAdjustment,
+    /// The rules' own answer to "in slow start?", `None`: the default.
+    in_slow_start: Option<bool>,
+    /// The answer after each ACK's slow-start growth.
+    ack_step: SlowStartStep,
+    /// BaseRTT set anew at every round's end.
+    rebase_to: Option<Duration>,
+    /// The pacing asked for, `None`: the default.
+    pacing: Option<Pacing>,
 }
 
 impl Default for Script {
@@ -36,11 +47,15 @@ impl Default for Script {
         Script {
             growth: SlowStartGrowth::EveryOtherRound,
             slow_start: SlowStartStep::Continue,
-            ca_change: 0,
-            no_diff_change: 0,
+            ca_change: WindowChange::Hold,
+            no_diff_change: WindowChange::Hold,
             ssthresh_floor: 0,
             loss: LossResponse::Keep,
             adjustment: RttAdjustment::default(),
+            in_slow_start: None,
+            ack_step: SlowStartStep::Continue,
+            rebase_to: None,
+            pacing: None,
         }
     }
 }
@@ -56,6 +71,14 @@ struct Calls {
     /// The smallest RTT of each ACK as `observe_ack` saw it.
     observed_rtts: Vec<Duration>,
     credit_forgotten: usize,
+    /// `in_recovery` of every round's end.
+    round_ends: Vec<bool>,
+    /// `sent_after_decrease` of every congestion event.
+    losses_after_decrease: Vec<bool>,
+    /// cwnd the rules saw after each ACK's slow-start growth.
+    grown_windows: Vec<usize>,
+    /// cwnd and ssthresh the rules saw after each spurious loss.
+    restored: Vec<(usize, usize)>,
 }
 
 #[derive(Debug)]
@@ -96,26 +119,61 @@ impl VegasRules for Scripted {
         self.script.slow_start
     }
 
-    fn congestion_avoidance_round(&mut self, _round: &RoundView<'_>, diff: f64) -> i64 {
+    fn congestion_avoidance_round(&mut self, _round: &RoundView<'_>, diff: f64) -> WindowChange {
         self.calls().congestion_avoidance.push(diff);
         self.script.ca_change
     }
 
-    fn round_without_diff(&mut self, _round: &RoundView<'_>) -> i64 {
+    fn round_without_diff(&mut self, _round: &RoundView<'_>) -> WindowChange {
         self.calls().no_diff += 1;
         self.script.no_diff_change
+    }
+
+    fn in_slow_start(&self, window: &Window) -> bool {
+        self.script
+            .in_slow_start
+            .unwrap_or_else(|| window.in_slow_start())
+    }
+
+    fn slow_start_ack(&mut self, window: &Window, _base_rtt: Option<Duration>) -> SlowStartStep {
+        self.calls().grown_windows.push(window.cwnd());
+        self.script.ack_step
+    }
+
+    fn round_ended(
+        &mut self,
+        _round: &CompletedRound,
+        in_recovery: bool,
+        base_rtt: &mut BaseRttTracker,
+    ) {
+        self.calls().round_ends.push(in_recovery);
+        if let Some(rtt) = self.script.rebase_to {
+            base_rtt.refresh(rtt);
+        }
+    }
+
+    fn spurious_loss_undone(&mut self, window: &Window) {
+        self.calls()
+            .restored
+            .push((window.cwnd(), window.ssthresh()));
+    }
+
+    fn pacing(&self, vegas: &PacingView<'_>) -> Option<Pacing> {
+        self.script.pacing.or_else(|| {
+            vegas
+                .profile
+                .pacing(vegas.in_slow_start, vegas.window.cwnd(), vegas.rtt)
+        })
     }
 
     fn ssthresh_floor(&self, _cwnd: usize) -> usize {
         self.script.ssthresh_floor
     }
 
-    fn loss_reaction(
-        &mut self,
-        _loss: &CongestionEvent,
-        _window: &Window,
-        _base_rtt: Option<Duration>,
-    ) -> LossResponse {
+    fn loss_reaction(&mut self, _loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
+        self.calls()
+            .losses_after_decrease
+            .push(vegas.sent_after_decrease);
         self.script.loss
     }
 
@@ -176,26 +234,38 @@ fn every_other_round_growth_holds_between_doublings() {
     assert_eq!(calls(&log).slow_start.len(), 2);
 }
 
-#[test]
-fn exit_to_window_caps_cwnd_and_is_not_a_decrease() {
+/// Slow start left by `script`'s answers on the ACK of nine packets of
+/// the first window: the window and state then, and whether the loss of the
+/// tenth (sent before the exit) still reduced the window, as it does when
+/// the exit was no decrease.
+fn exit_then_an_earlier_loss(script: Script) -> ((usize, usize), CcState, bool) {
     let script = Script {
         growth: SlowStartGrowth::EveryRound,
-        slow_start: SlowStartStep::ExitToWindow(7 * MDS),
         loss: LossResponse::Reduce {
             cwnd: 3 * MDS,
             ssthresh: 3 * MDS,
         },
-        ..Script::default()
+        ..script
     };
     let (mut f, _) = flow(script, config(|_| {}));
     let window = f.send_window();
     f.ack(&window[..9], ms(100));
-    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (7 * MDS, 7 * MDS));
-    assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
-    // The last packet was sent before the exit; the exit was no decrease,
-    // so its loss still reduces the window.
+    let after_exit = ((f.cc.cwnd(), f.cc.ssthresh()), f.cc.state());
     f.lose(&window[9..], false);
-    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (3 * MDS, 3 * MDS));
+    let reduced = (f.cc.cwnd(), f.cc.ssthresh()) == (3 * MDS, 3 * MDS);
+    (after_exit.0, after_exit.1, reduced)
+}
+
+#[test]
+fn exit_to_window_caps_cwnd_and_is_not_a_decrease() {
+    let script = Script {
+        slow_start: SlowStartStep::ExitToWindow(7 * MDS),
+        ..Script::default()
+    };
+    assert_eq!(
+        exit_then_an_earlier_loss(script),
+        ((7 * MDS, 7 * MDS), CcState::CongestionAvoidance, true)
+    );
 }
 
 #[test]
@@ -263,7 +333,7 @@ fn in_congestion_avoidance(script: Script, config: VegasConfig) -> (Flow, Arc<Mu
 #[test]
 fn congestion_avoidance_change_is_applied_with_the_rounds_diff() {
     let script = Script {
-        ca_change: 600,
+        ca_change: WindowChange::Increase(600),
         ..Script::default()
     };
     let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
@@ -286,7 +356,7 @@ fn congestion_avoidance_change_is_applied_with_the_rounds_diff() {
 #[test]
 fn a_decrease_stops_at_the_minimum_window() {
     let script = Script {
-        ca_change: -(100 * MDS as i64),
+        ca_change: WindowChange::Decrease(100 * MDS),
         ..Script::default()
     };
     let (mut f, _) = in_congestion_avoidance(script, config(|_| {}));
@@ -297,8 +367,8 @@ fn a_decrease_stops_at_the_minimum_window() {
 #[test]
 fn rounds_without_a_diff_go_to_their_own_hook_and_raise_no_floor() {
     let script = Script {
-        no_diff_change: MDS as i64,
-        ca_change: 5 * MDS as i64,
+        no_diff_change: WindowChange::Increase(MDS),
+        ca_change: WindowChange::Increase(5 * MDS),
         ssthresh_floor: 1000 * MDS,
         ..Script::default()
     };
@@ -340,7 +410,7 @@ fn the_ssthresh_floor_only_raises_after_rounds_with_a_diff() {
 #[test]
 fn adjusted_rtts_are_what_base_rtt_and_the_round_see() {
     let script = Script {
-        ca_change: 0,
+        ca_change: WindowChange::Hold,
         adjustment: RttAdjustment {
             subtract: ms(40),
             base_rtt_probe: Some(ms(30)),
@@ -421,4 +491,315 @@ fn spurious_loss_and_a_new_datagram_size_forget_increase_credit() {
     assert_eq!(calls(&log).credit_forgotten, 2);
     // The window keeps its packet count.
     assert_eq!(f.cc.cwnd(), 12 * 1000);
+}
+
+#[test]
+fn window_changes_from_bytes_keep_their_sign() {
+    assert_eq!(WindowChange::from(600), WindowChange::Increase(600));
+    assert_eq!(WindowChange::from(-600), WindowChange::Decrease(600));
+    assert_eq!(WindowChange::from(0), WindowChange::Hold);
+    let most = usize::try_from(i64::MIN.unsigned_abs()).expect("64-bit usize");
+    assert_eq!(WindowChange::from(i64::MIN), WindowChange::Decrease(most));
+}
+
+/// In congestion avoidance with ssthresh restored above cwnd and the rules
+/// saying they are out of slow start, a round changes cwnd by `change`.
+fn after_a_restore(change: WindowChange) -> Flow {
+    let script = Script {
+        ca_change: change,
+        in_slow_start: Some(false),
+        ..Script::default()
+    };
+    let (mut f, _) = in_congestion_avoidance(script, config(|_| {}));
+    assert!(f.cc.on_spurious_loss(W, 20 * MDS));
+    f.round(ms(100));
+    f
+}
+
+#[test]
+fn a_decrease_of_no_bytes_still_caps_ssthresh_and_hold_does_not() {
+    let f = after_a_restore(WindowChange::Decrease(0));
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (W, W));
+    let f = after_a_restore(WindowChange::Hold);
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (W, 20 * MDS));
+}
+
+#[test]
+fn the_rules_say_whether_slow_start_runs() {
+    // cwnd < ssthresh, but the rules say avoidance: no growth, a
+    // congestion-avoidance round, and the state says so.
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        in_slow_start: Some(false),
+        ca_change: WindowChange::Increase(MDS),
+        ..Script::default()
+    };
+    let (mut f, log) = flow(script, config(|_| {}));
+    assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
+    f.round(ms(100));
+    assert_eq!(f.cc.cwnd(), W + MDS);
+    assert_eq!(f.cc.ssthresh(), usize::MAX);
+    let log = calls(&log);
+    assert_eq!(
+        (log.slow_start.len(), log.congestion_avoidance.len()),
+        (0, 1)
+    );
+    assert!(log.grown_windows.is_empty());
+    // cwnd >= ssthresh, but the rules say slow start: it grows.
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        slow_start: SlowStartStep::ExitToWindow(W),
+        in_slow_start: Some(true),
+        ..Script::default()
+    };
+    let (mut f, _) = flow(script, config(|_| {}));
+    f.round(ms(100));
+    assert_eq!(f.cc.ssthresh(), W);
+    assert_eq!(f.cc.state(), CcState::SlowStart);
+    let sent = f.send_window();
+    f.ack(&sent, ms(100));
+    // Window::slow_start stops at ssthresh: what grows past it is the
+    // rules' (the ACK step); here nothing does.
+    assert_eq!(f.cc.cwnd(), W);
+}
+
+#[test]
+fn an_ack_step_jumps_after_the_growth() {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        ack_step: SlowStartStep::JumpTo(25 * MDS),
+        ..Script::default()
+    };
+    let (mut f, log) = flow(script, config(|_| {}));
+    let window = f.send_window();
+    f.ack(&window[..9], ms(100));
+    // The rules saw the window grown by the nine packets, then jumped it.
+    assert_eq!(calls(&log).grown_windows, [W + 9 * MDS]);
+    assert_eq!(f.cc.cwnd(), 25 * MDS);
+    assert_eq!(f.cc.ssthresh(), usize::MAX);
+    assert_eq!(f.cc.state(), CcState::SlowStart);
+}
+
+#[test]
+fn an_ack_step_exits_at_its_window_without_a_decrease() {
+    let script = Script {
+        ack_step: SlowStartStep::ExitAt(30 * MDS),
+        ..Script::default()
+    };
+    // Above cwnd too: cwnd = ssthresh = the rules' window.
+    assert_eq!(
+        exit_then_an_earlier_loss(script),
+        ((30 * MDS, 30 * MDS), CcState::CongestionAvoidance, true)
+    );
+}
+
+#[test]
+fn no_ack_step_in_recovery_or_when_application_limited() {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        loss: LossResponse::Reduce {
+            cwnd: 30 * MDS,
+            ssthresh: usize::MAX,
+        },
+        ..Script::default()
+    };
+    let (mut f, log) = flow(script, config(|_| {}));
+    f.app_limited = true;
+    f.round(ms(100));
+    assert!(calls(&log).grown_windows.is_empty());
+    f.app_limited = false;
+    let window = f.send_window();
+    f.advance(ms(1));
+    f.lose(&window[..1], false);
+    assert_eq!(f.cc.state(), CcState::Recovery);
+    f.ack(&window[1..], ms(100));
+    assert!(calls(&log).grown_windows.is_empty());
+}
+
+#[test]
+fn a_round_exit_at_a_window_above_cwnd_takes_it() {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        slow_start: SlowStartStep::ExitAt(40 * MDS),
+        ..Script::default()
+    };
+    let (mut f, _) = flow(script, config(|_| {}));
+    let window = f.send_window();
+    f.ack(&window[..1], ms(100));
+    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (40 * MDS, 40 * MDS));
+    assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
+}
+
+#[test]
+fn a_round_jump_sets_cwnd_and_slow_start_goes_on() {
+    let script = Script {
+        growth: SlowStartGrowth::EveryRound,
+        slow_start: SlowStartStep::JumpTo(40 * MDS),
+        ..Script::default()
+    };
+    let (mut f, log) = flow(script, config(|_| {}));
+    let window = f.send_window();
+    // The first ACK ends round 0: the jump, then that ACK's growth.
+    f.ack(&window[..1], ms(100));
+    assert_eq!(f.cc.cwnd(), 40 * MDS + MDS);
+    assert_eq!(f.cc.state(), CcState::SlowStart);
+    assert_eq!(calls(&log).slow_start.len(), 1);
+}
+
+#[test]
+fn every_round_end_reaches_the_rules_in_recovery_too() {
+    let script = Script {
+        loss: LossResponse::Reduce {
+            cwnd: 6 * MDS,
+            ssthresh: 6 * MDS,
+        },
+        ..Script::default()
+    };
+    let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
+    assert_eq!(calls(&log).round_ends, [false]);
+    let window = f.send_window();
+    f.advance(ms(1));
+    f.lose(&window[..1], false);
+    // The rest of the window was sent before the reduction: the round it
+    // ends, ends in recovery, and is not evaluated.
+    f.ack(&window[1..], ms(100));
+    assert_eq!(f.cc.state(), CcState::Recovery);
+    let log = calls(&log);
+    assert_eq!(log.round_ends, [false, true]);
+    assert!(log.congestion_avoidance.is_empty());
+}
+
+#[test]
+fn round_ended_may_set_base_rtt_anew() {
+    let script = Script {
+        rebase_to: Some(ms(150)),
+        ..Script::default()
+    };
+    let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
+    // BaseRTT 150 ms from the first round's end on: a round at 150 ms
+    // queues nothing, whatever the smallest RTT seen (100 ms).
+    f.round(ms(150));
+    let log = calls(&log);
+    assert_eq!(log.congestion_avoidance.len(), 1);
+    assert!(log.congestion_avoidance[0].abs() < 1e-9);
+}
+
+#[test]
+fn the_loss_view_says_whether_the_lost_packet_is_new() {
+    let script = Script {
+        loss: LossResponse::Keep,
+        ..Script::default()
+    };
+    let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
+    let window = f.send_window();
+    f.advance(ms(1));
+    f.lose(&window[..1], false);
+    // Keep is no decrease: the next loss of the window is new too.
+    f.lose(&window[1..2], false);
+    assert_eq!(calls(&log).losses_after_decrease, [true, true]);
+    let script = Script {
+        loss: LossResponse::Reduce {
+            cwnd: 6 * MDS,
+            ssthresh: 6 * MDS,
+        },
+        ..Script::default()
+    };
+    let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
+    let window = f.send_window();
+    f.advance(ms(1));
+    f.lose(&window[..1], false);
+    f.advance(ms(1));
+    f.lose(&window[1..2], false);
+    assert_eq!(calls(&log).losses_after_decrease, [true, false]);
+}
+
+#[test]
+fn a_spurious_loss_shows_the_rules_the_restored_window() {
+    let (mut f, log) = in_congestion_avoidance(Script::default(), config(|_| {}));
+    assert!(f.cc.on_spurious_loss(12 * MDS, 11 * MDS));
+    assert_eq!(calls(&log).restored, [(12 * MDS, 11 * MDS)]);
+}
+
+#[test]
+fn the_rules_may_pace_otherwise() {
+    let own = Pacing::trains(1000.0, 2);
+    let script = Script {
+        pacing: Some(own),
+        ..Script::default()
+    };
+    let (mut f, _) = flow(script, config(|_| {}));
+    f.round(ms(100));
+    assert_eq!(f.cc.pacing(), Some(own));
+    // The default: the profile's rate from the smoothed RTT, with the
+    // rules' answer to "in slow start?".
+    let script = Script {
+        in_slow_start: Some(false),
+        ..Script::default()
+    };
+    let cfg = config(|_| {});
+    let (mut f, _) = flow(script, cfg);
+    f.round(ms(100));
+    let rtt = f.rtt().expect("an RTT").smoothed_rtt;
+    assert_eq!(
+        f.cc.pacing(),
+        cfg.pacing.pacing(false, f.cc.cwnd(), Some(rtt))
+    );
+    assert!(f.cc.pacing().is_some());
+}
+
+/// Rules that override nothing of the loss path but `scaled_loss`.
+#[derive(Debug)]
+struct LossByFactor(Option<ScaledLoss>);
+
+impl VegasRules for LossByFactor {
+    fn name(&self) -> &'static str {
+        "loss-by-factor"
+    }
+
+    fn congestion_avoidance_round(&mut self, _round: &RoundView<'_>, _diff: f64) -> WindowChange {
+        WindowChange::Hold
+    }
+
+    fn scaled_loss(&self) -> Option<&ScaledLoss> {
+        self.0.as_ref()
+    }
+
+    fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
+        vegas.write_cwnd(out);
+    }
+}
+
+/// cwnd and ssthresh after a loss, then after a timeout, of a flow in
+/// slow start at 2W whose rules are `rules`.
+fn loss_then_timeout(rules: LossByFactor) -> [(usize, usize); 2] {
+    let mut f = Flow::new(Box::new(Vegas::with_rules(rules, config(|_| {}), WINDOW)));
+    f.rounds(&[ms(100); 2]);
+    assert_eq!(f.cc.cwnd(), 2 * W);
+    let window = f.send_window();
+    f.advance(ms(1));
+    f.lose(&window[..1], false);
+    let after_loss = (f.cc.cwnd(), f.cc.ssthresh());
+    f.advance(ms(1));
+    f.lose(&window[1..2], true);
+    [after_loss, (f.cc.cwnd(), f.cc.ssthresh())]
+}
+
+#[test]
+fn the_default_loss_reaction_is_the_scaled_loss_or_none() {
+    let scaled = ScaledLoss {
+        loss_factor: 0.75,
+        timeout_ssthresh_factor: 0.5,
+    };
+    // cwnd × 3/4 on the loss; on the timeout ssthresh = that × 1/2 and
+    // cwnd the minimum window.
+    let reduced = (2 * W) * 3 / 4;
+    assert_eq!(
+        loss_then_timeout(LossByFactor(Some(scaled))),
+        [(reduced, reduced), (2 * MDS, reduced / 2)]
+    );
+    // Without one the window stays, whatever the loss.
+    assert_eq!(
+        loss_then_timeout(LossByFactor(None)),
+        [(2 * W, usize::MAX), (2 * W, usize::MAX)]
+    );
 }
