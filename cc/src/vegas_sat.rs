@@ -91,10 +91,12 @@
 //!   overflow a 25-packet buffer; capped below C no queue forms, and the
 //!   window (at most target = BDP + aim) bounds the queue to the aim. The
 //!   margin is for the first estimate, made from the initial window's few
-//!   pairs: over vegas-emu it read 20.4-20.5 Mbit/s on a 20 Mbit/s link,
+//!   pairs: over vegas-emu it read up to 21.0 Mbit/s on a 20 Mbit/s link,
 //!   and paced at it for the second start-up lasts, the excess overflowed
-//!   the buffer (a 2 % excess is 25 packets in 1300) and the loss ended
-//!   start-up with a cut (fau-sat 7.8-8.1 s against 7.4 with the margin).
+//!   the buffer (a 2 % excess is 25 packets in 1300); the loss, in start-up
+//!   a queue the window does not explain, cut the window and quieted its
+//!   regrowth (fau-satl over vegas-emu, three runs side by side: 9.54,
+//!   8.44, 9.53 s at 1.0 C against 8.44, 8.46, 8.44 s at 0.95 C).
 //! - **The aim is the middle of alpha..beta,** not FAST's alpha itself:
 //!   Vegas keeps its Diff between alpha and beta, and a 120 s bulk flow's
 //!   mean queue at the bottleneck settles just under whatever Diff the update
