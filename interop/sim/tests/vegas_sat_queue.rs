@@ -1,0 +1,60 @@
+//! vegas-sat holds the bottleneck queue at its aim (alpha + 0.5 × (beta −
+//! alpha) = 7.5 packets) on the shipped bulk scenarios, real quiche
+//! endpoints paced as the stack paces them. Each case also runs with the
+//! mechanism that fixed it switched off, so the test fails for the bug:
+//! - fau-satl-bulk (1 % loss both ways), seed 1: paced at the capacity
+//!   alone (`expected_rate_floor=off`) the queue stayed under the aim;
+//! - fau-sat-bulk, seed 5: a queue draining after start-up was taken for a
+//!   delay step (`rebase_drain_fraction=1` counts any streak above beta)
+//!   and BaseRTT rebased onto the flow's own queue, 3.5 packets above it.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::run_scenario;
+use vegas_sim::{Overrides, Scenario};
+
+const AIM_PACKETS: f64 = 7.5;
+
+/// The mean forward queue (packets) after start-up (t > 10 s) of a 40 s
+/// run of `scenario` with vegas-sat and `params`.
+fn mean_queue_after_start_up(scenario: &str, seed: u64, params: &[&str]) -> f64 {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(format!("{scenario}.toml"));
+    let overrides = Overrides {
+        seed: Some(seed),
+        cc: Some("vegas-sat".into()),
+        cc_params: params.iter().map(|p| p.to_string()).collect(),
+        set: vec!["duration_s=40".into()],
+    };
+    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
+    let run = run_scenario(&scenario);
+    let times = run.column("queue-forward.csv", "time_s");
+    let queue = run.column("queue-forward.csv", "queue_packets");
+    let after: Vec<f64> = times
+        .iter()
+        .zip(&queue)
+        .filter(|(t, _)| **t > 10.0)
+        .map(|(_, q)| *q)
+        .collect();
+    assert!(!after.is_empty(), "no samples after start-up");
+    after.iter().sum::<f64>() / after.len() as f64
+}
+
+#[test]
+fn on_a_lossy_link_the_queue_reaches_the_aim_because_pacing_follows_the_window() {
+    let queue = mean_queue_after_start_up("fau-satl-bulk", 1, &[]);
+    assert!((queue - AIM_PACKETS).abs() < 1.0, "{queue} packets queued");
+    let capped = mean_queue_after_start_up("fau-satl-bulk", 1, &["expected_rate_floor=off"]);
+    assert!(capped < AIM_PACKETS - 1.0, "{capped} packets queued");
+}
+
+#[test]
+fn a_queue_draining_after_start_up_is_not_taken_for_a_delay_step() {
+    let queue = mean_queue_after_start_up("fau-sat-bulk", 5, &[]);
+    assert!((queue - AIM_PACKETS).abs() < 1.0, "{queue} packets queued");
+    let rebased = mean_queue_after_start_up("fau-sat-bulk", 5, &["rebase_drain_fraction=1"]);
+    assert!(rebased > AIM_PACKETS + 2.0, "{rebased} packets queued");
+}
