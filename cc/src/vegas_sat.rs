@@ -863,8 +863,8 @@ impl SatRules {
     /// window, and on a lossy link (where the losses thin what reaches the
     /// bottleneck) no queue forms: fau-satl-bulk averaged 2.7 packets
     /// queued against an aim of 7.5.
-    fn pacing_ceiling(&self, capacity_cap: f64, vegas: &PacingView<'_>) -> f64 {
-        if self.phase != Phase::Avoidance || !self.config.expected_rate_floor {
+    fn avoidance_ceiling(&self, capacity_cap: f64, vegas: &PacingView<'_>) -> f64 {
+        if !self.config.expected_rate_floor {
             return capacity_cap;
         }
         match vegas.base_rtt.filter(|b| !b.is_zero()) {
@@ -1085,16 +1085,20 @@ impl VegasRules for SatRules {
     fn pacing(&self, vegas: &PacingView<'_>) -> Option<Pacing> {
         let rtt = vegas.rtt.filter(|r| !r.is_zero())?;
         let per_rtt = vegas.window.cwnd() as f64 / rtt.as_secs_f64();
-        let (gain, cap) = match self.phase {
+        let capped = |cap: f64| self.capacity().filter(|_| cap > 0.0).map(|c| cap * c);
+        let (gain, ceiling) = match self.phase {
             Phase::Startup => (
                 vegas.profile.slow_start_gain,
-                self.config.startup_pacing_cap,
+                capped(self.config.startup_pacing_cap),
             ),
-            Phase::Avoidance => (vegas.profile.pacing_gain, self.config.pacing_cap),
+            Phase::Avoidance => (
+                vegas.profile.pacing_gain,
+                capped(self.config.pacing_cap).map(|c| self.avoidance_ceiling(c, vegas)),
+            ),
         };
-        let rate = match self.capacity() {
-            Some(c) if cap > 0.0 => (gain * per_rtt).min(self.pacing_ceiling(cap * c, vegas)),
-            _ => gain * per_rtt,
+        let rate = match ceiling {
+            Some(ceiling) => (gain * per_rtt).min(ceiling),
+            None => gain * per_rtt,
         };
         (rate.is_finite() && rate > 0.0)
             .then_some(Pacing::trains(rate, vegas.profile.burst_packets))
