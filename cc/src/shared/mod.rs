@@ -1,5 +1,6 @@
 //! Pieces several algorithms share, written once.
 
+pub mod ack_train;
 pub mod bandwidth_filter;
 pub mod base_rtt;
 pub mod forward_queue;

@@ -1,0 +1,519 @@
+//! The bottleneck's capacity from ACK trains, measured by the sender alone.
+//!
+//! When the peer sends no receive timestamps (every browser and every other
+//! QUIC stack) the sender still sees when each ACK arrives and how many bytes
+//! it acknowledges. A run of packets that reaches the bottleneck faster than
+//! the bottleneck serialises them leaves it spaced by the bottleneck's rate,
+//! and the receiver acknowledges them at that spacing: over any span of ACKs,
+//! `capacity = bytes acknowledged / time between the ACKs` (ACK-train
+//! dispersion: Jacobson's ACK clock; the delivery-rate estimate of BBR
+//! (Cardwell et al., ACM Queue 2016) and Westwood's bandwidth estimate
+//! (003, section III.B) measure the same bytes over the same ACK times).
+//!
+//! A span says something about the bottleneck only when the sender was
+//! faster than the arrivals, so that the bottleneck never idled inside it:
+//! the packets its ACKs acknowledge must have left within
+//! [`BUSY_SEND_FRACTION`] of the time their ACKs took to arrive. A paced
+//! sender below the bottleneck's rate gives no sample (its ACKs are spaced by
+//! its own pacing); the unpaced initial window, start-up's trains and the
+//! pacer's back-to-back pairs do. Delivery-rate estimates that take
+//! `max(send span, ACK span)` (BBR) measure the same when the sender is
+//! faster, and the sender's own rate otherwise; this estimator keeps only
+//! the former, because what it is asked for is the link, not the flow.
+//!
+//! Robustness, case by case:
+//! - **ACK thinning** (a receiver acknowledging every 2nd, 8th or 64th
+//!   packet): a span is any run of ACKs, so thinned ACKs measure the same
+//!   bytes over the same time, only with fewer samples.
+//! - **The receiver's ACK delay**: the time each ACK's newest packet
+//!   arrived is estimated as the ACK's arrival minus the ACK delay the
+//!   receiver reports for it (its largest acknowledged packet), so a
+//!   delayed-ACK timer does not stretch a span. A reported delay longer
+//!   than [`MAX_TRUSTED_ACK_DELAY`] gives no sample (a lying peer, or an
+//!   ACK that waited so long its timing means nothing).
+//! - **ACK compression** (ACKs queued behind something on the return path,
+//!   then released together): a short span reads high; the sample is the
+//!   longest busy span an ACK closes, and the capacity is the median of the
+//!   latest samples, so a few compressed ACKs do not move it.
+//! - **A return link too thin for the ACKs** (a 3 Mbit/s return link under
+//!   one ACK per packet of a 250 Mbit/s forward link): the ACKs arrive spaced
+//!   by the return link, and the estimate is low. Nothing the sender sees
+//!   tells this apart from a slower forward link; asking the peer to thin
+//!   its ACKs (ACK_FREQUENCY) removes the cause.
+//! - **Losses inside a span**: a lost packet was serialised at the
+//!   bottleneck (or not, if the bottleneck dropped it) but is never
+//!   acknowledged; the sample reads at most the loss rate low.
+//!
+//! Every value comes from the sender's own clock except the ACK delay, which
+//! is bounded; the worst a lying peer can do is mislead its own download.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crate::events::AckEvent;
+use crate::shared::packet_pair::MAX_PLAUSIBLE_BYTES_PER_SEC;
+
+/// A span counts as the bottleneck's when its packets left within this
+/// fraction of the time their ACKs took: the sender was at least 1.25 times
+/// faster than the arrivals, so the bottleneck had a backlog throughout.
+pub const BUSY_SEND_FRACTION: f64 = 0.8;
+
+/// A sample spans at least this many packets. One is enough: a receiver
+/// that acknowledges every packet turns each of the pacer's back-to-back
+/// pairs into a sample (one ACK's jitter then moves that sample, not the
+/// median), and the initial window's pairs give the capacity one round trip
+/// after the request, as the receiver's stamps do.
+pub const MIN_SPAN_PACKETS: u64 = 1;
+
+/// ACKs kept to start a span from (the longest busy span among them is the
+/// sample).
+const HISTORY: usize = 16;
+
+/// ACK delays above this are not trusted for timing (RFC 9000's default
+/// max_ack_delay is 25 ms; a receiver honouring an ACK_FREQUENCY request may
+/// wait longer, but then its ACKs carry no train).
+pub const MAX_TRUSTED_ACK_DELAY: Duration = Duration::from_millis(100);
+
+/// One ACK that advanced the largest acknowledged packet.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    /// When the newest packet it acknowledged reached the receiver, on the
+    /// sender's clock (arrival minus reported ACK delay; the return path's
+    /// constant delay cancels in every span).
+    received: Instant,
+    /// Bytes acknowledged up to and including this ACK.
+    delivered: u64,
+    /// Packets acknowledged up to and including this ACK.
+    delivered_packets: u64,
+    /// Send time of the newest packet it acknowledged.
+    newest_sent: Instant,
+}
+
+/// Capacity estimate from ACK-train dispersion.
+#[derive(Clone, Debug)]
+pub struct AckTrainEstimator {
+    arrivals: VecDeque<Arrival>,
+    largest_acked: Option<u64>,
+    delivered: u64,
+    delivered_packets: u64,
+    /// The last `window` samples, oldest first.
+    recent: VecDeque<f64>,
+    window: usize,
+    min_samples: usize,
+    /// The median of `recent`, recomputed when a sample arrives.
+    median: Option<f64>,
+    samples: u64,
+    /// [`BUSY_SEND_FRACTION`]; a field so that a test can switch the check
+    /// off and see what it keeps out.
+    busy_send_fraction: f64,
+}
+
+impl AckTrainEstimator {
+    /// An estimator whose capacity is the median of the last `window`
+    /// samples, once there are at least `min_samples` (both at least 1).
+    pub fn new(window: usize, min_samples: usize) -> Self {
+        let window = window.max(1);
+        AckTrainEstimator {
+            arrivals: VecDeque::with_capacity(HISTORY),
+            largest_acked: None,
+            delivered: 0,
+            delivered_packets: 0,
+            recent: VecDeque::with_capacity(window),
+            window,
+            min_samples: min_samples.clamp(1, window),
+            median: None,
+            samples: 0,
+            busy_send_fraction: BUSY_SEND_FRACTION,
+        }
+    }
+
+    /// One ACK frame. Only packets above the largest acknowledged so far
+    /// count (a packet acknowledged late arrived earlier than its ACK says),
+    /// and a span's packets must average at least `min_size` bytes (small
+    /// handshake and control packets are spaced by the receiver's
+    /// processing, not the bottleneck).
+    /// Returns the sample this ACK gave, in bytes per second.
+    pub fn on_ack(&mut self, ack: &AckEvent<'_>, min_size: usize) -> Option<f64> {
+        let floor = self.largest_acked;
+        let mut bytes = 0u64;
+        let mut packets = 0u64;
+        let mut newest = None;
+        for packet in ack.acked {
+            if floor.is_some_and(|largest| packet.pkt_num <= largest) {
+                continue;
+            }
+            bytes = bytes.saturating_add(packet.size as u64);
+            packets += 1;
+            newest = Some(packet);
+        }
+        let newest = newest?;
+        self.largest_acked = Some(newest.pkt_num);
+        self.delivered = self.delivered.saturating_add(bytes);
+        self.delivered_packets += packets;
+        if ack.ack_delay > MAX_TRUSTED_ACK_DELAY {
+            // Its timing is the receiver's timer, not the path's: no span
+            // may start or end here.
+            self.arrivals.clear();
+            return None;
+        }
+        let current = Arrival {
+            received: ack.now.checked_sub(ack.ack_delay).unwrap_or(ack.now),
+            delivered: self.delivered,
+            delivered_packets: self.delivered_packets,
+            newest_sent: newest.time_sent,
+        };
+        let sample = self.longest_busy_span(&current, min_size);
+        if self.arrivals.len() == HISTORY {
+            self.arrivals.pop_front();
+        }
+        self.arrivals.push_back(current);
+        let rate = sample?;
+        self.record(rate);
+        Some(rate)
+    }
+
+    /// The rate over the longest span ending at `current` through which
+    /// the bottleneck stayed busy: every step from one ACK to the next
+    /// acknowledged packets that left faster than their ACKs arrived. A
+    /// step where the sender was the slower one (a pacing gap between two
+    /// trains) ends the span, because the bottleneck may have idled in it.
+    fn longest_busy_span(&self, current: &Arrival, min_size: usize) -> Option<f64> {
+        let mut later = current;
+        let mut best = None;
+        for start in self.arrivals.iter().rev() {
+            let (Some(ack_gap), Some(send_gap)) = (
+                later.received.checked_duration_since(start.received),
+                later.newest_sent.checked_duration_since(start.newest_sent),
+            ) else {
+                break;
+            };
+            if send_gap.as_secs_f64() > self.busy_send_fraction * ack_gap.as_secs_f64() {
+                break;
+            }
+            later = start;
+            let packets = current.delivered_packets - start.delivered_packets;
+            let bytes = current.delivered - start.delivered;
+            let ack_span = current.received.saturating_duration_since(start.received);
+            if packets < MIN_SPAN_PACKETS
+                || bytes < packets.saturating_mul(min_size as u64)
+                || ack_span.is_zero()
+            {
+                continue;
+            }
+            let rate = bytes as f64 / ack_span.as_secs_f64();
+            if rate.is_finite() && rate > 0.0 && rate <= MAX_PLAUSIBLE_BYTES_PER_SEC {
+                best = Some(rate);
+            }
+        }
+        best
+    }
+
+    fn record(&mut self, rate: f64) {
+        self.samples = self.samples.saturating_add(1);
+        if self.recent.len() == self.window {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(rate);
+        self.median = if self.recent.len() < self.min_samples {
+            None
+        } else {
+            median_of(&self.recent)
+        };
+    }
+
+    /// The capacity in bytes per second: the median of the last `window`
+    /// samples; `None` before `min_samples` samples.
+    pub fn capacity(&self) -> Option<f64> {
+        self.median
+    }
+
+    /// Samples measured since creation.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Forgets the path (its capacity may have changed).
+    pub fn reset(&mut self) {
+        self.arrivals.clear();
+        self.recent.clear();
+        self.median = None;
+    }
+}
+
+/// The median of at most a few hundred values, without allocating when
+/// there are at most 128.
+fn median_of(values: &VecDeque<f64>) -> Option<f64> {
+    let mut buffer = [0.0f64; 128];
+    let mut heap;
+    let sorted: &mut [f64] = if values.len() <= buffer.len() {
+        for (slot, v) in buffer.iter_mut().zip(values) {
+            *slot = *v;
+        }
+        &mut buffer[..values.len()]
+    } else {
+        heap = values.iter().copied().collect::<Vec<f64>>();
+        &mut heap[..]
+    };
+    if sorted.is_empty() {
+        return None;
+    }
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let mid = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{AckedPacket, RttSnapshot};
+
+    const SIZE: usize = 1350;
+
+    /// A path with a bottleneck of `rate` bytes/s and `rtt` base RTT: each
+    /// packet's arrival at the receiver is its bottleneck departure.
+    struct Path {
+        t0: Instant,
+        rate: f64,
+        rtt: Duration,
+        bottleneck_free: f64,
+    }
+
+    impl Path {
+        fn new(rate: f64) -> Self {
+            Path {
+                t0: Instant::now(),
+                rate,
+                rtt: Duration::from_millis(600),
+                bottleneck_free: 0.0,
+            }
+        }
+
+        /// Seconds after t0 at which a packet sent at `sent` (seconds)
+        /// leaves the bottleneck.
+        fn depart(&mut self, sent: f64) -> f64 {
+            let start = sent.max(self.bottleneck_free);
+            self.bottleneck_free = start + SIZE as f64 / self.rate;
+            self.bottleneck_free
+        }
+
+        fn at(&self, secs: f64) -> Instant {
+            self.t0 + Duration::from_secs_f64(secs)
+        }
+    }
+
+    /// Sends `count` packets `gap` seconds apart from `start`, acknowledged
+    /// every `ack_every` packets (and the last), and feeds the ACKs to `e`.
+    fn train(
+        e: &mut AckTrainEstimator,
+        path: &mut Path,
+        first_pkt: u64,
+        start: f64,
+        gap: f64,
+        count: u64,
+        ack_every: u64,
+    ) -> Vec<f64> {
+        let mut pending = Vec::new();
+        let mut samples = Vec::new();
+        for i in 0..count {
+            let sent = start + gap * i as f64;
+            let received = path.depart(sent);
+            pending.push((first_pkt + i, sent));
+            if pending.len() as u64 == ack_every || i + 1 == count {
+                let now = path.at(received + path.rtt.as_secs_f64());
+                let acked: Vec<AckedPacket> = pending
+                    .drain(..)
+                    .map(|(n, s)| AckedPacket::new(n, SIZE, path.at(s), now))
+                    .collect();
+                let ack = AckEvent {
+                    now,
+                    acked: &acked,
+                    ack_delay: Duration::ZERO,
+                    rtt: RttSnapshot::uniform(path.rtt),
+                    bytes_in_flight: 0,
+                    app_limited: false,
+                    backward_queueing: None,
+                };
+                if let Some(s) = e.on_ack(&ack, SIZE) {
+                    samples.push(s);
+                }
+            }
+        }
+        samples
+    }
+
+    const LINK: f64 = 2.5e6; // 20 Mbit/s
+
+    #[test]
+    fn a_back_to_back_initial_window_measures_the_link() {
+        let mut e = AckTrainEstimator::new(16, 3);
+        let mut path = Path::new(LINK);
+        train(&mut e, &mut path, 0, 0.0, 0.0, 10, 1);
+        let c = e.capacity().expect("ten ACKs of a burst");
+        assert!((c - LINK).abs() / LINK < 1e-6, "{c}");
+    }
+
+    #[test]
+    fn a_paced_train_thinned_one_in_eight_measures_the_link() {
+        let mut e = AckTrainEstimator::new(16, 3);
+        let mut path = Path::new(LINK);
+        // Paced at 1.5 x the link: the bottleneck is busy throughout.
+        let gap = SIZE as f64 / (1.5 * LINK);
+        let samples = train(&mut e, &mut path, 0, 0.0, gap, 96, 8);
+        assert!(!samples.is_empty());
+        let c = e.capacity().expect("twelve ACKs");
+        assert!((c - LINK).abs() / LINK < 0.05, "{c}");
+    }
+
+    #[test]
+    fn a_sender_slower_than_the_link_gives_no_sample() {
+        let mut e = AckTrainEstimator::new(16, 1);
+        let mut path = Path::new(LINK);
+        // Paced at 0.9 x the link: the ACKs are the pacer's spacing.
+        let gap = SIZE as f64 / (0.9 * LINK);
+        let samples = train(&mut e, &mut path, 0, 0.0, gap, 64, 2);
+        assert!(samples.is_empty(), "{samples:?}");
+        assert_eq!(e.capacity(), None);
+    }
+
+    #[test]
+    fn without_the_busy_test_the_pacer_reads_as_the_link() {
+        // The same flow paced at half the link, with the check switched off:
+        // its own rate would pass for the link's.
+        let mut path = Path::new(LINK);
+        let gap = SIZE as f64 / (0.5 * LINK);
+        let mut e = AckTrainEstimator::new(16, 1);
+        e.busy_send_fraction = f64::INFINITY;
+        train(&mut e, &mut path, 0, 0.0, gap, 32, 2);
+        let c = e.capacity().expect("every span passes");
+        assert!((c - 0.5 * LINK).abs() / LINK < 0.01, "{c}");
+    }
+
+    #[test]
+    fn a_reported_ack_delay_is_taken_out_of_the_span() {
+        let mut e = AckTrainEstimator::new(16, 1);
+        let t0 = Instant::now();
+        let serialise = Duration::from_secs_f64(SIZE as f64 / LINK);
+        let mut acks = Vec::new();
+        for n in 0..4u64 {
+            // Packets 2n and 2n+1 sent at t0; received 2 serialisations
+            // apart; the receiver held the ACK of the last pair 20 ms.
+            let received = t0 + Duration::from_millis(300) + serialise * (2 * n as u32 + 2);
+            let delay = if n == 3 {
+                Duration::from_millis(20)
+            } else {
+                Duration::ZERO
+            };
+            let now = received + Duration::from_millis(300) + delay;
+            acks.push((n, now, delay));
+        }
+        for (n, now, delay) in acks {
+            let acked = [
+                AckedPacket::new(2 * n, SIZE, t0, now),
+                AckedPacket::new(2 * n + 1, SIZE, t0, now),
+            ];
+            e.on_ack(
+                &AckEvent {
+                    now,
+                    acked: &acked,
+                    ack_delay: delay,
+                    rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                    bytes_in_flight: 0,
+                    app_limited: false,
+                    backward_queueing: None,
+                },
+                SIZE,
+            );
+        }
+        let c = e.capacity().unwrap();
+        assert!((c - LINK).abs() / LINK < 1e-6, "{c}");
+    }
+
+    #[test]
+    fn an_untrusted_ack_delay_breaks_the_train() {
+        let mut e = AckTrainEstimator::new(16, 1);
+        let t0 = Instant::now();
+        let now = t0 + Duration::from_millis(700);
+        let acked = [
+            AckedPacket::new(0, SIZE, t0, now),
+            AckedPacket::new(1, SIZE, t0, now),
+        ];
+        let ack = AckEvent {
+            now,
+            acked: &acked,
+            ack_delay: Duration::from_secs(1),
+            rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+            bytes_in_flight: 0,
+            app_limited: false,
+            backward_queueing: None,
+        };
+        assert_eq!(e.on_ack(&ack, SIZE), None);
+        assert!(e.arrivals.is_empty());
+    }
+
+    #[test]
+    fn one_compressed_pair_of_acks_does_not_move_the_median() {
+        let mut e = AckTrainEstimator::new(16, 3);
+        let mut path = Path::new(LINK);
+        train(&mut e, &mut path, 0, 0.0, 0.0, 20, 2);
+        let before = e.capacity().unwrap();
+        // Two ACKs 10 µs apart, as if released together from a queue.
+        let t = Instant::now() + Duration::from_secs(5);
+        for (i, n) in [(0u32, 100u64), (1, 102)] {
+            let now = t + Duration::from_micros(10) * i;
+            let acked = [
+                AckedPacket::new(n, SIZE, t - Duration::from_millis(600), now),
+                AckedPacket::new(n + 1, SIZE, t - Duration::from_millis(600), now),
+            ];
+            e.on_ack(
+                &AckEvent {
+                    now,
+                    acked: &acked,
+                    ack_delay: Duration::ZERO,
+                    rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                    bytes_in_flight: 0,
+                    app_limited: false,
+                    backward_queueing: None,
+                },
+                SIZE,
+            );
+        }
+        let after = e.capacity().unwrap();
+        assert!((after - before).abs() / before < 0.01, "{before} {after}");
+    }
+
+    #[test]
+    fn packets_acknowledged_late_do_not_count() {
+        let mut e = AckTrainEstimator::new(16, 1);
+        let mut path = Path::new(LINK);
+        train(&mut e, &mut path, 10, 0.0, 0.0, 10, 1);
+        let delivered = e.delivered;
+        // An ACK of packet 5 (below the largest acknowledged, 19) only.
+        let now = Instant::now() + Duration::from_secs(3);
+        let acked = [AckedPacket::new(5, SIZE, now, now)];
+        let ack = AckEvent {
+            now,
+            acked: &acked,
+            ack_delay: Duration::ZERO,
+            rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+            bytes_in_flight: 0,
+            app_limited: false,
+            backward_queueing: None,
+        };
+        assert_eq!(e.on_ack(&ack, SIZE), None);
+        assert_eq!(e.delivered, delivered);
+    }
+
+    #[test]
+    fn median_without_allocation_matches_a_sort() {
+        let values: VecDeque<f64> = [5.0, 1.0, 4.0, 2.0].into_iter().collect();
+        assert_eq!(median_of(&values), Some(3.0));
+        let odd: VecDeque<f64> = [9.0, 1.0, 4.0].into_iter().collect();
+        assert_eq!(median_of(&odd), Some(4.0));
+        let many: VecDeque<f64> = (0..201).map(|i| i as f64).collect();
+        assert_eq!(median_of(&many), Some(100.0));
+    }
+}
