@@ -27,7 +27,9 @@
 use std::time::{Duration, Instant};
 
 use crate::controller::{Internals, Pacing, MINIMUM_WINDOW_PACKETS};
-use crate::events::{AckedPacket, RttSnapshot};
+use crate::events::{AckEvent, AckedPacket, RttSnapshot};
+use crate::shared::ack_train::AckTrainEstimator;
+use crate::shared::round_clock::full_size_floor;
 
 /// What an earlier connection measured on the path (section 3.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,7 +200,19 @@ pub struct CarefulResume {
     /// Packets sent, and packets lost, since the jump (for the loss rule).
     sent_since_jump: u64,
     lost_since_jump: u64,
+    /// This connection's own view of the path before the jump: the
+    /// capacity the initial window's ACK trains show.
+    path_capacity: AckTrainEstimator,
 }
+
+/// ACK-train samples of the initial window needed before its capacity
+/// bounds the jump.
+pub const PATH_CAPACITY_MIN_SAMPLES: usize = 2;
+
+/// No saved window is taken to mean a rate above this (10 Gbit/s): a store
+/// entry beyond it is forged or corrupt, and the jump is at most this rate
+/// times the saved RTT.
+pub const MAX_RESUME_BYTES_PER_SEC: f64 = 1.25e9;
 
 impl CarefulResume {
     pub fn new(config: CarefulResumeConfig, max_datagram_size: usize, initial_cwnd: usize) -> Self {
@@ -225,6 +239,7 @@ impl CarefulResume {
             loss_rule: config.loss_rule,
             sent_since_jump: 0,
             lost_since_jump: 0,
+            path_capacity: AckTrainEstimator::new(64, PATH_CAPACITY_MIN_SAMPLES),
         };
         // Section 3.2: no saved parameters, nothing to resume.
         if config
@@ -357,7 +372,9 @@ impl CarefulResume {
         if !self.initial_data_acked || !(window_full || pacing_limited) {
             return None;
         }
-        let jump = usize::try_from(saved.cwnd_bytes / 2).unwrap_or(usize::MAX);
+        let jump = usize::try_from(saved.cwnd_bytes / 2)
+            .unwrap_or(usize::MAX)
+            .min(self.path_bound(saved, rtt));
         if jump <= controller_cwnd {
             // The controller is already past half the saved window.
             self.enter(Phase::Normal, Trigger::CongestionWindowLimited);
@@ -370,6 +387,48 @@ impl CarefulResume {
         self.unvalidated_since = Some(now);
         self.enter(Phase::Unvalidated, Trigger::CongestionWindowLimited);
         None
+    }
+
+    /// The most this connection's own measurements allow the jump to be:
+    /// one bandwidth-delay product at the capacity the initial window's ACK
+    /// trains showed (at the larger of the saved and the current minimum
+    /// RTT). The saved window was measured on an earlier connection and may
+    /// be stale or forged (a store entry of 4 GiB); RFC 9959 section 4.2
+    /// asks the sender to confirm the path before jumping, and the
+    /// initial window's ACKs are this connection's own look at it. Half the
+    /// saved window is normally half a BDP, so on an unchanged path the
+    /// bound does not bite; on a narrower path, or with a forged entry, the
+    /// unvalidated window is at most what the path holds. Without a
+    /// measurement (the jump taken as the handshake completes, before any
+    /// data was acknowledged, or a receiver whose ACKs carried no train) only
+    /// [`MAX_RESUME_BYTES_PER_SEC`] bounds the saved window.
+    fn path_bound(&self, saved: SavedPath, rtt: RttSnapshot) -> usize {
+        let capacity = self
+            .path_capacity
+            .capacity()
+            .unwrap_or(MAX_RESUME_BYTES_PER_SEC)
+            .min(MAX_RESUME_BYTES_PER_SEC);
+        let rtt = saved.rtt.max(rtt.min_rtt).as_secs_f64();
+        let bdp = capacity * rtt;
+        if bdp.is_finite() && bdp > 0.0 {
+            (bdp as usize).max(self.initial_cwnd)
+        } else {
+            usize::MAX
+        }
+    }
+
+    /// The ACK as a whole, before [`CarefulResume::on_ack`]: in
+    /// Reconnaissance its timing measures the path (the jump's bound).
+    pub fn observe_ack(&mut self, ack: &AckEvent<'_>) {
+        if self.phase == Phase::Reconnaissance {
+            self.path_capacity
+                .on_ack(ack, full_size_floor(self.max_datagram_size));
+        }
+    }
+
+    /// The capacity the initial window's ACK trains showed, bytes/s.
+    pub fn path_capacity(&self) -> Option<f64> {
+        self.path_capacity.capacity()
     }
 
     fn rtt_exceeded(&self, now: Instant) -> bool {
@@ -589,6 +648,9 @@ impl CarefulResume {
         if self.jump_cwnd > 0 {
             out.int("cr_jump_congestion_window", self.jump_cwnd as u64);
         }
+        if let Some(c) = self.path_capacity.capacity() {
+            out.float("cr_path_capacity_mbps", c * 8.0 / 1e6);
+        }
     }
 }
 
@@ -657,6 +719,82 @@ mod tests {
     }
 
     /// RFC 9959 as written: every loss is congestion.
+    /// Reconnaissance on a path whose bottleneck serialises a packet every
+    /// `spacing_us`: ten initial-window packets sent back to back at `t`,
+    /// each acknowledged by its own ACK as it arrives, fed to
+    /// [`CarefulResume::observe_ack`] and [`CarefulResume::on_ack`].
+    fn initial_window_over(cr: &mut CarefulResume, t: Instant, spacing_us: u64) {
+        for n in 1..=10u64 {
+            cr.on_packet_sent(t, n, n as usize * MDS, IW, false);
+        }
+        for n in 1..=10u64 {
+            let now = t + ms(600) + Duration::from_micros(spacing_us * n);
+            let acked = [packet(n, t, now)];
+            let ack = AckEvent {
+                now,
+                acked: &acked,
+                ack_delay: Duration::ZERO,
+                rtt: rtt(600, 600),
+                bytes_in_flight: (11 - n as usize) * MDS,
+                app_limited: false,
+                backward_queueing: None,
+            };
+            cr.observe_ack(&ack);
+            cr.on_ack(now, &acked, rtt(600, 600), (10 - n as usize) * MDS, IW);
+        }
+    }
+
+    #[test]
+    fn the_initial_windows_ack_trains_bound_the_jump_to_the_path() {
+        // Saved on a 20 Mbit/s path (1.2 MB per RTT); this connection's
+        // initial window arrives 4.8 ms apart per packet: 2 Mbit/s.
+        let t0 = Instant::now();
+        let mut cr = CarefulResume::new(saved(), MDS, IW);
+        initial_window_over(&mut cr, t0, 4800);
+        let capacity = cr.path_capacity().expect("nine ACK pairs");
+        let expected = MDS as f64 / 4800e-6;
+        assert!((capacity - expected).abs() / expected < 1e-6, "{capacity}");
+        let t = t0 + ms(700);
+        cr.on_packet_sent(t, 11, IW + MDS, IW, false);
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+        // One BDP at the measured 250 kB/s over the saved 600 ms: 150 kB,
+        // not half the saved 1.2 MB.
+        let bdp = (expected * 0.6) as usize;
+        assert!(cr.jump_cwnd().abs_diff(bdp) <= 1, "{}", cr.jump_cwnd());
+        assert!(cr.jump_cwnd() < SAVED_CWND as usize / 2);
+    }
+
+    #[test]
+    fn on_the_saved_path_the_bound_leaves_half_the_saved_window() {
+        // 1.2 MB per 600 ms is 2 MB/s: a packet every 600 µs.
+        let t0 = Instant::now();
+        let mut cr = CarefulResume::new(saved(), MDS, IW);
+        initial_window_over(&mut cr, t0, 600);
+        cr.on_packet_sent(t0 + ms(700), 11, IW + MDS, IW, false);
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+        assert_eq!(cr.jump_cwnd(), SAVED_CWND as usize / 2);
+    }
+
+    #[test]
+    fn a_forged_saved_window_is_capped_at_the_largest_sane_rate() {
+        let t0 = Instant::now();
+        let forged = CarefulResumeConfig {
+            saved: Some(SavedPath {
+                cwnd_bytes: 1 << 40,
+                rtt: ms(SAVED_RTT_MS),
+            }),
+            loss_rule: LossRule::Any,
+        };
+        let mut cr = CarefulResume::new(forged, MDS, IW);
+        cr.on_packet_sent(t0, 0, MDS, IW, false);
+        let ack = [packet(0, t0, t0 + ms(600))];
+        cr.on_ack(t0 + ms(600), &ack, rtt(600, 600), 0, IW);
+        cr.on_packet_sent(t0 + ms(600), 1, IW + MDS, IW, false);
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+        let cap = (MAX_RESUME_BYTES_PER_SEC * 0.6) as usize;
+        assert!(cr.jump_cwnd().abs_diff(cap) <= 1, "{}", cr.jump_cwnd());
+    }
+
     fn saved() -> CarefulResumeConfig {
         CarefulResumeConfig {
             saved: Some(SavedPath {

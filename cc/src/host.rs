@@ -552,6 +552,7 @@ impl ControllerHost {
             observer.on_ack(ack.now, acked_bytes, app_limited, ack.rtt.min_rtt);
         }
         if let Some(cr) = self.careful_resume.as_mut() {
+            cr.observe_ack(ack);
             let window = cr.on_ack(
                 ack.now,
                 ack.acked,
