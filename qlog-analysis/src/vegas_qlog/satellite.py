@@ -12,7 +12,14 @@ prints the tables and writes them to ``DIR/satellite.md`` and
 - a step of the one-way delay up and back down: goodput before, during, after;
 - sharing the link with a cubic and with a bbr2 flow: each share and Jain's
   index over the last 90 s;
-- the ablation: each vegas-sat mechanism switched off in turn.
+- the ablation: each vegas-sat mechanism switched off in turn;
+- our client against any client (issue 24): vegas-sat with a client that
+  stamps receive times and with one that does not, on fau-sat, fau-satl and
+  the Careful Resume cases, beside bbr2 and cubic, with the return link's
+  drops;
+- picoquic's satellite suite (100 MB at 250/3, 50/10 and 10/2 Mbit/s, the
+  250/3 case with 1-in-64 loss and with Careful Resume), beside picoquic's
+  budgets and the physical limit.
 
     scripts/satellite [--quick] [--out DIR] [--jobs N] [--only SECTION,...]
 """
@@ -88,7 +95,32 @@ ABLATION: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("avoidance capped at C alone (no Expected-rate floor)", ("expected_rate_floor=off",)),
 )
 
-SECTIONS = ("completion", "bulk", "step", "coexistence", "ablation")
+#: vegas-sat with our client (receive timestamps) and with any other client
+#: (no extension), on the GEO paths and the Careful Resume cases; the
+#: baselines never use the extension.
+CLIENT_SCENARIOS = (
+    "fau-sat",
+    "fau-satl",
+    "fau-sat-resume",
+    "fau-satl-resume",
+    "fau-sat-resume-changed-path",
+)
+CLIENT_BASELINES = ("bbr2", "cubic")
+
+#: picoquic's satellite suite (picoquictest/satellite_test.c) as our
+#: scenarios, with the completion budgets its BBR is held to (seconds).
+PICOQUIC_BUDGETS = {
+    "picoquic-sat-250-3": 5.5,
+    "picoquic-sat-250-3-resume": 4.9,
+    "picoquic-sat-250-3-loss": 8.0,
+    "picoquic-sat-50-10": 18.2,
+    "picoquic-sat-10-2": 81.5,
+}
+
+#: Who downloads: our client stamps receive times; any other client does not.
+CLIENTS = ("ours", "any")
+
+SECTIONS = ("completion", "clients", "picoquic", "bulk", "step", "coexistence", "ablation")
 
 
 @dataclass(frozen=True)
@@ -98,6 +130,9 @@ class Run:
     cc: str
     params: tuple[str, ...]
     seed: int
+    #: "ours" (the scenario as written: receive timestamps negotiated) or
+    #: "any" (every flow's client without them).
+    client: str = "ours"
 
     @property
     def label(self) -> str:
@@ -106,7 +141,8 @@ class Run:
     @property
     def directory(self) -> str:
         safe = self.label.replace(":", "+").replace("=", "-")
-        return f"{self.scenario}/{safe}/seed-{self.seed}"
+        client = "" if self.client == "ours" else f"+{self.client}-client"
+        return f"{self.scenario}/{safe}{client}/seed-{self.seed}"
 
 
 # --- the physics ------------------------------------------------------------
@@ -173,6 +209,16 @@ def plan_runs(sections: Sequence[str], seeds: Sequence[int], quick: bool) -> lis
             for sc in completion:
                 for cc in (OURS, *BASELINES, *CONTEXT.get(sc, ())):
                     runs += [Run(section, sc, cc, (), s) for s in seeds]
+        elif section == "clients":
+            for sc in CLIENT_SCENARIOS[:2] if quick else CLIENT_SCENARIOS:
+                runs += [Run(section, sc, OURS, (), s, client) for client in CLIENTS for s in seeds]
+                for cc in CLIENT_BASELINES:
+                    runs += [Run(section, sc, cc, (), s, "any") for s in seeds]
+        elif section == "picoquic":
+            for sc in list(PICOQUIC_BUDGETS)[:1] if quick else PICOQUIC_BUDGETS:
+                runs += [Run(section, sc, OURS, (), s, client) for client in CLIENTS for s in long_seeds]
+                for cc in CLIENT_BASELINES:
+                    runs += [Run(section, sc, cc, (), s, "any") for s in long_seeds]
         elif section == "bulk":
             for sc in ("fau-sat-bulk", "fau-satl-bulk"):
                 for cc in (OURS, *BASELINES):
@@ -199,13 +245,26 @@ def execute(root: Path, runs: Sequence[Run], out: Path, sim: Path, jobs: int) ->
     """Runs each directory once (sections share runs), reusing runs the same
     binary already made."""
     unique = {r.directory: r for r in runs}
-    entries = tuple(Entry(f"{r.scenario}.toml", r.cc, r.seed, r.params, (), r.directory) for r in unique.values())
+    entries = tuple(
+        Entry(f"{r.scenario}.toml", r.cc, r.seed, r.params, client_sets(root, r), r.directory) for r in unique.values()
+    )
     spec = SweepSpec(None, (root / SCENARIO_DIR).resolve(), entries)
     plan = make_plan(spec, sim, out.resolve(), display_out=str(out))
     outcome = run_sweep(plan, LocalExecutor(jobs, cache=out.resolve() / BLOB_CACHE), log=_say)
     failed = [r for r in outcome.summary["runs"] if r["status"] == "failed"]
     if failed:
         raise SpecError(f"{len(failed)} runs failed, e.g. {failed[0]['dir']} (see its stderr in {out})")
+
+
+def client_sets(root: Path, run: Run) -> tuple[tuple[str, Any], ...]:
+    """The scenario keys that make every flow's client one without receive
+    timestamps, for a run with any client; none for ours."""
+    if run.client == "ours":
+        return ()
+    if run.client != "any":
+        raise SpecError(f"unknown client {run.client!r}; clients: {', '.join(CLIENTS)}")
+    scenario = tomllib.loads((root / SCENARIO_DIR / f"{run.scenario}.toml").read_text())
+    return tuple((f"flows.{name}.receive_timestamps", False) for name in scenario["flows"])
 
 
 def _say(text: str) -> None:
@@ -234,6 +293,66 @@ def download_time_s(flow: dict[str, Any]) -> float:
     if flow.get("completion_s") is None:
         return math.nan
     return float(flow["completion_s"])
+
+
+def measured_download(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The download a row reports: the last flow under test (a Careful
+    Resume scenario's second connection, else the only one)."""
+    return [f for f in summary["flows"] if f.get("under_test")][-1]
+
+
+def return_ack_drop_fraction(summary: Mapping[str, Any]) -> float:
+    """Datagrams (ACKs, and the requests) the return link dropped, of those
+    offered to it."""
+    link = next(link for link in summary["links"] if link["name"] == "return")
+    offered = link["transmitted_packets"] + link["dropped_packets"]
+    return link["dropped_packets"] / offered if offered else 0.0
+
+
+def client_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """Per scenario and algorithm: the download's time and retransmitted
+    share with our client and with any client, and the return link's drops."""
+    rows = []
+    groups: dict[tuple[str, str], dict[str, list[Run]]] = {}
+    for r in runs:
+        if r.section in ("clients", "picoquic") and not r.params:
+            groups.setdefault((r.scenario, r.cc), {}).setdefault(r.client, [])
+            if r not in groups[(r.scenario, r.cc)][r.client]:
+                groups[(r.scenario, r.cc)][r.client].append(r)
+    for (scenario, cc), by_client in groups.items():
+        row: dict[str, Any] = {"scenario": scenario, "algorithm": cc}
+        for client in CLIENTS:
+            group = by_client.get(client, [])
+            times, retrans, drops, unfinished = [], [], [], 0
+            for run in group:
+                summary = load_summary(out, run)
+                flow = measured_download(summary)
+                drops.append(return_ack_drop_fraction(summary))
+                if flow.get("completion_s") is None:
+                    unfinished += 1
+                    continue
+                times.append(download_time_s(flow))
+                retrans.append(flow["bytes_retransmitted"] / max(1, flow["bytes_delivered"]))
+            row[client] = {
+                "seeds": len(group),
+                "completion_s": mean(times),
+                "unfinished": unfinished,
+                "retransmitted_fraction": mean(retrans),
+                "return_drop_fraction": max(drops) if drops else None,
+            }
+        rows.append(row)
+    return rows
+
+
+def picoquic_rows(root: Path, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The client table's rows of picoquic's suite, with budget and limit."""
+    out = []
+    for row in rows:
+        if row["scenario"] not in PICOQUIC_BUDGETS:
+            continue
+        sc = tomllib.loads((root / SCENARIO_DIR / f"{row['scenario']}.toml").read_text())
+        out.append({**row, "budget_s": PICOQUIC_BUDGETS[row["scenario"]], "limit_s": physical_limit_s(*path_of(sc))})
+    return out
 
 
 def completion_table(root: Path, out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
@@ -378,6 +497,39 @@ def markdown(tables: Mapping[str, list[dict[str, Any]]], command: str) -> str:
                 f"| {_fmt(r['limit_s'])} | {_fmt(r['ratio_to_limit'])} | {retrans} |"
             )
         lines.append("")
+    if tables.get("clients"):
+        lines += [
+            "## Our client and any client: the download (second connection in the resume cases)",
+            "",
+            "Our client stamps receive times (draft-ietf-quic-receive-ts); any other client "
+            "(browsers, every other stack) does not. Return drops: the largest share of datagrams "
+            "the return link dropped in any seed.",
+            "",
+            "| scenario | algorithm | our client (s) | retransmitted | any client (s) | retransmitted "
+            "| return drops (ours / any) |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in tables["clients"]:
+            lines.append(f"| {r['scenario']} | {r['algorithm']} | " + _client_cells(r) + " |")
+        lines.append("")
+    if tables.get("picoquic"):
+        lines += [
+            "## picoquic's satellite suite (100 MB, 600 ms RTT, one-BDP buffers)",
+            "",
+            "picoquic's budget is what its own suite asserts for its BBR on the same path; the "
+            "physical limit is ours (two round trips, then 100 MB with our headers at the forward rate).",
+            "",
+            "| scenario | algorithm | our client (s) | retransmitted | any client (s) | retransmitted "
+            "| return drops (ours / any) | picoquic's budget (s) | limit (s) |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in tables["picoquic"]:
+            lines.append(
+                f"| {r['scenario']} | {r['algorithm']} | "
+                + _client_cells(r)
+                + f" | {_fmt(r['budget_s'])} | {_fmt(r['limit_s'])} |"
+            )
+        lines.append("")
     if tables.get("bulk"):
         lines += [
             f"## 120 s bulk: after start-up (t > {STARTUP_S:.0f} s)",
@@ -433,6 +585,24 @@ def markdown(tables: Mapping[str, list[dict[str, Any]]], command: str) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def _client_cells(row: Mapping[str, Any]) -> str:
+    cells = []
+    for client in CLIENTS:
+        c = row.get(client)
+        if not c or not c["seeds"]:
+            cells += ["-", "-"]
+            continue
+        unfinished = f" ({c['unfinished']} unfinished)" if c["unfinished"] else ""
+        retrans = "-" if c["retransmitted_fraction"] is None else f"{100 * c['retransmitted_fraction']:.2f} %"
+        cells += [f"{_fmt(c['completion_s'])}{unfinished}", retrans]
+    drops = []
+    for client in CLIENTS:
+        c = row.get(client)
+        d = None if not c else c["return_drop_fraction"]
+        drops.append("-" if d is None else f"{100 * d:.1f} %")
+    return " | ".join(cells) + " | " + " / ".join(drops)
 
 
 def ablation_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
@@ -497,6 +667,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables: dict[str, list[dict[str, Any]]] = {}
         if "completion" in sections:
             tables["completion"] = completion_table(args.root, args.out, runs)
+        if "clients" in sections or "picoquic" in sections:
+            client_rows = client_table(args.out, runs)
+            if "clients" in sections:
+                tables["clients"] = [r for r in client_rows if r["scenario"] in CLIENT_SCENARIOS]
+            if "picoquic" in sections:
+                tables["picoquic"] = picoquic_rows(args.root, client_rows)
         if "bulk" in sections:
             tables["bulk"] = bulk_table(args.out, runs)
         if "step" in sections:

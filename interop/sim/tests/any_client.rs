@@ -1,0 +1,135 @@
+//! vegas-sat with a client that sends no receive timestamps (every browser
+//! and every other QUIC stack), real quiche endpoints in the simulator.
+//! The capacity then comes from the sender's own ACK arrivals
+//! (`cc/src/shared/ack_train.rs`); each test also runs with that estimate
+//! switched off (`ack_train_capacity=off`) and shows what it is for.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::run_scenario;
+use serde_json::Value;
+use vegas_sim::{Overrides, Scenario};
+
+/// The shipped `scenario` with vegas-sat (`params`) and `set`, every flow's
+/// client without receive timestamps, qlog on.
+fn run_without_stamps(
+    scenario: &str,
+    flows: &[&str],
+    params: &[&str],
+    set: &[&str],
+) -> common::Run {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(format!("{scenario}.toml"));
+    let mut sets: Vec<String> = flows
+        .iter()
+        .map(|f| format!("flows.{f}.receive_timestamps=false"))
+        .collect();
+    sets.push("qlog=true".into());
+    sets.extend(set.iter().map(|s| s.to_string()));
+    let overrides = Overrides {
+        seed: Some(1),
+        cc: Some("vegas-sat".into()),
+        cc_params: params.iter().map(|p| p.to_string()).collect(),
+        set: sets,
+    };
+    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
+    run_scenario(&scenario)
+}
+
+/// The server's capacity estimates (Mbit/s) in qlog order, with their source.
+fn capacity_estimates(run: &common::Run, flow: &str) -> Vec<(f64, String)> {
+    let text = std::fs::read_to_string(run.path(&format!("{flow}-server.sqlog"))).unwrap();
+    let mut out = Vec::new();
+    let mut source = String::new();
+    for record in text.split('\u{1e}') {
+        let Ok(event) = serde_json::from_str::<Value>(record.trim()) else {
+            continue;
+        };
+        let data = &event["data"];
+        if let Some(s) = data["capacity_source"].as_str() {
+            source = s.to_string();
+        }
+        if let Some(c) = data["capacity_mbps"].as_f64() {
+            out.push((c, source.clone()));
+        }
+    }
+    out
+}
+
+#[test]
+fn thinned_acks_of_paced_trains_measure_the_link_within_five_per_cent() {
+    // fau-sat's 20 Mbit/s forward link; the client acknowledges every 8th
+    // packet. The estimate counts QUIC datagrams (1350 bytes of the 1378 on
+    // the wire): the link carries 19.59 Mbit/s of them.
+    let run = run_without_stamps(
+        "fau-sat",
+        &["download"],
+        &[],
+        &["flows.download.ack_every=8"],
+    );
+    let estimates = capacity_estimates(&run, "download");
+    assert!(!estimates.is_empty(), "no capacity estimate");
+    assert!(
+        estimates.iter().all(|(_, s)| s == "ack_trains"),
+        "{estimates:?}"
+    );
+    let datagram_rate = 20.0 * 1350.0 / 1378.0;
+    let (last, _) = estimates[estimates.len() - 1];
+    assert!(
+        (last - datagram_rate).abs() / datagram_rate < 0.05,
+        "{last} Mbit/s against {datagram_rate}"
+    );
+    assert_eq!(run.flow("download").verified, Some(true));
+    // Switched off, the sender has no capacity at all without stamps.
+    let off = run_without_stamps(
+        "fau-sat",
+        &["download"],
+        &["ack_train_capacity=off"],
+        &["flows.download.ack_every=8"],
+    );
+    assert!(capacity_estimates(&off, "download").is_empty());
+}
+
+#[test]
+fn without_stamps_start_up_reaches_the_link_without_overflowing_it() {
+    let run = run_without_stamps("fau-sat", &["download"], &[], &[]);
+    let flow = run.flow("download");
+    let time = flow.completion_s.expect("the download completes");
+    // Physical limit about 5.65 s; a client with stamps takes 6.81 s.
+    assert!(time < 7.0, "{time} s");
+    assert_eq!(flow.bytes_retransmitted, 0);
+    let off = run_without_stamps("fau-sat", &["download"], &["ack_train_capacity=off"], &[]);
+    let slow = off.flow("download");
+    assert!(slow.completion_s.expect("completes") > time + 2.0);
+    assert!(
+        slow.bytes_retransmitted > 500_000,
+        "{}",
+        slow.bytes_retransmitted
+    );
+}
+
+#[test]
+fn a_careful_resume_jump_without_stamps_loses_nothing_on_the_saved_path() {
+    let flows = ["first", "second"];
+    let run = run_without_stamps("fau-sat-resume", &flows, &[], &[]);
+    let second = run.flow("second");
+    assert_eq!(second.verified, Some(true));
+    assert_eq!(
+        second.bytes_retransmitted, 0,
+        "the jump overflowed the path"
+    );
+    let time = second.completion_s.expect("completes");
+    assert!(time < 6.3, "{time} s");
+    // Without the sender's estimate the controller's start-up went on past
+    // the validated window and retransmitted 40 % of the file.
+    let off = run_without_stamps("fau-sat-resume", &flows, &["ack_train_capacity=off"], &[]);
+    let lossy = off.flow("second");
+    assert!(
+        lossy.bytes_retransmitted > 1_000_000,
+        "{}",
+        lossy.bytes_retransmitted
+    );
+}
