@@ -102,3 +102,72 @@ def test_download_time_is_completion_from_the_flows_own_start():
     # writes completion_s = 6.5 (from the flow's start), not 15.35.
     assert sat.download_time_s({"start_s": 8.85, "completion_s": 6.5}) == 6.5
     assert math.isnan(sat.download_time_s({"start_s": 0.0, "completion_s": None}))
+
+
+def _summary(completion, retrans, dropped, transmitted, second=True):
+    flows = [{"name": "first", "under_test": True, "completion_s": 9.0, "bytes_retransmitted": 0, "bytes_delivered": 1}]
+    if second:
+        flows.append(
+            {
+                "name": "second",
+                "under_test": True,
+                "completion_s": completion,
+                "bytes_retransmitted": retrans,
+                "bytes_delivered": 1000,
+            }
+        )
+    links = [
+        {"name": "forward", "transmitted_packets": 10, "dropped_packets": 0},
+        {"name": "return", "transmitted_packets": transmitted, "dropped_packets": dropped},
+    ]
+    return {"flows": flows, "links": links}
+
+
+def test_the_resume_rows_report_the_second_connection_and_the_return_drops():
+    s = _summary(6.0, 10, 25, 75)
+    assert sat.measured_download(s)["name"] == "second"
+    assert sat.measured_download(_summary(0, 0, 0, 1, second=False))["name"] == "first"
+    assert sat.return_ack_drop_fraction(s) == pytest.approx(0.25)
+    assert sat.return_ack_drop_fraction(_summary(6.0, 0, 0, 0)) == 0.0
+
+
+def test_client_table_keeps_clients_and_ablation_apart(tmp_path, monkeypatch):
+    summaries = {
+        ("vegas-sat", (), "ours", 1): _summary(6.0, 0, 0, 100),
+        ("vegas-sat", (), "ours", 2): _summary(7.0, 0, 0, 100),
+        ("vegas-sat", (), "any", 1): _summary(8.0, 100, 10, 90),
+        ("vegas-sat", (), "any", 2): _summary(None, 0, 0, 100),
+        ("vegas-sat", ("ack_train_capacity=off",), "any", 1): _summary(10.0, 400, 0, 100),
+    }
+    runs = [sat.Run("clients", "fau-sat-resume", cc, params, seed, client) for cc, params, client, seed in summaries]
+    monkeypatch.setattr(sat, "load_summary", lambda out, run: summaries[(run.cc, run.params, run.client, run.seed)])
+    rows = {r["algorithm"]: r for r in sat.client_table(tmp_path, runs)}
+    assert set(rows) == {"vegas-sat", "vegas-sat:ack_train_capacity=off"}
+    ours, anyone = rows["vegas-sat"]["ours"], rows["vegas-sat"]["any"]
+    assert ours["completion_s"] == pytest.approx(6.5)
+    assert ours["seeds"] == 2
+    assert ours["unfinished"] == 0
+    assert anyone["completion_s"] == pytest.approx(8.0)
+    assert anyone["unfinished"] == 1
+    assert anyone["retransmitted_fraction"] == pytest.approx(0.1)  # finished runs only
+    assert anyone["return_drop_fraction"] == pytest.approx(0.1)
+    off = rows["vegas-sat:ack_train_capacity=off"]
+    assert off["ours"]["seeds"] == 0
+    assert off["any"]["completion_s"] == pytest.approx(10.0)
+    # Rendered: the ablation row has no our-client cells.
+    text = sat.markdown({"clients": sat.client_table(tmp_path, runs)}, "scripts/satellite")
+    assert "| fau-sat-resume | vegas-sat:ack_train_capacity=off | - | - | 10.00 | 40.00 % |" in text
+
+
+def test_any_client_sets_every_flow_without_receive_timestamps(tmp_path):
+    (tmp_path / "interop" / "scenarios").mkdir(parents=True)
+    (tmp_path / "interop" / "scenarios" / "two.toml").write_text("[flows.first]\n[flows.second]\n")
+    run = sat.Run("clients", "two", "vegas-sat", (), 1, "any")
+    assert sat.client_sets(tmp_path, run) == (
+        ("flows.first.receive_timestamps", False),
+        ("flows.second.receive_timestamps", False),
+    )
+    assert sat.client_sets(tmp_path, sat.Run("clients", "two", "vegas-sat", (), 1)) == ()
+    with pytest.raises(SpecError, match="unknown client"):
+        sat.client_sets(tmp_path, sat.Run("clients", "two", "vegas-sat", (), 1, "browser"))
+    assert sat.Run("clients", "two", "vegas-sat", (), 1, "any").directory == "two/vegas-sat+any-client/seed-1"

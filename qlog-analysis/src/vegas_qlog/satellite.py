@@ -106,6 +106,9 @@ CLIENT_SCENARIOS = (
     "fau-sat-resume-changed-path",
 )
 CLIENT_BASELINES = ("bbr2", "cubic")
+#: The clients table's ablation: vegas-sat for any client without the
+#: sender's own capacity estimate (as it was before issue 24).
+CLIENT_ABLATION = ("ack_train_capacity=off",)
 
 #: picoquic's satellite suite (picoquictest/satellite_test.c) as our
 #: scenarios, with the completion budgets its BBR is held to (seconds).
@@ -212,6 +215,7 @@ def plan_runs(sections: Sequence[str], seeds: Sequence[int], quick: bool) -> lis
         elif section == "clients":
             for sc in CLIENT_SCENARIOS[:2] if quick else CLIENT_SCENARIOS:
                 runs += [Run(section, sc, OURS, (), s, client) for client in CLIENTS for s in seeds]
+                runs += [Run(section, sc, OURS, CLIENT_ABLATION, s, "any") for s in seeds]
                 for cc in CLIENT_BASELINES:
                     runs += [Run(section, sc, cc, (), s, "any") for s in seeds]
         elif section == "picoquic":
@@ -315,10 +319,10 @@ def client_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
     rows = []
     groups: dict[tuple[str, str], dict[str, list[Run]]] = {}
     for r in runs:
-        if r.section in ("clients", "picoquic") and not r.params:
-            groups.setdefault((r.scenario, r.cc), {}).setdefault(r.client, [])
-            if r not in groups[(r.scenario, r.cc)][r.client]:
-                groups[(r.scenario, r.cc)][r.client].append(r)
+        if r.section in ("clients", "picoquic"):
+            group = groups.setdefault((r.scenario, r.label), {}).setdefault(r.client, [])
+            if r not in group:
+                group.append(r)
     for (scenario, cc), by_client in groups.items():
         row: dict[str, Any] = {"scenario": scenario, "algorithm": cc}
         for client in CLIENTS:
