@@ -42,6 +42,10 @@ pub const MAX_REQUESTED_MAX_ACK_DELAY_US: u64 = (1 << 14) * 1000 - 1;
 /// which our timers (and quiche's) honour.
 pub const DEFAULT_MIN_ACK_DELAY_US: u64 = 1000;
 
+/// RFC 9002's packet threshold (kPacketThreshold), for a loss detector that
+/// does not say its own.
+pub const DEFAULT_PACKET_THRESHOLD: u64 = 3;
+
 /// Fewest ack-eliciting packets the sender lets go unacknowledged: 1 is the
 /// RFC 9000 default (an ACK every second packet).
 pub const MIN_ACK_ELICITING_THRESHOLD: u64 = 1;

@@ -222,6 +222,11 @@ pub struct FlowSpec {
     /// queueing time AQT-enabled routers reported.
     #[serde(default = "default_true")]
     pub queueing_time_frame: bool,
+    /// Both endpoints offer ACK frequency (draft-ietf-quic-ack-frequency,
+    /// `--no-ack-frequency` when false): the server thins the client's ACKs
+    /// with ACK_FREQUENCY. On by default.
+    #[serde(default = "default_true")]
+    pub ack_frequency: bool,
     /// Both endpoints send full-size data packets (the apps' default; false
     /// is stock quiche's packet sizing, `--no-full-size-packets`). Unset:
     /// the scenario's `full_size_packets`, else true.
@@ -379,6 +384,8 @@ pub struct FlowConfig {
     /// Our QUIC extensions, as both endpoints offer them.
     pub receive_timestamps: bool,
     pub queueing_time_frame: bool,
+    /// ACK frequency (`ExtensionSettings::ack_frequency`).
+    pub ack_frequency: bool,
     /// Full-size data packets (`TransportSettings::full_size_packets`).
     pub full_size_packets: bool,
     /// ACK ratio of both endpoints as receivers (`TransportSettings::ack_every`).
@@ -662,6 +669,7 @@ impl Scenario {
                 access_delay: millis_f64(flow.access_delay_ms),
                 receive_timestamps: flow.receive_timestamps,
                 queueing_time_frame: flow.queueing_time_frame,
+                ack_frequency: flow.ack_frequency,
                 full_size_packets: flow
                     .full_size_packets
                     .or(spec.full_size_packets)
