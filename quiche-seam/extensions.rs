@@ -212,6 +212,9 @@ pub(crate) struct Extensions {
     /// `Config::enable_extensions(false)`: behave as an endpoint without our
     /// extensions, whatever the peer advertises.
     disabled: bool,
+    /// An ACK_FREQUENCY frame a test forces into the next 1-RTT packet,
+    /// negotiated or not (`Connection::send_ack_frequency_frame_for_testing`).
+    forced_ack_frequency: Option<quic_ext::AckFrequencyFrame>,
     /// Fields of the extension frames of the packet being received, for its
     /// qlog event; holds one packet's frames at most.
     #[cfg(feature = "qlog")]
@@ -240,6 +243,7 @@ impl Extensions {
         Extensions {
             state: ConnectionExtensions::new(created_at),
             disabled: !config.extensions_enabled,
+            forced_ack_frequency: None,
             #[cfg(feature = "qlog")]
             qlog_received: Vec::new(),
         }
@@ -307,6 +311,10 @@ impl Extensions {
                     self.state.on_ack_receive_timestamps_sent(),
                 ExtensionFrame::QueueingTime(_) =>
                     self.state.on_queueing_time_frame_sent(),
+                // A test's forced frame leaves our sender's state alone.
+                ExtensionFrame::AckFrequency(f)
+                    if self.forced_ack_frequency.as_ref() == Some(f) =>
+                    self.forced_ack_frequency = None,
                 ExtensionFrame::AckFrequency(f) =>
                     self.state.on_ack_frequency_sent(f, now),
                 ExtensionFrame::ImmediateAck =>
@@ -359,9 +367,14 @@ impl Extensions {
     /// of `recovery` changed materially (the
     /// choice is `quic_ext::ack_frequency::desired_request`).
     pub(crate) fn ack_frequency_frame(
-        &self, local: &TransportParams, peer: &TransportParams,
+        &mut self, local: &TransportParams, peer: &TransportParams,
         recovery: &Recovery, now: Instant,
     ) -> Option<Frame> {
+        if let Some(forced) = self.forced_ack_frequency {
+            return Some(Frame::Extension(Box::new(
+                ExtensionFrame::AckFrequency(forced),
+            )));
+        }
         if self.disabled {
             return None;
         }
@@ -558,6 +571,23 @@ impl<F: BufFactory> Connection<F> {
             }
         }
         stats
+    }
+
+    /// For tests of the peer's checks only: the next 1-RTT packet carries
+    /// this ACK_FREQUENCY frame, whether the peer advertised min_ack_delay or
+    /// not and whatever its values. Our own sender never sends such a frame
+    /// on its own.
+    #[doc(hidden)]
+    pub fn send_ack_frequency_frame_for_testing(
+        &mut self, sequence_number: u64, ack_eliciting_threshold: u64,
+        request_max_ack_delay_us: u64, reordering_threshold: u64,
+    ) {
+        self.ext.forced_ack_frequency = Some(quic_ext::AckFrequencyFrame {
+            sequence_number,
+            ack_eliciting_threshold,
+            request_max_ack_delay_us,
+            reordering_threshold,
+        });
     }
 
     /// Our receive_timestamp_basis: the receive times we report are

@@ -499,7 +499,10 @@ impl AckFrequencySender {
     /// `frame`, from [`frame_to_send`](Self::frame_to_send), was put in a
     /// packet at `now`.
     pub fn on_sent(&mut self, frame: &AckFrequencyFrame, now: Instant) {
-        self.next_sequence = frame.sequence_number.saturating_add(1);
+        // Sequence numbers only ever grow.
+        self.next_sequence = self
+            .next_sequence
+            .max(frame.sequence_number.saturating_add(1));
         self.sent = Some((
             AckRequest {
                 ack_eliciting_threshold: frame.ack_eliciting_threshold,
