@@ -222,10 +222,12 @@ pub struct FlowSpec {
     /// queueing time AQT-enabled routers reported.
     #[serde(default = "default_true")]
     pub queueing_time_frame: bool,
-    /// Both endpoints offer ACK frequency (draft-ietf-quic-ack-frequency,
-    /// `--no-ack-frequency` when false): the server thins the client's ACKs
-    /// with ACK_FREQUENCY. On by default.
-    #[serde(default = "default_true")]
+    /// Both endpoints offer ACK frequency (draft-ietf-quic-ack-frequency):
+    /// the server thins the client's ACKs with ACK_FREQUENCY. Off by default
+    /// (the apps offer it by default; `--no-ack-frequency` is `false` here),
+    /// so that scenarios measured before it keep their results; set it per
+    /// flow or with `--set flows.NAME.ack_frequency=true`.
+    #[serde(default)]
     pub ack_frequency: bool,
     /// Both endpoints send full-size data packets (the apps' default; false
     /// is stock quiche's packet sizing, `--no-full-size-packets`). Unset:
