@@ -295,7 +295,9 @@ impl AckPolicy {
     }
 
     /// Draft section 6.2: with threshold 1, any packet out of order or after
-    /// a gap; with 0, never; above 1, when the gap reaches the threshold or
+    /// a gap (and the first packet of the space, whose predecessors are all
+    /// missing to the receiver: an early first RTT sample, as patch 0007
+    /// did); with 0, never; above 1, when the gap reaches the threshold or
     /// the packet is one the sender may already have declared lost.
     fn reordering_calls_for_ack(
         &self,
@@ -305,7 +307,7 @@ impl AckPolicy {
     ) -> bool {
         match threshold {
             0 => false,
-            1 => previous_largest.is_some_and(|l| pn < l || pn > l.saturating_add(1)),
+            1 => previous_largest.is_none_or(|l| pn < l || pn > l.saturating_add(1)),
             _ => {
                 if let Some(acked) = self.largest_acked {
                     if acked
@@ -613,11 +615,12 @@ mod tests {
         // Stock: every ack-eliciting packet at once.
         let mut p = AckPolicy::default();
         assert_eq!(packets(&mut p, &[0, 1, 2], t, 1), vec![true; 3]);
-        // --ack-every 4: every fourth, and the packet after a gap at once.
+        // --ack-every 4: the first packet, every fourth after it, and the
+        // packet after a gap at once.
         let mut p = AckPolicy::default();
         assert_eq!(
             packets(&mut p, &[0, 1, 2, 3, 4, 6, 7], t, 4),
-            vec![false, false, false, true, false, true, false]
+            vec![true, false, false, false, true, true, false]
         );
         assert_eq!(p.deadline(), Some(t + 25 * MS));
         // Non-ack-eliciting packets never ask for an ACK nor start the timer.
@@ -708,7 +711,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             packets(&mut p, &[0, 1, 3, 4, 2, 5], t, 1),
-            vec![false, false, true, false, true, false]
+            vec![true, false, true, false, true, false]
         );
     }
 
