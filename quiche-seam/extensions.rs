@@ -4,9 +4,10 @@
 // `crate::extensions`, pulled in by patches/0003-*.patch) and connects
 // quiche's frame handling, transport parameters, ACK generation and qlog to
 // the `quic-ext` crate, where all the extension logic lives: the
-// ACK_RECEIVE_TIMESTAMPS frame of draft-ietf-quic-receive-ts-02 and our
-// QUEUEING_TIME frame (docs/extensions.md). Nothing here parses or encodes
-// bytes itself.
+// ACK_RECEIVE_TIMESTAMPS frame of draft-ietf-quic-receive-ts-02, our
+// QUEUEING_TIME frame and the ACK_FREQUENCY and IMMEDIATE_ACK frames of
+// draft-ietf-quic-ack-frequency with the application space's ACK policy
+// (docs/extensions.md). Nothing here parses or encodes bytes itself.
 
 use std::time::Duration;
 use std::time::Instant;
@@ -22,16 +23,25 @@ use quic_ext::ParamError;
 use crate::frame::Frame;
 use crate::packet;
 use crate::ranges::RangeSet;
+use crate::recovery::Recovery;
+use crate::recovery::RecoveryOps;
+use crate::transport_params::TransportParams;
 use crate::BufFactory;
 use crate::Config;
 use crate::Connection;
 use crate::Error;
 use crate::Result;
 
-/// A malformed or out-of-range frame of ours: FRAME_ENCODING_ERROR.
+/// A malformed or out-of-range frame of ours: FRAME_ENCODING_ERROR, or
+/// PROTOCOL_VIOLATION (quiche's `InvalidState` on the wire) for the values
+/// the ACK frequency draft says so of.
 fn frame_error(e: FrameError) -> Error {
     trace!("extension frame refused: {e}");
-    Error::InvalidFrame
+    if e.is_protocol_violation() {
+        Error::InvalidState
+    } else {
+        Error::InvalidFrame
+    }
 }
 
 /// A malformed or out-of-range transport parameter of ours:
@@ -122,6 +132,9 @@ pub(crate) fn params_ex_data(params: &ExtensionParams) -> qlog::events::ExData {
     if let Some(v) = params.max_queueing_times_per_frame {
         fields.insert("max_queueing_times_per_frame".into(), v.into());
     }
+    if let Some(v) = params.min_ack_delay {
+        fields.insert("min_ack_delay_us".into(), v.into());
+    }
     let mut ex = qlog::events::ExData::new();
     ex.insert("extensions".into(), serde_json::Value::Object(fields));
     ex
@@ -176,6 +189,20 @@ fn frame_fields(
                 .map(|e| [e.packet_number, e.forward_queueing_us])
                 .collect::<Vec<_>>(),
         }),
+
+        ExtensionFrame::AckFrequency(f) => json!({
+            "frame_type": "ack_frequency",
+            "frame_type_bytes": quic_ext::codepoints::FRAME_TYPE_ACK_FREQUENCY,
+            "sequence_number": f.sequence_number,
+            "ack_eliciting_threshold": f.ack_eliciting_threshold,
+            "request_max_ack_delay_us": f.request_max_ack_delay_us,
+            "reordering_threshold": f.reordering_threshold,
+        }),
+
+        ExtensionFrame::ImmediateAck => json!({
+            "frame_type": "immediate_ack",
+            "frame_type_bytes": quic_ext::codepoints::FRAME_TYPE_IMMEDIATE_ACK,
+        }),
     }
 }
 
@@ -185,6 +212,9 @@ pub(crate) struct Extensions {
     /// `Config::enable_extensions(false)`: behave as an endpoint without our
     /// extensions, whatever the peer advertises.
     disabled: bool,
+    /// An ACK_FREQUENCY frame a test forces into the next 1-RTT packet,
+    /// negotiated or not (`Connection::send_ack_frequency_frame_for_testing`).
+    forced_ack_frequency: Option<quic_ext::AckFrequencyFrame>,
     /// Fields of the extension frames of the packet being received, for its
     /// qlog event; holds one packet's frames at most.
     #[cfg(feature = "qlog")]
@@ -196,6 +226,7 @@ static NO_EXTENSIONS: ExtensionParams = ExtensionParams {
     max_receive_timestamps_per_ack: None,
     receive_timestamps_exponent: None,
     max_queueing_times_per_frame: None,
+    min_ack_delay: None,
 };
 
 impl Extensions {
@@ -212,6 +243,7 @@ impl Extensions {
         Extensions {
             state: ConnectionExtensions::new(created_at),
             disabled: !config.extensions_enabled,
+            forced_ack_frequency: None,
             #[cfg(feature = "qlog")]
             qlog_received: Vec::new(),
         }
@@ -260,7 +292,7 @@ impl Extensions {
             Frame::Extension(f) => match f.as_ref() {
                 ExtensionFrame::AckReceiveTimestamps(f) =>
                     f.ack_ranges().to_vec(),
-                ExtensionFrame::QueueingTime(_) => return None,
+                _ => return None,
             },
             _ => return None,
         };
@@ -271,16 +303,117 @@ impl Extensions {
         ))))
     }
 
-    /// `frame` was just written into a packet.
-    pub(crate) fn on_frame_sent(&mut self, frame: Option<&Frame>) {
+    /// `frame` was just written into a packet at `now`.
+    pub(crate) fn on_frame_sent(&mut self, frame: Option<&Frame>, now: Instant) {
         if let Some(Frame::Extension(f)) = frame {
             match f.as_ref() {
                 ExtensionFrame::AckReceiveTimestamps(_) =>
                     self.state.on_ack_receive_timestamps_sent(),
                 ExtensionFrame::QueueingTime(_) =>
                     self.state.on_queueing_time_frame_sent(),
+                // A test's forced frame leaves our sender's state alone.
+                ExtensionFrame::AckFrequency(f)
+                    if self.forced_ack_frequency.as_ref() == Some(f) =>
+                    self.forced_ack_frequency = None,
+                ExtensionFrame::AckFrequency(f) =>
+                    self.state.on_ack_frequency_sent(f, now),
+                ExtensionFrame::ImmediateAck =>
+                    self.state.on_immediate_ack_sent(),
             }
         }
+    }
+
+    /// `ack` (an ACK frame, plain or with receive timestamps) was just
+    /// written into a 1-RTT or 0-RTT packet: the ACK policy starts anew.
+    pub(crate) fn on_application_ack_sent(&mut self, ack: Option<&Frame>) {
+        let largest = match ack {
+            Some(Frame::ACK { ranges, .. }) => ranges.last(),
+            Some(Frame::Extension(f)) => f.largest_acknowledged(),
+            _ => None,
+        };
+        if let Some(largest) = largest {
+            self.state.on_application_ack_sent(largest);
+        }
+    }
+
+    /// A frame of ours was declared lost: whether it was an ACK (which
+    /// quiche then sends again). A lost ACK_FREQUENCY is sent again unless a
+    /// newer one went out; IMMEDIATE_ACK is not (the draft, section 5).
+    pub(crate) fn on_frame_lost(&mut self, frame: &ExtensionFrame) -> bool {
+        match frame {
+            ExtensionFrame::AckReceiveTimestamps(_) |
+            ExtensionFrame::QueueingTime(_) => true,
+            ExtensionFrame::AckFrequency(f) => {
+                self.state.on_ack_frequency_lost(f);
+                false
+            },
+            ExtensionFrame::ImmediateAck => false,
+        }
+    }
+
+    /// When a waiting application-space ACK is due (a timer of
+    /// `timeout_instant()`).
+    pub(crate) fn ack_deadline(&self) -> Option<Instant> {
+        self.state.ack_deadline()
+    }
+
+    /// Timers fired at `now`: whether a waiting ACK is due now.
+    pub(crate) fn on_ack_timeout(&mut self, now: Instant) -> bool {
+        self.state.on_ack_timeout(now)
+    }
+
+    /// The ACK_FREQUENCY frame for the next 1-RTT packet, when we offer the
+    /// extension, the peer advertised min_ack_delay and the window, the RTT
+    /// of `recovery` changed materially (the
+    /// choice is `quic_ext::ack_frequency::desired_request`).
+    pub(crate) fn ack_frequency_frame(
+        &mut self, local: &TransportParams, peer: &TransportParams,
+        recovery: &Recovery, now: Instant,
+    ) -> Option<Frame> {
+        if let Some(forced) = self.forced_ack_frequency {
+            return Some(Frame::Extension(Box::new(
+                ExtensionFrame::AckFrequency(forced),
+            )));
+        }
+        if self.disabled {
+            return None;
+        }
+        let view = quic_ext::SenderView {
+            cwnd_bytes: recovery.cwnd(),
+            max_datagram_size: recovery.max_datagram_size(),
+            smoothed_rtt: recovery.rtt(),
+            // quiche's initial packet threshold: the one it raises after
+            // spurious losses is visible to its tests only. A receiver
+            // that reports a gap earlier than needed costs one more ACK.
+            packet_threshold: quic_ext::ack_frequency::DEFAULT_PACKET_THRESHOLD,
+            // Replaced by the peer's own value inside.
+            peer_min_ack_delay: Duration::ZERO,
+            peer_max_ack_delay: Duration::from_millis(peer.max_ack_delay),
+            receive_timestamps_per_ack: local
+                .extensions
+                .receive_timestamps_limit(),
+        };
+        let frame = self.state.ack_frequency_frame(
+            &local.extensions,
+            &peer.extensions,
+            view,
+            now,
+        )?;
+        Some(Frame::Extension(Box::new(ExtensionFrame::AckFrequency(frame))))
+    }
+
+    /// IMMEDIATE_ACK for a 1-RTT PTO probe, when both offer ACK frequency.
+    pub(crate) fn immediate_ack_frame(
+        &self, pkt_type: packet::Type, local: &TransportParams,
+        peer: &TransportParams,
+    ) -> Option<Frame> {
+        let sending = !self.disabled &&
+            pkt_type == packet::Type::Short &&
+            ConnectionExtensions::sending_ack_frequency(
+                &local.extensions,
+                &peer.extensions,
+            );
+        sending.then(|| Frame::Extension(Box::new(ExtensionFrame::ImmediateAck)))
     }
 
     /// Notes the fields of a received frame of ours for the packet's qlog
@@ -368,6 +501,20 @@ impl Config {
         }
     }
 
+    /// Offers ACK frequency (draft-ietf-quic-ack-frequency): advertises
+    /// min_ack_delay (1 ms), so the peer may send ACK_FREQUENCY and
+    /// IMMEDIATE_ACK frames, which we then honour, and, as data sender,
+    /// sends ACK_FREQUENCY to a peer that advertised min_ack_delay too. Off
+    /// by default. No effect while extensions are disabled.
+    pub fn enable_ack_frequency(&mut self, enabled: bool) {
+        if self.extensions_enabled {
+            self.local_transport_params.extensions.set_min_ack_delay(
+                enabled
+                    .then_some(quic_ext::ack_frequency::DEFAULT_MIN_ACK_DELAY_US),
+            );
+        }
+    }
+
     /// With `false`, connections behave like stock quiche towards our
     /// extensions: they advertise none, send none of our frames whatever the
     /// peer asks, and treat ours as the unknown frames they then are
@@ -406,7 +553,10 @@ impl<F: BufFactory> Connection<F> {
     /// congestion controller was given.
     pub fn extension_stats(&self) -> ExtensionStats {
         let peer = self.ext.peer(&self.peer_transport_params.extensions);
-        let mut stats = self.ext.state.stats(peer);
+        let mut stats = self
+            .ext
+            .state
+            .stats(&self.local_transport_params.extensions, peer);
         for (_, p) in self.paths.iter() {
             if let Some(report) = p.recovery.ack_report() {
                 let h = report.handed;
@@ -421,6 +571,23 @@ impl<F: BufFactory> Connection<F> {
             }
         }
         stats
+    }
+
+    /// For tests of the peer's checks only: the next 1-RTT packet carries
+    /// this ACK_FREQUENCY frame, whether the peer advertised min_ack_delay or
+    /// not and whatever its values. Our own sender never sends such a frame
+    /// on its own.
+    #[doc(hidden)]
+    pub fn send_ack_frequency_frame_for_testing(
+        &mut self, sequence_number: u64, ack_eliciting_threshold: u64,
+        request_max_ack_delay_us: u64, reordering_threshold: u64,
+    ) {
+        self.ext.forced_ack_frequency = Some(quic_ext::AckFrequencyFrame {
+            sequence_number,
+            ack_eliciting_threshold,
+            request_max_ack_delay_us,
+            reordering_threshold,
+        });
     }
 
     /// Our receive_timestamp_basis: the receive times we report are
@@ -455,6 +622,30 @@ impl<F: BufFactory> Connection<F> {
             let peer = self.ext.peer(&self.peer_transport_params.extensions);
             self.ext.state.on_packet_received(pn, now, peer);
         }
+    }
+
+    /// Packet `pn` of `epoch` was accepted at `now` and its frames processed;
+    /// `ack_elicited` says whether one of them was ack-eliciting. In the
+    /// application space, whether it asks for an ACK at once: the peer's
+    /// ACK_FREQUENCY frames, else `Config::set_ack_every` (patch 0007),
+    /// decide (`quic_ext::AckPolicy`); an ACK allowed to wait is due at
+    /// `Extensions::ack_deadline`.
+    pub(crate) fn application_ack_now(
+        &mut self, epoch: packet::Epoch, pn: u64, ack_elicited: bool,
+        now: Instant,
+    ) -> bool {
+        if epoch != packet::Epoch::Application {
+            return ack_elicited;
+        }
+        let local_max_ack_delay =
+            Duration::from_millis(self.local_transport_params.max_ack_delay);
+        self.ext.state.on_application_packet(
+            pn,
+            ack_elicited,
+            now,
+            self.ack_every,
+            local_max_ack_delay,
+        )
     }
 
     /// Processes a received frame of ours (quiche's `process_frame`).
@@ -494,6 +685,21 @@ impl<F: BufFactory> Connection<F> {
                 }
                 result
             },
+
+            ExtensionFrame::AckFrequency(f) => self
+                .ext
+                .state
+                .on_ack_frequency_received(
+                    &self.local_transport_params.extensions,
+                    &f,
+                )
+                .map_err(frame_error),
+
+            ExtensionFrame::ImmediateAck => self
+                .ext
+                .state
+                .on_immediate_ack_received(&self.local_transport_params.extensions)
+                .map_err(frame_error),
 
             ExtensionFrame::QueueingTime(f) => {
                 self.ext

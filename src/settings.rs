@@ -59,6 +59,11 @@ pub struct ExtensionSettings {
     /// time AQT-enabled routers reported). Without it we still echo to a peer
     /// that accepts them.
     pub queueing_time_frame: bool,
+    /// ACK frequency (draft-ietf-quic-ack-frequency): advertise
+    /// min_ack_delay, so the peer may thin our ACKs with ACK_FREQUENCY
+    /// (which we honour), and as data sender thin the ACKs of a peer that
+    /// advertised it too, to about four per window (docs/extensions.md).
+    pub ack_frequency: bool,
 }
 
 impl Default for ExtensionSettings {
@@ -68,6 +73,7 @@ impl Default for ExtensionSettings {
             enabled: true,
             receive_timestamps: true,
             queueing_time_frame: true,
+            ack_frequency: true,
         }
     }
 }
@@ -78,6 +84,7 @@ impl ExtensionSettings {
         enabled: false,
         receive_timestamps: false,
         queueing_time_frame: false,
+        ack_frequency: false,
     };
 
     /// Applies these settings to `config`.
@@ -95,6 +102,7 @@ impl ExtensionSettings {
             config.set_max_receive_timestamps_per_ack(0);
         }
         config.enable_queueing_time_frame(self.queueing_time_frame);
+        config.enable_ack_frequency(self.ack_frequency);
         Ok(())
     }
 }
@@ -109,6 +117,7 @@ impl std::fmt::Display for ExtensionSettings {
         let offered: Vec<&str> = [
             (self.receive_timestamps, "receive-timestamps"),
             (self.queueing_time_frame, "queueing-time-frame"),
+            (self.ack_frequency, "ack-frequency"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -209,10 +218,17 @@ pub struct ExtensionFlags {
     #[arg(long)]
     pub no_queueing_time_frame: bool,
 
-    /// Behave like stock quiche: offer neither extension and ignore the
-    /// peer's requests for them.
+    /// Behave like stock quiche: offer none of our extensions and ignore
+    /// the peer's requests for them.
     #[arg(long)]
     pub no_extensions: bool,
+
+    /// Do not offer ACK frequency (draft-ietf-quic-ack-frequency): do not
+    /// advertise min_ack_delay, so the peer cannot thin our ACKs, and do not
+    /// ask a peer to thin its ACKs. By default both ways are offered;
+    /// `--ack-every` still thins ours towards a peer without it.
+    #[arg(long)]
+    pub no_ack_frequency: bool,
 }
 
 impl ExtensionFlags {
@@ -224,6 +240,7 @@ impl ExtensionFlags {
             enabled: true,
             receive_timestamps: !self.no_receive_timestamps,
             queueing_time_frame: !self.no_queueing_time_frame,
+            ack_frequency: !self.no_ack_frequency,
         }
     }
 }
@@ -344,6 +361,7 @@ mod tests {
             no_receive_timestamps: r,
             no_queueing_time_frame: q,
             no_extensions: n,
+            no_ack_frequency: false,
         };
         assert_eq!(
             TransportSettings::default().extensions,
@@ -355,14 +373,24 @@ mod tests {
         );
         assert_eq!(
             flags(false, false, false).settings().to_string(),
-            "receive-timestamps, queueing-time-frame"
+            "receive-timestamps, queueing-time-frame, ack-frequency"
         );
         let some = flags(true, false, false).settings();
         assert!(some.enabled && !some.receive_timestamps && some.queueing_time_frame);
-        assert_eq!(some.to_string(), "queueing-time-frame");
+        assert_eq!(some.to_string(), "queueing-time-frame, ack-frequency");
         assert_eq!(
             flags(true, true, false).settings().to_string(),
-            "offers none"
+            "ack-frequency"
+        );
+        let no_ack_frequency = ExtensionFlags {
+            no_ack_frequency: true,
+            ..ExtensionFlags::default()
+        }
+        .settings();
+        assert!(no_ack_frequency.enabled && !no_ack_frequency.ack_frequency);
+        assert_eq!(
+            no_ack_frequency.to_string(),
+            "receive-timestamps, queueing-time-frame"
         );
         assert_eq!(
             flags(false, false, true).settings(),

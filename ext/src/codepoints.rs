@@ -21,6 +21,16 @@ pub const FRAME_TYPE_ACK_RECEIVE_TIMESTAMPS_ECN: u64 = 0x0317_8308;
 /// acknowledged packets. Ours; see docs/extensions.md.
 pub const FRAME_TYPE_QUEUEING_TIME: u64 = 0x1a8b_f1c9;
 
+/// ACK_FREQUENCY (draft-ietf-quic-ack-frequency-14).
+pub const FRAME_TYPE_ACK_FREQUENCY: u64 = 0xaf;
+
+/// IMMEDIATE_ACK (draft-ietf-quic-ack-frequency-14).
+pub const FRAME_TYPE_IMMEDIATE_ACK: u64 = 0x1f;
+
+/// min_ack_delay (draft-ietf-quic-ack-frequency-14): the endpoint accepts
+/// ACK_FREQUENCY and IMMEDIATE_ACK frames.
+pub const TRANSPORT_PARAMETER_MIN_ACK_DELAY: u64 = 0xff04_de1b;
+
 /// max_receive_timestamps_per_ack (draft-ietf-quic-receive-ts-02).
 pub const TRANSPORT_PARAMETER_MAX_RECEIVE_TIMESTAMPS_PER_ACK: u64 = 0x4ac07;
 
@@ -32,17 +42,20 @@ pub const TRANSPORT_PARAMETER_RECEIVE_TIMESTAMPS_EXPONENT: u64 = 0x4ac26;
 pub const TRANSPORT_PARAMETER_MAX_QUEUEING_TIMES_PER_FRAME: u64 = 0x1c5c_b867;
 
 /// Every frame type of our extensions.
-pub const FRAME_TYPES: [u64; 3] = [
+pub const FRAME_TYPES: [u64; 5] = [
     FRAME_TYPE_ACK_RECEIVE_TIMESTAMPS,
     FRAME_TYPE_ACK_RECEIVE_TIMESTAMPS_ECN,
     FRAME_TYPE_QUEUEING_TIME,
+    FRAME_TYPE_ACK_FREQUENCY,
+    FRAME_TYPE_IMMEDIATE_ACK,
 ];
 
 /// Every transport parameter id of our extensions.
-pub const TRANSPORT_PARAMETERS: [u64; 3] = [
+pub const TRANSPORT_PARAMETERS: [u64; 4] = [
     TRANSPORT_PARAMETER_MAX_RECEIVE_TIMESTAMPS_PER_ACK,
     TRANSPORT_PARAMETER_RECEIVE_TIMESTAMPS_EXPONENT,
     TRANSPORT_PARAMETER_MAX_QUEUEING_TIMES_PER_FRAME,
+    TRANSPORT_PARAMETER_MIN_ACK_DELAY,
 ];
 
 /// Whether `frame_type` is one of ours.
@@ -105,7 +118,11 @@ mod tests {
     #[test]
     fn codepoints_are_distinct_and_not_rfc9000_ones() {
         for (i, a) in FRAME_TYPES.iter().enumerate() {
-            assert!(*a > 0x30, "{a:#x} collides with RFC 9000 / 9221 frames");
+            // RFC 9000 uses 0x00..=0x1e, RFC 9221 0x30 and 0x31.
+            assert!(
+                *a > 0x1e && *a != 0x30 && *a != 0x31,
+                "{a:#x} collides with RFC 9000 / 9221 frames"
+            );
             assert!(FRAME_TYPES[i + 1..].iter().all(|b| b != a));
         }
         for (i, a) in TRANSPORT_PARAMETERS.iter().enumerate() {

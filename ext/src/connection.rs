@@ -5,6 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::ack_frequency::{
+    AckDecision, AckFrequencyFrame, AckFrequencySender, AckPolicy, SenderView,
+};
 use crate::ack_receive_timestamps::{
     ranges_contain, AckRange, AckReceiveTimestampsFrame, PacketReceiveTime,
 };
@@ -40,6 +43,22 @@ pub struct ExtensionStats {
     pub received_packet_log_evictions: u64,
     /// What reached the congestion controller (filled in by the stack).
     pub handed: HandedCounts,
+    /// ACK frequency (draft-ietf-quic-ack-frequency): both endpoints
+    /// advertised min_ack_delay, so we send ACK_FREQUENCY as data sender.
+    pub sending_ack_frequency: bool,
+    pub ack_frequency_frames_sent: u64,
+    pub ack_frequency_frames_received: u64,
+    /// Received ACK_FREQUENCY frames ignored as not newer than one applied.
+    pub ack_frequency_frames_stale: u64,
+    pub immediate_acks_sent: u64,
+    pub immediate_acks_received: u64,
+    /// ACK frames (plain or with receive timestamps) we sent in the
+    /// application packet-number space.
+    pub application_acks_sent: u64,
+    /// The Ack-Eliciting Threshold the peer asked of us (in effect), and the
+    /// one we asked of the peer last.
+    pub peer_ack_eliciting_threshold: Option<u64>,
+    pub requested_ack_eliciting_threshold: Option<u64>,
 }
 
 /// Per-connection state of our extensions.
@@ -57,6 +76,10 @@ pub struct ConnectionExtensions {
     timestamps_in_last_frame: Vec<u64>,
     queueing_times_in_last_frame: Vec<u64>,
     received_times: Vec<PacketReceiveTime>,
+    /// As data receiver: when our ACKs go out (ACK_FREQUENCY, --ack-every).
+    ack_policy: AckPolicy,
+    /// As data sender: what we ask the peer for.
+    ack_frequency: AckFrequencySender,
     stats: ExtensionStats,
 }
 
@@ -77,6 +100,8 @@ impl ConnectionExtensions {
             timestamps_in_last_frame: Vec::new(),
             queueing_times_in_last_frame: Vec::new(),
             received_times: Vec::new(),
+            ack_policy: AckPolicy::default(),
+            ack_frequency: AckFrequencySender::default(),
             stats: ExtensionStats::default(),
         }
     }
@@ -254,11 +279,117 @@ impl ConnectionExtensions {
         Ok(())
     }
 
-    /// The counters, with what the peer's parameters make us send.
-    pub fn stats(&self, peer: &ExtensionParams) -> ExtensionStats {
+    /// A packet of the application space was accepted at `now` (its frames
+    /// processed): whether it asks for an ACK at once. `ack_every` and
+    /// `local_max_ack_delay` are our own ACK policy until the peer sends
+    /// ACK_FREQUENCY; see [`AckPolicy`].
+    pub fn on_application_packet(
+        &mut self,
+        pn: u64,
+        ack_eliciting: bool,
+        now: Instant,
+        ack_every: u64,
+        local_max_ack_delay: Duration,
+    ) -> bool {
+        self.ack_policy
+            .on_packet(pn, ack_eliciting, now, ack_every, local_max_ack_delay)
+            == AckDecision::Now
+    }
+
+    /// An ACK frame acknowledging up to `largest_acked` went out in the
+    /// application space.
+    pub fn on_application_ack_sent(&mut self, largest_acked: u64) {
+        self.stats.application_acks_sent += 1;
+        self.ack_policy.on_ack_sent(largest_acked);
+    }
+
+    /// When an ACK that was allowed to wait is due.
+    pub fn ack_deadline(&self) -> Option<Instant> {
+        self.ack_policy.deadline()
+    }
+
+    /// Timers fired at `now`: whether a waiting ACK is now due.
+    pub fn on_ack_timeout(&mut self, now: Instant) -> bool {
+        self.ack_policy.on_timeout(now)
+    }
+
+    /// A received ACK_FREQUENCY frame; `local` are our parameters.
+    pub fn on_ack_frequency_received(
+        &mut self,
+        local: &ExtensionParams,
+        frame: &AckFrequencyFrame,
+    ) -> Result<(), FrameError> {
+        self.ack_policy
+            .on_ack_frequency(frame, local.min_ack_delay)?;
+        self.stats.ack_frequency_frames_received += 1;
+        Ok(())
+    }
+
+    /// A received IMMEDIATE_ACK frame; `local` are our parameters.
+    pub fn on_immediate_ack_received(&mut self, local: &ExtensionParams) -> Result<(), FrameError> {
+        self.ack_policy.on_immediate_ack(local.min_ack_delay)?;
+        self.stats.immediate_acks_received += 1;
+        Ok(())
+    }
+
+    /// Whether we send ACK_FREQUENCY and IMMEDIATE_ACK: we offer the
+    /// extension ourselves (`local`) and the peer advertised min_ack_delay.
+    pub fn sending_ack_frequency(local: &ExtensionParams, peer: &ExtensionParams) -> bool {
+        local.min_ack_delay.is_some() && peer.min_ack_delay.is_some()
+    }
+
+    /// The ACK_FREQUENCY frame to send now, if one is due (see
+    /// [`AckFrequencySender`]). `view` without the peer's min_ack_delay,
+    /// which is taken from `peer`.
+    pub fn ack_frequency_frame(
+        &self,
+        local: &ExtensionParams,
+        peer: &ExtensionParams,
+        view: SenderView,
+        now: Instant,
+    ) -> Option<AckFrequencyFrame> {
+        if !Self::sending_ack_frequency(local, peer) {
+            return None;
+        }
+        let view = SenderView {
+            peer_min_ack_delay: peer.ack_frequency_min_delay()?,
+            ..view
+        };
+        self.ack_frequency.frame_to_send(&view, now)
+    }
+
+    /// An ACK_FREQUENCY frame went out at `now`.
+    pub fn on_ack_frequency_sent(&mut self, frame: &AckFrequencyFrame, now: Instant) {
+        self.ack_frequency.on_sent(frame, now);
+        self.stats.ack_frequency_frames_sent += 1;
+    }
+
+    /// A packet with this ACK_FREQUENCY frame was declared lost.
+    pub fn on_ack_frequency_lost(&mut self, frame: &AckFrequencyFrame) {
+        self.ack_frequency.on_lost(frame);
+    }
+
+    /// An IMMEDIATE_ACK frame went out.
+    pub fn on_immediate_ack_sent(&mut self) {
+        self.stats.immediate_acks_sent += 1;
+    }
+
+    /// The counters, with what the parameters make us send; `local` are our
+    /// parameters, `peer` the peer's.
+    pub fn stats(&self, local: &ExtensionParams, peer: &ExtensionParams) -> ExtensionStats {
         ExtensionStats {
             sending_receive_timestamps: peer.receive_timestamps_request().is_some(),
             sending_queueing_times: peer.queueing_times_limit().is_some(),
+            sending_ack_frequency: Self::sending_ack_frequency(local, peer),
+            ack_frequency_frames_stale: self.ack_policy.stale_frames(),
+            peer_ack_eliciting_threshold: self
+                .ack_policy
+                .peer_request()
+                .map(|(_, r)| r.ack_eliciting_threshold),
+            requested_ack_eliciting_threshold: self
+                .ack_frequency
+                .in_effect()
+                .map(|r| r.ack_eliciting_threshold),
             received_packets_logged: self.log.len() as u64,
             received_packet_log_evictions: self.log.evicted(),
             ..self.stats
@@ -334,7 +465,12 @@ mod tests {
         assert!(receiver
             .queueing_time_frame(&sender_params, &ranges, 1200)
             .is_none());
-        assert_eq!(receiver.stats(&sender_params).received_packets_logged, 0);
+        assert_eq!(
+            receiver
+                .stats(&ExtensionParams::default(), &sender_params)
+                .received_packets_logged,
+            0
+        );
     }
 
     /// The host's arrival stamp of a datagram is its packets' receive time,
@@ -400,7 +536,7 @@ mod tests {
         assert!(receiver
             .queueing_time_frame(&plain, &ranges, 1200)
             .is_none());
-        assert_eq!(receiver.stats(&plain).received_packets_logged, 0);
+        assert_eq!(receiver.stats(&plain, &plain).received_packets_logged, 0);
         // A frame we did not ask for is an error.
         let frame = AckReceiveTimestampsFrame::build(0, ranges.to_vec(), None, &[], 0).unwrap();
         assert_eq!(

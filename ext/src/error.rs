@@ -32,6 +32,18 @@ pub enum FrameError {
     DuplicatePacketNumber(u64),
     /// A packet number delta points below packet number 0.
     InvalidPacketNumber,
+    /// An ACK_FREQUENCY frame's Requested Max Ack Delay (µs) is below the
+    /// min_ack_delay we advertised or not below 2^14 ms: a PROTOCOL_VIOLATION
+    /// (draft-ietf-quic-ack-frequency section 4), not an encoding error.
+    InvalidRequestedMaxAckDelay(u64),
+}
+
+impl FrameError {
+    /// Whether the connection closes with PROTOCOL_VIOLATION rather than
+    /// FRAME_ENCODING_ERROR.
+    pub fn is_protocol_violation(&self) -> bool {
+        matches!(self, FrameError::InvalidRequestedMaxAckDelay(_))
+    }
 }
 
 impl fmt::Display for FrameError {
@@ -55,6 +67,9 @@ impl fmt::Display for FrameError {
                 write!(f, "packet number {pn} twice in one frame")
             }
             FrameError::InvalidPacketNumber => write!(f, "packet number below 0"),
+            FrameError::InvalidRequestedMaxAckDelay(us) => {
+                write!(f, "requested max ack delay {us} us out of range")
+            }
         }
     }
 }
@@ -79,6 +94,9 @@ pub enum ParamError {
     QueueingTimesOutOfRange(u64),
     /// The same parameter twice (RFC 9000 section 7.4).
     Duplicate { id: u64 },
+    /// min_ack_delay (µs) above the same endpoint's max_ack_delay
+    /// (draft-ietf-quic-ack-frequency section 3).
+    MinAckDelayAboveMax { min_us: u64, max_us: u64 },
 }
 
 impl fmt::Display for ParamError {
@@ -94,6 +112,12 @@ impl fmt::Display for ParamError {
                 write!(f, "max_queueing_times_per_frame {v} out of range")
             }
             ParamError::Duplicate { id } => write!(f, "transport parameter {id:#x} repeated"),
+            ParamError::MinAckDelayAboveMax { min_us, max_us } => {
+                write!(
+                    f,
+                    "min_ack_delay {min_us} us above max_ack_delay {max_us} us"
+                )
+            }
         }
     }
 }

@@ -1,9 +1,10 @@
 //! Our extension frames behind one type, for a stack's frame dispatch.
 
+use crate::ack_frequency::{self, AckFrequencyFrame};
 use crate::ack_receive_timestamps::AckReceiveTimestampsFrame;
 use crate::codepoints::{
-    FRAME_TYPE_ACK_RECEIVE_TIMESTAMPS, FRAME_TYPE_ACK_RECEIVE_TIMESTAMPS_ECN,
-    FRAME_TYPE_QUEUEING_TIME,
+    FRAME_TYPE_ACK_FREQUENCY, FRAME_TYPE_ACK_RECEIVE_TIMESTAMPS,
+    FRAME_TYPE_ACK_RECEIVE_TIMESTAMPS_ECN, FRAME_TYPE_IMMEDIATE_ACK, FRAME_TYPE_QUEUEING_TIME,
 };
 use crate::error::FrameError;
 use crate::queueing_time::QueueingTimeFrame;
@@ -13,6 +14,8 @@ use crate::queueing_time::QueueingTimeFrame;
 pub enum ExtensionFrame {
     AckReceiveTimestamps(AckReceiveTimestampsFrame),
     QueueingTime(QueueingTimeFrame),
+    AckFrequency(AckFrequencyFrame),
+    ImmediateAck,
 }
 
 impl ExtensionFrame {
@@ -27,6 +30,10 @@ impl ExtensionFrame {
             FRAME_TYPE_QUEUEING_TIME => {
                 Ok(ExtensionFrame::QueueingTime(QueueingTimeFrame::parse(b)?))
             }
+            FRAME_TYPE_ACK_FREQUENCY => {
+                Ok(ExtensionFrame::AckFrequency(AckFrequencyFrame::parse(b)?))
+            }
+            FRAME_TYPE_IMMEDIATE_ACK => Ok(ExtensionFrame::ImmediateAck),
             other => Err(FrameError::UnknownFrameType(other)),
         }
     }
@@ -44,6 +51,8 @@ impl ExtensionFrame {
         match self {
             ExtensionFrame::AckReceiveTimestamps(f) => f.encode(b),
             ExtensionFrame::QueueingTime(f) => f.encode(b),
+            ExtensionFrame::AckFrequency(f) => f.encode(b),
+            ExtensionFrame::ImmediateAck => ack_frequency::encode_immediate_ack(b),
         }
     }
 
@@ -51,6 +60,8 @@ impl ExtensionFrame {
         match self {
             ExtensionFrame::AckReceiveTimestamps(f) => f.wire_len(),
             ExtensionFrame::QueueingTime(f) => f.wire_len(),
+            ExtensionFrame::AckFrequency(f) => f.wire_len(),
+            ExtensionFrame::ImmediateAck => ack_frequency::immediate_ack_wire_len(),
         }
     }
 
@@ -58,6 +69,8 @@ impl ExtensionFrame {
         match self {
             ExtensionFrame::AckReceiveTimestamps(f) => f.frame_type(),
             ExtensionFrame::QueueingTime(_) => FRAME_TYPE_QUEUEING_TIME,
+            ExtensionFrame::AckFrequency(_) => FRAME_TYPE_ACK_FREQUENCY,
+            ExtensionFrame::ImmediateAck => FRAME_TYPE_IMMEDIATE_ACK,
         }
     }
 
@@ -66,6 +79,8 @@ impl ExtensionFrame {
         match self {
             ExtensionFrame::AckReceiveTimestamps(_) => "ack_receive_timestamps",
             ExtensionFrame::QueueingTime(_) => "queueing_time",
+            ExtensionFrame::AckFrequency(_) => "ack_frequency",
+            ExtensionFrame::ImmediateAck => "immediate_ack",
         }
     }
 
@@ -73,7 +88,49 @@ impl ExtensionFrame {
     pub fn largest_acknowledged(&self) -> Option<u64> {
         match self {
             ExtensionFrame::AckReceiveTimestamps(f) => Some(f.largest_acknowledged()),
-            ExtensionFrame::QueueingTime(_) => None,
+            _ => None,
         }
+    }
+
+    /// Whether the frame asks for an ACK (RFC 9002 section 2): ACK_FREQUENCY
+    /// and IMMEDIATE_ACK do; the ACK and its annotation do not.
+    pub fn ack_eliciting(&self) -> bool {
+        matches!(
+            self,
+            ExtensionFrame::AckFrequency(_) | ExtensionFrame::ImmediateAck
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ack_frequency_frames_parse_through_the_dispatch() {
+        let f = ExtensionFrame::AckFrequency(AckFrequencyFrame {
+            sequence_number: 1,
+            ack_eliciting_threshold: 9,
+            request_max_ack_delay_us: 25_000,
+            reordering_threshold: 3,
+        });
+        for frame in [f, ExtensionFrame::ImmediateAck] {
+            let mut out = vec![0; 32];
+            let len = frame
+                .encode(&mut octets::OctetsMut::with_slice(&mut out))
+                .unwrap();
+            assert_eq!(len, frame.wire_len());
+            assert_eq!(
+                ExtensionFrame::from_bytes(&out[..len]),
+                Ok((frame.clone(), len))
+            );
+            assert!(frame.ack_eliciting());
+            assert_eq!(frame.largest_acknowledged(), None);
+        }
+        // Truncated: FRAME_ENCODING_ERROR's kind.
+        assert_eq!(
+            ExtensionFrame::from_bytes(&[0x40, 0xaf, 0x01]),
+            Err(FrameError::Truncated)
+        );
     }
 }

@@ -11,6 +11,9 @@
 //!   routers reported for each datagram (the fallback estimate of both
 //!   directions from receive timestamps and ACK delay, without such routers,
 //!   is the controller's: `vegas_cc::shared::queueing_estimate`);
+//! - ACK frequency, draft-ietf-quic-ack-frequency-14: the ACK_FREQUENCY and
+//!   IMMEDIATE_ACK frames, the data receiver's ACK policy and the data
+//!   sender's choice of what to ask for ([`ack_frequency`]);
 //! - their transport parameters ([`params`]) and codepoints, all in
 //!   [`codepoints`];
 //! - the per-connection state tying them together ([`connection`]);
@@ -19,6 +22,7 @@
 //!
 //! The design is documented in docs/extensions.md.
 
+pub mod ack_frequency;
 pub mod ack_receive_timestamps;
 pub mod ack_report;
 pub mod aqt_ip_option;
@@ -30,6 +34,7 @@ pub mod params;
 pub mod queueing_time;
 pub mod received_packets;
 
+pub use ack_frequency::{AckFrequencyFrame, AckPolicy, AckRequest, SenderView};
 pub use ack_receive_timestamps::{
     AckRange, AckReceiveTimestampsFrame, EcnCounts, PacketReceiveTime, TimestampRange,
 };

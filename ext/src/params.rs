@@ -17,13 +17,20 @@
 //! many entries. Absent: it does not understand QUEUEING_TIME. 0 or above 1024:
 //! TRANSPORT_PARAMETER_ERROR.
 //!
+//! draft-ietf-quic-ack-frequency-14 section 3: min_ack_delay, in
+//! microseconds; the endpoint that advertises it accepts ACK_FREQUENCY and
+//! IMMEDIATE_ACK frames. It must not exceed the same endpoint's
+//! max_ack_delay (an RFC 9000 parameter, in milliseconds, which the stack
+//! decodes): [`ExtensionParams::check_against_max_ack_delay`] is called once
+//! all parameters are decoded.
+//!
 //! Every value must be exactly one varint: trailing bytes or a truncated
 //! varint are a TRANSPORT_PARAMETER_ERROR, as for RFC 9000's integer
 //! parameters.
 
 use crate::codepoints::{
     TRANSPORT_PARAMETER_MAX_QUEUEING_TIMES_PER_FRAME,
-    TRANSPORT_PARAMETER_MAX_RECEIVE_TIMESTAMPS_PER_ACK,
+    TRANSPORT_PARAMETER_MAX_RECEIVE_TIMESTAMPS_PER_ACK, TRANSPORT_PARAMETER_MIN_ACK_DELAY,
     TRANSPORT_PARAMETER_RECEIVE_TIMESTAMPS_EXPONENT,
 };
 use crate::error::ParamError;
@@ -47,6 +54,8 @@ pub struct ExtensionParams {
     pub max_receive_timestamps_per_ack: Option<u64>,
     pub receive_timestamps_exponent: Option<u64>,
     pub max_queueing_times_per_frame: Option<u64>,
+    /// Microseconds (draft-ietf-quic-ack-frequency).
+    pub min_ack_delay: Option<u64>,
 }
 
 /// What a peer's parameters ask of the ACK frames we send it.
@@ -89,6 +98,9 @@ impl ExtensionParams {
                 }
                 self.max_queueing_times_per_frame = Some(max);
             }
+            TRANSPORT_PARAMETER_MIN_ACK_DELAY => {
+                self.min_ack_delay = Some(get_single_varint(id, value)?);
+            }
             _ => (),
         }
         Ok(())
@@ -100,7 +112,7 @@ impl ExtensionParams {
     pub fn decode_all(blob: &[u8]) -> Result<Self, ParamError> {
         let mut b = octets::Octets::with_slice(blob);
         let mut params = ExtensionParams::default();
-        let mut seen = [false; 3];
+        let mut seen = [false; crate::codepoints::TRANSPORT_PARAMETERS.len()];
         while b.cap() > 0 {
             let id = b
                 .get_varint()
@@ -137,6 +149,7 @@ impl ExtensionParams {
                 TRANSPORT_PARAMETER_MAX_QUEUEING_TIMES_PER_FRAME,
                 self.max_queueing_times_per_frame,
             ),
+            (TRANSPORT_PARAMETER_MIN_ACK_DELAY, self.min_ack_delay),
         ]
         .into_iter()
         .filter_map(|(id, value)| value.map(|v| (id, v.min(octets::MAX_VAR_INT))))
@@ -209,6 +222,30 @@ impl ExtensionParams {
         }
         self.receive_timestamps_exponent = Some(exponent);
         Ok(())
+    }
+
+    /// Once every parameter is decoded: min_ack_delay must not exceed
+    /// `max_ack_delay_ms` (the same endpoint's max_ack_delay).
+    pub fn check_against_max_ack_delay(&self, max_ack_delay_ms: u64) -> Result<(), ParamError> {
+        let max_us = max_ack_delay_ms.saturating_mul(1000);
+        match self.min_ack_delay {
+            Some(min_us) if min_us > max_us => {
+                Err(ParamError::MinAckDelayAboveMax { min_us, max_us })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// As the peer's parameters: its min_ack_delay when it accepts
+    /// ACK_FREQUENCY and IMMEDIATE_ACK frames, else `None`.
+    pub fn ack_frequency_min_delay(&self) -> Option<std::time::Duration> {
+        self.min_ack_delay.map(std::time::Duration::from_micros)
+    }
+
+    /// Advertises min_ack_delay = `min_us` (accepting ACK_FREQUENCY and
+    /// IMMEDIATE_ACK), or stops advertising it with `None`.
+    pub fn set_min_ack_delay(&mut self, min_us: Option<u64>) {
+        self.min_ack_delay = min_us.map(|v| v.min(octets::MAX_VAR_INT));
     }
 
     /// Advertises (or stops advertising) that we accept QUEUEING_TIME frames.
@@ -360,6 +397,33 @@ mod tests {
         let len = b.off();
         assert_eq!(len, p.encoded_len());
         assert_eq!(ExtensionParams::decode_all(&out[..len]), Ok(p));
+    }
+
+    #[test]
+    fn min_ack_delay_decodes_and_must_not_exceed_max_ack_delay() {
+        let b = blob(&[(TRANSPORT_PARAMETER_MIN_ACK_DELAY, &varint(1000))]);
+        let p = ExtensionParams::decode_all(&b).unwrap();
+        assert_eq!(
+            p.ack_frequency_min_delay(),
+            Some(std::time::Duration::from_millis(1))
+        );
+        assert_eq!(p.check_against_max_ack_delay(1), Ok(()));
+        assert_eq!(p.check_against_max_ack_delay(25), Ok(()));
+        assert_eq!(
+            p.check_against_max_ack_delay(0),
+            Err(ParamError::MinAckDelayAboveMax {
+                min_us: 1000,
+                max_us: 0
+            })
+        );
+        assert_eq!(ExtensionParams::default().ack_frequency_min_delay(), None);
+        let mut q = ExtensionParams::default();
+        q.set_min_ack_delay(Some(1000));
+        let mut out = vec![0; 64];
+        let mut w = octets::OctetsMut::with_slice(&mut out);
+        q.encode(&mut w).unwrap();
+        let len = w.off();
+        assert_eq!(ExtensionParams::decode_all(&out[..len]), Ok(q));
     }
 
     #[test]

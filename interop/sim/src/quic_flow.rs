@@ -219,6 +219,7 @@ impl QuicFlow {
                 enabled: true,
                 receive_timestamps: config.receive_timestamps,
                 queueing_time_frame: config.queueing_time_frame,
+                ack_frequency: config.ack_frequency,
             },
             idle_timeout_ms: config.idle_timeout_ms,
             full_size_packets: config.full_size_packets,
@@ -650,12 +651,20 @@ impl QuicFlow {
             .server
             .as_ref()
             .map(|s| s.conn.extension_stats().handed);
+        // ACK frequency: what the server asked and how many ACKs the client
+        // (the data receiver) sent.
+        let server_ext = self.server.as_ref().map(|s| s.conn.extension_stats());
+        let client_ext = self.client.as_ref().map(|c| c.conn.extension_stats());
         ExtensionSummary {
             receive_timestamps: self.config.receive_timestamps,
             queueing_time_frame: self.config.queueing_time_frame,
             receive_times_handed: handed.map_or(0, |h| h.receive_times),
             forward_queueing_handed: handed.map_or(0, |h| h.forward_queueing),
             backward_queueing_handed: handed.map_or(0, |h| h.backward_queueing),
+            ack_frequency: self.config.ack_frequency,
+            ack_frequency_frames_sent: server_ext.map_or(0, |e| e.ack_frequency_frames_sent),
+            ack_eliciting_threshold: server_ext.and_then(|e| e.requested_ack_eliciting_threshold),
+            receiver_acks_sent: client_ext.map_or(0, |e| e.application_acks_sent),
         }
     }
 

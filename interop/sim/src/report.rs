@@ -92,6 +92,14 @@ pub struct ExtensionSummary {
     /// AQT values of the client's ACK-bearing datagrams (backward queueing
     /// times) handed to the server's controller.
     pub backward_queueing_handed: u64,
+    /// ACK frequency offered by both endpoints (the flow's switch).
+    pub ack_frequency: bool,
+    /// ACK_FREQUENCY frames the server (data sender) sent, and the last
+    /// Ack-Eliciting Threshold it asked for.
+    pub ack_frequency_frames_sent: u64,
+    pub ack_eliciting_threshold: Option<u64>,
+    /// ACK frames the client (data receiver) sent in 1-RTT packets.
+    pub receiver_acks_sent: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

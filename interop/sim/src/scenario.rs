@@ -222,6 +222,13 @@ pub struct FlowSpec {
     /// queueing time AQT-enabled routers reported.
     #[serde(default = "default_true")]
     pub queueing_time_frame: bool,
+    /// Both endpoints offer ACK frequency (draft-ietf-quic-ack-frequency):
+    /// the server thins the client's ACKs with ACK_FREQUENCY. Off by default
+    /// (the apps offer it by default; `--no-ack-frequency` is `false` here),
+    /// so that scenarios measured before it keep their results; set it per
+    /// flow or with `--set flows.NAME.ack_frequency=true`.
+    #[serde(default)]
+    pub ack_frequency: bool,
     /// Both endpoints send full-size data packets (the apps' default; false
     /// is stock quiche's packet sizing, `--no-full-size-packets`). Unset:
     /// the scenario's `full_size_packets`, else true.
@@ -379,6 +386,8 @@ pub struct FlowConfig {
     /// Our QUIC extensions, as both endpoints offer them.
     pub receive_timestamps: bool,
     pub queueing_time_frame: bool,
+    /// ACK frequency (`ExtensionSettings::ack_frequency`).
+    pub ack_frequency: bool,
     /// Full-size data packets (`TransportSettings::full_size_packets`).
     pub full_size_packets: bool,
     /// ACK ratio of both endpoints as receivers (`TransportSettings::ack_every`).
@@ -662,6 +671,7 @@ impl Scenario {
                 access_delay: millis_f64(flow.access_delay_ms),
                 receive_timestamps: flow.receive_timestamps,
                 queueing_time_frame: flow.queueing_time_frame,
+                ack_frequency: flow.ack_frequency,
                 full_size_packets: flow
                     .full_size_packets
                     .or(spec.full_size_packets)
