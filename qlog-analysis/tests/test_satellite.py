@@ -156,7 +156,8 @@ def test_client_table_keeps_clients_and_ablation_apart(tmp_path, monkeypatch):
     assert off["any"]["completion_s"] == pytest.approx(10.0)
     # Rendered: the ablation row has no our-client cells.
     text = sat.markdown({"clients": sat.client_table(tmp_path, runs)}, "scripts/satellite")
-    assert "| fau-sat-resume | vegas-sat:ack_train_capacity=off | - | - | 10.00 | 40.00 % |" in text
+    assert "| fau-sat-resume | vegas-sat:ack_train_capacity=off | - | - | - | - | 10.00 | 40.00 % |" in text
+    assert "| scenario | algorithm | our client (s) | retransmitted | ACK frequency only (s) |" in text
 
 
 def test_any_client_sets_every_flow_without_receive_timestamps(tmp_path):
@@ -165,8 +166,13 @@ def test_any_client_sets_every_flow_without_receive_timestamps(tmp_path):
     run = sat.Run("clients", "two", "vegas-sat", (), 1, "any")
     assert sat.client_sets(tmp_path, run) == (
         ("flows.first.receive_timestamps", False),
+        ("flows.first.ack_frequency", False),
         ("flows.second.receive_timestamps", False),
+        ("flows.second.ack_frequency", False),
     )
+    ours = sat.Run("clients", "two", "vegas-sat", (), 1, "ours")
+    assert ("flows.second.ack_frequency", True) in sat.client_sets(tmp_path, ours)
+    assert ("flows.second.receive_timestamps", True) in sat.client_sets(tmp_path, ours)
     assert sat.client_sets(tmp_path, sat.Run("clients", "two", "vegas-sat", (), 1)) == ()
     with pytest.raises(SpecError, match="unknown client"):
         sat.client_sets(tmp_path, sat.Run("clients", "two", "vegas-sat", (), 1, "browser"))

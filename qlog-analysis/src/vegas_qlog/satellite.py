@@ -120,8 +120,17 @@ PICOQUIC_BUDGETS = {
     "picoquic-sat-10-2": 81.5,
 }
 
-#: Who downloads: our client stamps receive times; any other client does not.
-CLIENTS = ("ours", "any")
+#: Who downloads, as the scenario keys of every flow: our client offers
+#: both our extensions as the apps do (receive timestamps, ACK frequency);
+#: picoquic's, quinn's and msquic's clients offer ACK frequency only; any
+#: other client (browsers, curl, quic-go, ngtcp2, aioquic) neither.
+CLIENT_EXTENSIONS: dict[str, tuple[tuple[str, bool], ...]] = {
+    "ours": (("receive_timestamps", True), ("ack_frequency", True)),
+    "ack-frequency": (("receive_timestamps", False), ("ack_frequency", True)),
+    "any": (("receive_timestamps", False), ("ack_frequency", False)),
+}
+CLIENTS = tuple(CLIENT_EXTENSIONS)
+CLIENT_TITLES = {"ours": "our client", "ack-frequency": "ACK frequency only", "any": "any client"}
 
 SECTIONS = ("completion", "clients", "picoquic", "bulk", "step", "coexistence", "ablation")
 
@@ -133,9 +142,8 @@ class Run:
     cc: str
     params: tuple[str, ...]
     seed: int
-    #: "ours" (the scenario as written: receive timestamps negotiated) or
-    #: "any" (every flow's client without them).
-    client: str = "ours"
+    #: "" (the scenario as written) or one of [`CLIENTS`].
+    client: str = ""
 
     @property
     def label(self) -> str:
@@ -144,7 +152,7 @@ class Run:
     @property
     def directory(self) -> str:
         safe = self.label.replace(":", "+").replace("=", "-")
-        client = "" if self.client == "ours" else f"+{self.client}-client"
+        client = f"+{self.client}-client" if self.client else ""
         return f"{self.scenario}/{safe}{client}/seed-{self.seed}"
 
 
@@ -215,7 +223,7 @@ def plan_runs(sections: Sequence[str], seeds: Sequence[int], quick: bool) -> lis
         elif section == "clients":
             for sc in CLIENT_SCENARIOS[:2] if quick else CLIENT_SCENARIOS:
                 runs += [Run(section, sc, OURS, (), s, client) for client in CLIENTS for s in seeds]
-                runs += [Run(section, sc, OURS, CLIENT_ABLATION, s, "any") for s in seeds]
+                runs += [Run(section, sc, OURS, CLIENT_ABLATION, s, client) for client in CLIENTS[1:] for s in seeds]
                 for cc in CLIENT_BASELINES:
                     runs += [Run(section, sc, cc, (), s, "any") for s in seeds]
         elif section == "picoquic":
@@ -261,14 +269,16 @@ def execute(root: Path, runs: Sequence[Run], out: Path, sim: Path, jobs: int) ->
 
 
 def client_sets(root: Path, run: Run) -> tuple[tuple[str, Any], ...]:
-    """The scenario keys that make every flow's client one without receive
-    timestamps, for a run with any client; none for ours."""
-    if run.client == "ours":
+    """The scenario keys that give every flow the run's kind of client;
+    none for the scenario as written."""
+    if not run.client:
         return ()
-    if run.client != "any":
+    if run.client not in CLIENT_EXTENSIONS:
         raise SpecError(f"unknown client {run.client!r}; clients: {', '.join(CLIENTS)}")
     scenario = tomllib.loads((root / SCENARIO_DIR / f"{run.scenario}.toml").read_text())
-    return tuple((f"flows.{name}.receive_timestamps", False) for name in scenario["flows"])
+    return tuple(
+        (f"flows.{name}.{key}", value) for name in scenario["flows"] for key, value in CLIENT_EXTENSIONS[run.client]
+    )
 
 
 def _say(text: str) -> None:
@@ -323,8 +333,8 @@ def client_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
             group = groups.setdefault((r.scenario, r.label), {}).setdefault(r.client, [])
             if r not in group:
                 group.append(r)
-    for (scenario, cc), by_client in groups.items():
-        row: dict[str, Any] = {"scenario": scenario, "algorithm": cc}
+    for (scenario, label), by_client in groups.items():
+        row: dict[str, Any] = {"scenario": scenario, "algorithm": label}
         for client in CLIENTS:
             group = by_client.get(client, [])
             times, retrans, drops, unfinished = [], [], [], 0
@@ -505,13 +515,13 @@ def markdown(tables: Mapping[str, list[dict[str, Any]]], command: str) -> str:
         lines += [
             "## Our client and any client: the download (second connection in the resume cases)",
             "",
-            "Our client stamps receive times (draft-ietf-quic-receive-ts); any other client "
-            "(browsers, every other stack) does not. Return drops: the largest share of datagrams "
-            "the return link dropped in any seed.",
+            "Our client offers receive timestamps and ACK frequency, as our apps do; picoquic's, "
+            "quinn's and msquic's offer ACK frequency only; any other client (browsers, curl, "
+            "quic-go, ngtcp2, aioquic) neither. Return drops: the largest share of datagrams the "
+            "return link dropped in any seed.",
             "",
-            "| scenario | algorithm | our client (s) | retransmitted | any client (s) | retransmitted "
-            "| return drops (ours / any) |",
-            "|---|---|---:|---:|---:|---:|---:|",
+            _client_header(),
+            "|---|---|" + "---:|---:|" * len(CLIENTS) + "---:|",
         ]
         for r in tables["clients"]:
             lines.append(f"| {r['scenario']} | {r['algorithm']} | " + _client_cells(r) + " |")
@@ -523,9 +533,8 @@ def markdown(tables: Mapping[str, list[dict[str, Any]]], command: str) -> str:
             "picoquic's budget is what its own suite asserts for its BBR on the same path; the "
             "physical limit is ours (two round trips, then 100 MB with our headers at the forward rate).",
             "",
-            "| scenario | algorithm | our client (s) | retransmitted | any client (s) | retransmitted "
-            "| return drops (ours / any) | picoquic's budget (s) | limit (s) |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+            _client_header() + " picoquic's budget (s) | limit (s) |",
+            "|---|---|" + "---:|---:|" * len(CLIENTS) + "---:|---:|---:|",
         ]
         for r in tables["picoquic"]:
             lines.append(
@@ -589,6 +598,12 @@ def markdown(tables: Mapping[str, list[dict[str, Any]]], command: str) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def _client_header() -> str:
+    cells = "".join(f" {CLIENT_TITLES[c]} (s) | retransmitted |" for c in CLIENTS)
+    drops = " / ".join(CLIENT_TITLES[c].split()[0] for c in CLIENTS)
+    return f"| scenario | algorithm |{cells} return drops ({drops}) |"
 
 
 def _client_cells(row: Mapping[str, Any]) -> str:
