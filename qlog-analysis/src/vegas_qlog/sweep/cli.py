@@ -22,15 +22,34 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def find_simulator(given: str | None, spec_path: Path) -> Path:
+    """The simulator binary: the one given (``--sim`` or ``$VEGAS_SIM``), else
+    the repository's ``target/release/vegas-sim`` in the working directory or
+    the nearest directory above it or above the spec, so the README's
+    commands work from the repository root and from ``qlog-analysis/``."""
+    if given:
+        sim = Path(given)
+        if not sim.is_file():
+            raise SpecError(f"{sim}: no simulator binary (build it with ./scripts/setup, or give --sim)")
+        return sim
+    for start in (Path.cwd(), spec_path.resolve().parent):
+        for directory in (start, *start.parents):
+            candidate = directory / DEFAULT_SIM
+            if candidate.is_file():
+                return candidate
+    raise SpecError(
+        f"no simulator binary: {DEFAULT_SIM} is in none of {Path.cwd()} or {spec_path.resolve().parent} "
+        f"or the directories above them (build it with ./scripts/setup, or give --sim or ${SIM_ENV})"
+    )
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     try:
         sets = [parse_set(text) for text in args.set]
         spec_path = Path(args.spec)
         spec = load_spec(spec_path, sets)
         out = Path(args.out) if args.out else Path("out/sweep") / spec_path.stem
-        sim = Path(args.sim or os.environ.get(SIM_ENV) or DEFAULT_SIM)
-        if not sim.is_file():
-            raise SpecError(f"{sim}: no simulator binary (build it with ./scripts/setup, or give --sim)")
+        sim = find_simulator(args.sim or os.environ.get(SIM_ENV), spec_path)
         if args.jobs < 1:
             raise SpecError("--jobs: at least 1")
         plan = make_plan(spec, sim, out.resolve(), display_out=str(out))
@@ -82,7 +101,11 @@ def register(sub: Any) -> None:
         metavar="KEY.PATH=VALUE",
         help="override a scenario value in every run (repeatable; VALUE in TOML)",
     )
-    p.add_argument("--sim", metavar="PATH", help=f"vegas-sim binary (default: ${SIM_ENV} or {DEFAULT_SIM})")
+    p.add_argument(
+        "--sim",
+        metavar="PATH",
+        help=f"vegas-sim binary (default: ${SIM_ENV}, else {DEFAULT_SIM} here or in the nearest directory above)",
+    )
     p.add_argument("--force", action="store_true", help="run again runs already made")
     p.add_argument(
         "--emit-slurm-array",
