@@ -348,10 +348,19 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_to_qvis(args: argparse.Namespace) -> int:
     inputs = [Path(p) for p in args.files]
+    directories = [p for p in inputs if p.is_dir()]
     for p in inputs:
-        if not p.is_file():
-            raise UsageError(f"{p}: no such file")
-    jobs = [(inputs, Path(args.output))] if args.output else [([p], qvis.default_output(p)) for p in inputs]
+        if not p.is_file() and not p.is_dir():
+            raise UsageError(f"{p}: no such file or directory")
+    if directories and args.output:
+        raise UsageError("to-qvis: -o takes files only; a directory gives one NAME-qvis.qlog per connection")
+    files = [p for p in inputs if p.is_file()]
+    jobs = [(files, Path(args.output))] if args.output else [([p], qvis.default_output(p)) for p in files]
+    for directory in directories:
+        found = qvis.directory_jobs(directory)
+        if not found:
+            raise UsageError(f"{directory}: no .sqlog file in it or below")
+        jobs += found
     for sources, target in jobs:
         written, traces = qvis.write_qvis(sources, target, strict=args.strict)
         events = sum(len(t.events) for t in traces)
@@ -488,8 +497,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence", type=float, default=0.95)
     p.set_defaults(func=cmd_plot)
 
-    p = sub.add_parser("to-qvis", help="convert quiche 0.29 .sqlog files into a file qvis loads")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser(
+        "to-qvis",
+        help="convert quiche 0.29 .sqlog files into a file qvis loads "
+        "(a directory: NAME-qvis.qlog per connection, client and server together)",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE|DIR")
     p.add_argument(
         "-o",
         "--output",
