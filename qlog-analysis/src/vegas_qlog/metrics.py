@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import bisect
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .sqlog import Event, Trace
+from .sqlog import Event, QlogWarning, Trace
 
 # Fields of quic:recovery_metrics_updated defined by qlog (quic-12); everything
 # else in those events is an extension: quiche's cf_* or a controller's own.
@@ -219,13 +220,24 @@ def stream_bytes_sent(trace: Trace) -> pd.DataFrame:
     ``retransmitted_bytes`` (offsets sent before)."""
     coverage: dict[int, _Coverage] = {}
     rows = []
+    seen: set[tuple[str, int]] = set()
+    repeated = 0
     for event in trace.named("quic:packet_sent"):
         ranges = _stream_ranges(event)
         if not ranges:
             continue
+        pn = _packet_number(event)
+        if pn is not None:
+            # A packet number is never sent twice in one space: a second
+            # packet_sent of it is the same record written again, not a
+            # retransmission (which goes out under a new number).
+            key = (_SPACES.get(pn[0], pn[0]), pn[1])
+            if key in seen:
+                repeated += 1
+                continue
+            seen.add(key)
         total = sum(end - start for _, start, end in ranges)
         new = sum(coverage.setdefault(sid, _Coverage()).add(start, end) for sid, start, end in ranges)
-        pn = _packet_number(event)
         rows.append(
             {
                 "time_s": _seconds(event.time),
@@ -235,8 +247,33 @@ def stream_bytes_sent(trace: Trace) -> pd.DataFrame:
                 "retransmitted_bytes": total - new,
             }
         )
+    if repeated:
+        warnings.warn(
+            f"{trace.path}: {repeated} packet_sent event(s) repeat a packet number already sent "
+            "in its space; each packet counted once",
+            QlogWarning,
+            stacklevel=2,
+        )
     columns = ["time_s", "packet_number", "stream_bytes", "new_bytes", "retransmitted_bytes"]
     return pd.DataFrame(rows, columns=columns)
+
+
+# Packet types that share a packet number space (RFC 9000 section 12.3).
+_SPACES = {"0RTT": "application", "1RTT": "application"}
+
+
+def _valid_rtts(trace: Trace, values: pd.Series, what: str) -> pd.Series:
+    """``values`` without the negative ones, which no RTT can be (named in a warning)."""
+    values = values.dropna()
+    bad = values < 0
+    if bad.any():
+        warnings.warn(
+            f"{trace.path}: {int(bad.sum())} negative {what} value(s) (first: {values[bad].iloc[0]:g} ms) "
+            "are not RTTs; left out",
+            QlogWarning,
+            stacklevel=2,
+        )
+    return values[~bad]
 
 
 def delivered_bytes(trace: Trace, direction: str = "auto") -> pd.DataFrame:
@@ -377,7 +414,8 @@ def trace_summary(trace: Trace) -> dict[str, Any]:
     retransmitted = float(sent["retransmitted_bytes"].sum()) if len(sent) else 0.0
     delivered_total = float(delivered["bytes"].sum()) if len(delivered) else 0.0
     span = float(delivered["time_s"].max()) if len(delivered) else trace.duration_ms / 1000.0
-    srtt = window["smoothed_rtt_ms"].dropna() if len(window) else pd.Series(dtype=float)
+    srtt = _valid_rtts(trace, window["smoothed_rtt_ms"], "smoothed_rtt") if len(window) else pd.Series(dtype=float)
+    min_rtt = _valid_rtts(trace, window["min_rtt_ms"], "min_rtt") if len(window) else pd.Series(dtype=float)
     return {
         "path": trace.path,
         "vantage_point": trace.vantage_point,
@@ -394,9 +432,7 @@ def trace_summary(trace: Trace) -> dict[str, Any]:
         else math.nan,
         "packets_lost": lost_packets(trace),
         "mean_srtt_ms": float(srtt.mean()) if len(srtt) else math.nan,
-        "min_rtt_ms": float(window["min_rtt_ms"].min())
-        if len(window) and window["min_rtt_ms"].notna().any()
-        else math.nan,
+        "min_rtt_ms": float(min_rtt.min()) if len(min_rtt) else math.nan,
     }
 
 
