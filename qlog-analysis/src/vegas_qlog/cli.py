@@ -255,7 +255,7 @@ def _formats(text: str) -> list[str]:
     return formats
 
 
-def _plot_run(run: SimRun, out: Path, formats: list[str], packet_bytes: float | None) -> list[Path]:
+def _plot_run(run: SimRun, out: Path, formats: list[str], packet_bytes: float | None, smooth_s: float) -> list[Path]:
     written: list[Path] = []
     base = f"{Path(run.scenario).stem}-seed{run.seed}" if run.seed is not None else run.path.name
     flows = {
@@ -266,7 +266,10 @@ def _plot_run(run: SimRun, out: Path, formats: list[str], packet_bytes: float | 
     written += plots.save_figure(
         plots.plot_cwnd(flows, packet_bytes=packet_bytes, title=title), out / f"{base}-cwnd", formats
     )
-    written += plots.save_figure(plots.plot_goodput(flows, title=title), out / f"{base}-goodput", formats)
+    goodputs = {label: metrics.smoothed_goodput(frame, smooth_s) for label, frame in flows.items()}
+    written += plots.save_figure(
+        plots.plot_goodput(goodputs, title=_smoothed_title(title, smooth_s)), out / f"{base}-goodput", formats
+    )
     queues = {}
     for link in run.links.get("name", pd.Series(dtype=str)):
         try:
@@ -279,8 +282,15 @@ def _plot_run(run: SimRun, out: Path, formats: list[str], packet_bytes: float | 
     return written
 
 
+def _smoothed_title(title: str | None, smooth_s: float) -> str:
+    what = f"goodput over the last {smooth_s:g} s" if smooth_s > 0 else "goodput per sample"
+    return f"{title}: {what}" if title else what
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     formats = _formats(args.format)
+    if not (args.smooth >= 0 and math.isfinite(args.smooth)):
+        raise UsageError(f"--smooth: expected a number of seconds >= 0, got {args.smooth}")
     qlogs, run_paths = _split_inputs(args.paths)
     if args.output is None and run_paths:
         raise UsageError("plot: -o DIR is needed for simulator runs (only .sqlog figures go next to their file)")
@@ -289,7 +299,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if run_paths:
         runs = load_runs(run_paths)
         if len(runs) == 1:
-            written += _plot_run(runs[0], out, formats, args.packet_bytes)
+            written += _plot_run(runs[0], out, formats, args.packet_bytes, args.smooth)
         else:
             # The flows under test of the first run of each algorithm, side by side.
             series: dict[str, pd.DataFrame] = {}
@@ -339,8 +349,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
                 out = Path(traces[0].path).parent
             series = {_trace_label(t): metrics.window_series(t) for t in traces}
             written += plots.save_figure(plots.plot_cwnd(series, packet_bytes=args.packet_bytes), out / "cwnd", formats)
-            goodputs = {_trace_label(t): metrics.goodput_series(t, args.interval) for t in traces}
-            written += plots.save_figure(plots.plot_goodput(goodputs), out / "goodput", formats)
+            goodputs = {
+                _trace_label(t): metrics.smoothed_goodput(metrics.goodput_series(t, args.interval), args.smooth)
+                for t in traces
+            }
+            written += plots.save_figure(
+                plots.plot_goodput(goodputs, title=_smoothed_title(None, args.smooth)), out / "goodput", formats
+            )
     for path in written:
         sys.stdout.write(f"{path}\n")
     return 0
@@ -493,6 +508,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.5,
         metavar="S",
         help="goodput interval for .sqlog files (default: %(default)s s)",
+    )
+    p.add_argument(
+        "--smooth",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="goodput plots show the rate over the last S seconds at each sample, for every input "
+        "(simulator runs and .sqlog files; 0: per sample; default: %(default)s s)",
     )
     p.add_argument("--confidence", type=float, default=0.95)
     p.set_defaults(func=cmd_plot)

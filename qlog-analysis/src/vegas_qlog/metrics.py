@@ -373,6 +373,43 @@ def rate_series(
     )
 
 
+def smoothed_goodput(series: pd.DataFrame, window_s: float) -> pd.DataFrame:
+    """``series`` with ``goodput_bps`` over the trailing ``window_s`` seconds
+    at each sample: the growth of the cumulative delivered bytes
+    (``cumulative_bytes`` or the simulator's ``bytes_delivered``) over the
+    window, interpolated linearly between samples, times 8 / window (the
+    first window: over the time since the first sample). Delivery bursts
+    after a hole is filled no longer show as rates above the link's; the
+    raw per-interval value stays as ``goodput_interval_bps``. ``window_s``
+    0 returns ``series`` as it is."""
+    if window_s < 0 or not math.isfinite(window_s):
+        raise ValueError(f"smoothing window must be a finite number of seconds >= 0, got {window_s}")
+    if window_s == 0 or series.empty:
+        return series
+    cumulative = next((c for c in ("cumulative_bytes", "bytes_delivered") if c in series.columns), None)
+    if cumulative is None or "time_s" not in series.columns:
+        raise KeyError("goodput smoothing needs time_s and cumulative_bytes or bytes_delivered")
+    data = series.dropna(subset=["time_s", cumulative]).sort_values("time_s")
+    times = data["time_s"].to_numpy(dtype=float)
+    total = data[cumulative].to_numpy(dtype=float)
+    # The cumulative curve starts at zero one interval before the first sample.
+    step = float(np.median(np.diff(times))) if times.size > 1 else window_s
+    # Nothing delivered before: one interval before the first bin (qlog), or
+    # the run's start (the simulator's series begin one interval in).
+    start = times[0] - step if cumulative == "cumulative_bytes" else min(0.0, times[0])
+    grid_t = np.concatenate([[start], times])
+    grid_b = np.concatenate([[0.0], total])
+    earlier = np.maximum(times - window_s, start)
+    span = times - earlier
+    delivered = total - np.interp(earlier, grid_t, grid_b)
+    out = data.copy()
+    if "goodput_bps" in out.columns:
+        out["goodput_interval_bps"] = out["goodput_bps"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["goodput_bps"] = np.where(span > 0, delivered * 8.0 / span, np.nan)
+    return out.reset_index(drop=True)
+
+
 def lost_packets(trace: Trace) -> int:
     """Packets the sender declared lost: quiche's ``cf_lost_packets.total``
     where logged, otherwise the number of ``quic:packet_lost`` events."""
