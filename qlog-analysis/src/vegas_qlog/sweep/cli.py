@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .executors import DaskExecutor, Executor, ExecutorError, LocalExecutor, run_sweep
-from .slurm import describe, emit_slurm_array
+from .slurm import describe, emit_slurm_array, node_local_warnings
 from .spec import SpecError, load_spec, parse_set
 from .tasks import SUMMARY_CSV, SUMMARY_JSON, make_plan
 
@@ -55,8 +55,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         plan = make_plan(spec, sim, out.resolve(), display_out=str(out))
         if args.emit_slurm_array:
             directory = Path(args.emit_slurm_array)
-            tasks = emit_slurm_array(plan, directory, force=args.force)
+            tasks = emit_slurm_array(
+                plan,
+                directory,
+                force=args.force,
+                partition=args.slurm_partition,
+                account=args.slurm_account,
+                options=args.slurm_option,
+            )
             _say(describe(directory.resolve(), tasks) if tasks else "sweep: every run is done; no Slurm array written")
+            for warning in node_local_warnings(directory, out) if tasks else []:
+                _say(f"vegas-qlog sweep: warning: {warning}")
             return 0
         executor: Executor = (
             DaskExecutor(args.cluster) if args.cluster else LocalExecutor(args.jobs, cache=out.resolve() / BLOB_CACHE)
@@ -111,6 +120,15 @@ def register(sub: Any) -> None:
         "--emit-slurm-array",
         metavar="DIR",
         help="run nothing: write the runs not done yet as a Slurm array job in DIR",
+    )
+    p.add_argument("--slurm-partition", metavar="NAME", help="with --emit-slurm-array: #SBATCH --partition")
+    p.add_argument("--slurm-account", metavar="NAME", help="with --emit-slurm-array: #SBATCH --account")
+    p.add_argument(
+        "--slurm-option",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="with --emit-slurm-array: another #SBATCH line, e.g. --slurm-option=--qos=long (repeatable)",
     )
     p.set_defaults(func=cmd_sweep)
 
