@@ -129,9 +129,17 @@ fn default_header_bytes() -> u32 {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
-    pub rate_mbps: f64,
-    /// One-way propagation delay.
+    /// The transmitter's rate; or `rate_trace_file`.
+    pub rate_mbps: Option<f64>,
+    /// A Mahimahi packet-delivery trace instead of a rate, relative to the
+    /// scenario file (see `crate::trace`).
+    pub rate_trace_file: Option<PathBuf>,
+    /// One-way propagation delay (before the first point of `delay_trace`
+    /// too, if there is one).
     pub delay_ms: f64,
+    /// `[[time_s, delay_ms], ...]`: the delay follows these points with
+    /// linear ramps between them (see `crate::trace`).
+    pub delay_trace: Option<Vec<(f64, f64)>>,
     /// DropTail limit in packets waiting (the one being transmitted has left
     /// the queue, as in ns-2). Exactly one of the two limits.
     pub queue_packets: Option<u64>,
@@ -347,6 +355,11 @@ pub struct LinkConfig {
     pub delay_jitter: Nanos,
     /// The jitter may reorder datagrams (otherwise the wire is FIFO).
     pub jitter_reorders: bool,
+    /// The delay over time (empty: `delay`, with its changes).
+    pub delay_trace: crate::trace::DelayTrace,
+    /// Delivery opportunities instead of `rate_bps` (which is then their
+    /// mean rate).
+    pub delivery_trace: Option<std::sync::Arc<crate::trace::DeliveryTrace>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -554,7 +567,7 @@ impl Scenario {
         check_non_negative("jitter.link_delay_ms", jitter.link_delay_ms)?;
         let mut links = Vec::new();
         for (name, link) in &spec.links {
-            links.push(link_config(name, link, jitter)?);
+            links.push(link_config(name, link, jitter, path.parent())?);
         }
         let link_names: Vec<&str> = spec.links.keys().map(String::as_str).collect();
         let resolve_path = |key: String, names: &[String]| -> Result<Vec<LinkId>, String> {
@@ -822,9 +835,23 @@ impl Scenario {
                 })?;
             if let Some(rate) = change.rate_mbps {
                 check_positive(&key("rate_mbps"), rate)?;
+                if links[link].delivery_trace.is_some() {
+                    return Err(format!(
+                        "{}: link '{}' follows a rate trace; its rate cannot change",
+                        key("rate_mbps"),
+                        change.link
+                    ));
+                }
             }
             if let Some(delay) = change.delay_ms {
                 check_non_negative(&key("delay_ms"), delay)?;
+                if !links[link].delay_trace.is_empty() {
+                    return Err(format!(
+                        "{}: link '{}' follows a delay trace; put the change in the trace",
+                        key("delay_ms"),
+                        change.link
+                    ));
+                }
             }
             if let Some(blackout) = change.blackout_s {
                 check_positive(&key("blackout_s"), blackout)?;
@@ -995,11 +1022,41 @@ fn draw_below(seed: u64, name: &str, bound: Nanos) -> Nanos {
     ((rng.next_f64() * bound as f64) as Nanos).min(bound - 1)
 }
 
-fn link_config(name: &str, link: &LinkSpec, jitter: &JitterSpec) -> Result<LinkConfig, String> {
+fn link_config(
+    name: &str,
+    link: &LinkSpec,
+    jitter: &JitterSpec,
+    scenario_dir: Option<&Path>,
+) -> Result<LinkConfig, String> {
     check_name("links", name)?;
     let key = |field: &str| format!("links.{name}.{field}");
-    check_positive(&key("rate_mbps"), link.rate_mbps)?;
+    let (rate_bps, delivery_trace) = match (link.rate_mbps, &link.rate_trace_file) {
+        (Some(rate), None) => {
+            check_positive(&key("rate_mbps"), rate)?;
+            (mbps_to_bps(rate), None)
+        }
+        (None, Some(file)) => {
+            let path = scenario_dir.unwrap_or(Path::new(".")).join(file);
+            let trace = crate::trace::DeliveryTrace::load(&path)
+                .map_err(|e| format!("{}: {e}", key("rate_trace_file")))?;
+            (trace.mean_rate_bps(), Some(std::sync::Arc::new(trace)))
+        }
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "links.{name}: expected one of rate_mbps and rate_trace_file, got both"
+            ))
+        }
+        (None, None) => {
+            return Err(format!(
+                "links.{name}: expected a rate, rate_mbps or rate_trace_file"
+            ))
+        }
+    };
     check_non_negative(&key("delay_ms"), link.delay_ms)?;
+    let delay_trace = match &link.delay_trace {
+        Some(points) => crate::trace::DelayTrace::from_points(&key("delay_trace"), points)?,
+        None => crate::trace::DelayTrace::default(),
+    };
     let delay_jitter = link.delay_jitter_ms.unwrap_or(jitter.link_delay_ms);
     check_non_negative(&key("delay_jitter_ms"), delay_jitter)?;
     let queue_limit = match (link.queue_packets, link.queue_bytes) {
@@ -1020,7 +1077,7 @@ fn link_config(name: &str, link: &LinkSpec, jitter: &JitterSpec) -> Result<LinkC
     };
     Ok(LinkConfig {
         name: name.to_string(),
-        rate_bps: mbps_to_bps(link.rate_mbps),
+        rate_bps,
         delay: millis_f64(link.delay_ms),
         queue_limit,
         loss: loss_model(
@@ -1038,6 +1095,8 @@ fn link_config(name: &str, link: &LinkSpec, jitter: &JitterSpec) -> Result<LinkC
             0
         },
         jitter_reorders: link.jitter_reorders,
+        delay_trace,
+        delivery_trace,
     })
 }
 
