@@ -55,7 +55,7 @@ class Problem:
         return f"{self.path}: record {self.record} (line {self.line}): {self.message}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     """One qlog event: time in milliseconds relative to the trace's start.
 
