@@ -352,3 +352,19 @@ def test_the_example_spec_reads():
     assert spec.scenario_dir == ROOT / "interop" / "scenarios"
     assert len(spec.entries) == 2 * (3 + 3) * 2 * 10
     assert all((spec.scenario_dir / e.scenario).is_file() for e in spec.entries)
+
+
+def test_a_scenario_with_trace_files_is_refused_before_anything_runs(tmp_path):
+    from vegas_qlog.sweep import load_spec, make_plan
+
+    scenarios = Path(__file__).resolve().parents[2] / "interop" / "scenarios"
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        f'scenario_dir = "{scenarios}"\nscenarios = ["starlink-like.toml"]\nalgorithms = ["cubic"]\nseeds = 1\n'
+    )
+    sim = tmp_path / "vegas-sim"
+    sim.write_text("")
+    with pytest.raises(
+        ValueError, match=r"links\.forward\.rate_trace_file: the sweep runner ships the scenario file alone"
+    ):
+        make_plan(load_spec(spec), sim, tmp_path / "out")

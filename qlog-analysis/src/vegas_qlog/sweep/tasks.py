@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +130,22 @@ class Plan:
         }
 
 
+def _refuse_companion_files(path: Path) -> None:
+    """A scenario naming other files (a link's ``rate_trace_file``) cannot
+    run where only the scenario file travels: said before anything runs."""
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return  # vegas-sim reports what is wrong with it, run by run
+    links = doc.get("links") if isinstance(doc, dict) else None
+    for name, link in (links or {}).items() if isinstance(links, dict) else ():
+        if isinstance(link, dict) and "rate_trace_file" in link:
+            raise ValueError(
+                f"{path}: links.{name}.rate_trace_file: the sweep runner ships the scenario file alone "
+                "and cannot run scenarios with trace files yet; run them with vegas-sim directly"
+            )
+
+
 def make_plan(
     spec: SweepSpec,
     sim: Path | Blob,
@@ -147,6 +164,7 @@ def make_plan(
             path = spec.scenario_dir / entry.scenario
             if not path.is_file():
                 raise FileNotFoundError(f"{path}: no such scenario file")
+            _refuse_companion_files(path)
             scenarios[entry.scenario] = Blob.of(path)
         blob = scenarios[entry.scenario]
         args = tuple(sim_args(entry, spec.qlog))
