@@ -388,6 +388,24 @@ def test_slurm_array_moves_with_its_directory_and_takes_partition_and_account(lo
         emit_slurm_array(plan, tmp_path / "bad", partition="a\nb", force=True)
 
 
+def test_a_trace_driven_scenario_runs_in_a_sweep_as_by_hand(tmp_path):
+    spec = write(
+        tmp_path / "trace.toml",
+        f'scenario_dir = "{SCENARIOS}"\nscenarios = ["starlink-like.toml"]\nalgorithms = ["cubic"]\n'
+        "seeds = [1]\n[set]\nduration_s = 3.0\n",
+    )
+    plan = make_plan(load_spec(spec), SIM, tmp_path / "out")
+    outcome = run_sweep(plan, LocalExecutor(1, cache=tmp_path / "out" / ".blobs"), progress=quiet(1))
+    assert (outcome.ran, outcome.failed) == (1, [])
+    by_hand = tmp_path / "by-hand"
+    argv = [str(SIM), "run", str(SCENARIOS / "starlink-like.toml"), "--cc", "cubic", "--seed", "1"]
+    subprocess.run(
+        [*argv, "--set", "duration_s=3.0", "--no-qlog", "--out", str(by_hand)], check=True, capture_output=True
+    )
+    run_dir = tmp_path / "out" / plan.tasks[0].directory
+    assert content(run_dir / "summary.json") == content(by_hand / "summary.json")
+
+
 def test_emitting_into_tmp_warns(tmp_path):
     spec = write(tmp_path / "small.toml", SMALL)
     argv = [sys.executable, "-m", "vegas_qlog", "sweep", str(spec), "--sim", str(SIM)]

@@ -134,6 +134,9 @@ pub struct LinkSpec {
     /// A Mahimahi packet-delivery trace instead of a rate, relative to the
     /// scenario file (see `crate::trace`).
     pub rate_trace_file: Option<PathBuf>,
+    /// The same trace inline: its timestamps in ms (the sweep runner writes
+    /// a file's trace here, so the scenario travels as one file).
+    pub rate_trace: Option<Vec<u64>>,
     /// One-way propagation delay (before the first point of `delay_trace`
     /// too, if there is one).
     pub delay_ms: f64,
@@ -1030,23 +1033,33 @@ fn link_config(
 ) -> Result<LinkConfig, String> {
     check_name("links", name)?;
     let key = |field: &str| format!("links.{name}.{field}");
-    let (rate_bps, delivery_trace) = match (link.rate_mbps, &link.rate_trace_file) {
-        (Some(rate), None) => {
+    let given = [
+        link.rate_mbps.is_some(),
+        link.rate_trace_file.is_some(),
+        link.rate_trace.is_some(),
+    ];
+    let (rate_bps, delivery_trace) = match (link.rate_mbps, &link.rate_trace_file, &link.rate_trace)
+    {
+        _ if given.iter().filter(|g| **g).count() > 1 => {
+            return Err(format!(
+            "links.{name}: expected one of rate_mbps, rate_trace_file and rate_trace, got several"
+        ))
+        }
+        (Some(rate), _, _) => {
             check_positive(&key("rate_mbps"), rate)?;
             (mbps_to_bps(rate), None)
         }
-        (None, Some(file)) => {
+        (_, Some(file), _) => {
             let path = scenario_dir.unwrap_or(Path::new(".")).join(file);
             let trace = crate::trace::DeliveryTrace::load(&path)
                 .map_err(|e| format!("{}: {e}", key("rate_trace_file")))?;
             (trace.mean_rate_bps(), Some(std::sync::Arc::new(trace)))
         }
-        (Some(_), Some(_)) => {
-            return Err(format!(
-                "links.{name}: expected one of rate_mbps and rate_trace_file, got both"
-            ))
+        (_, _, Some(stamps)) => {
+            let trace = crate::trace::DeliveryTrace::from_stamps(&key("rate_trace"), stamps)?;
+            (trace.mean_rate_bps(), Some(std::sync::Arc::new(trace)))
         }
-        (None, None) => {
+        (None, None, None) => {
             return Err(format!(
                 "links.{name}: expected a rate, rate_mbps or rate_trace_file"
             ))

@@ -116,6 +116,19 @@ impl DeliveryTrace {
             previous = ms;
             stamps.push(ms);
         }
+        Self::from_stamps(name, &stamps)
+    }
+
+    /// From timestamps in ms, already read (non-decreasing).
+    pub fn from_stamps(name: &str, stamps: &[u64]) -> Result<Self, String> {
+        if let Some(i) = stamps.windows(2).position(|w| w[1] < w[0]) {
+            return Err(format!(
+                "{name}: entry {}: {} ms comes before the previous {} ms",
+                i + 1,
+                stamps[i + 1],
+                stamps[i]
+            ));
+        }
         let Some(&last) = stamps.last() else {
             return Err(format!("{name}: no delivery opportunity in the trace"));
         };

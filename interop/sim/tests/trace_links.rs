@@ -123,7 +123,7 @@ fn trace_keys_are_checked() {
     let bad = [
         (
             bulk_over("rate_mbps = 5\nrate_trace_file = \"x\"", ""),
-            "expected one of rate_mbps and rate_trace_file",
+            "expected one of rate_mbps, rate_trace_file and rate_trace, got several",
         ),
         (bulk_over("", ""), "expected a rate"),
         (
@@ -154,4 +154,33 @@ fn trace_keys_are_checked() {
         assert!(e.contains(expected), "{e}");
     }
     let _ = scenario_with;
+}
+
+#[test]
+fn an_inline_rate_trace_is_the_file_s_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.mahimahi"), "1\n1\n3\n8\n").unwrap();
+    let link = |text: &str| {
+        let path = dir.path().join("s.toml");
+        std::fs::write(&path, text).unwrap();
+        let s = vegas_sim::Scenario::load(&path, &Overrides::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.links[0].clone()
+    };
+    let from_file = link(&bulk_over("rate_trace_file = \"t.mahimahi\"", ""));
+    let inline = link(&bulk_over("rate_trace = [1, 1, 3, 8]", ""));
+    assert!(from_file.delivery_trace.is_some());
+    assert_eq!(from_file, inline);
+    let e = vegas_sim::Scenario::parse(
+        &bulk_over("rate_trace = [3, 1]", ""),
+        std::path::Path::new("t.toml"),
+        &Overrides::default(),
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("links.down.rate_trace: entry 1: 1 ms comes before"),
+        "{e}"
+    );
 }
