@@ -31,6 +31,7 @@ pub static ALGORITHMS: &[&AlgorithmInfo] = &[
     &crate::rovegas::INFO,
     &crate::vegas_w::INFO,
     &crate::westwood::INFO,
+    // scripts/new-controller adds a new member's INFO above this line.
 ];
 
 /// Names of all selectable algorithms: ours, then quiche's.

@@ -192,6 +192,9 @@ def check_field_by_field(path: Path) -> dict[str, int]:
             if where[0] == "data":
                 key = "owner" if where[1] == "initiator" else where[1]
                 target = ("data", key, *where[2:])
+                if where[1:] == ("raw", "payload_length") and name in ("quic:packet_sent", "quic:packet_received"):
+                    # Moved: qvis's payload_length includes the AEAD tag (checked below).
+                    target = ("data", "raw", "payload_length_without_tag")
                 if where[1] == "frames" and len(where) > 3 and where[2] in merged and where[3] == "frame_type":
                     continue  # the placeholder's "unknown" is replaced: checked with its extension frame
                 if metrics and len(where) == 2 and value == U64_MAX:
@@ -222,6 +225,9 @@ def check_field_by_field(path: Path) -> dict[str, int]:
                     covered.add(target)
                     if is_ack:
                         target = (*target[:-1], "extension_frame_type")
+                if where[2] == "receive_timestamps_us":
+                    # As sent; receive_timestamps_us itself is on the receiver's qlog clock (checked below).
+                    target = (*target[:3], "receive_timestamps_since_basis_us", *target[4:])
             else:
                 target = ("data", *where) if where[0] not in event["data"] else where
             assert has(out, target), (path.name, name, where, target)
@@ -239,6 +245,18 @@ def check_field_by_field(path: Path) -> dict[str, int]:
                 continue
             if where == ("data", "length"):
                 assert value == event["data"]["raw"]["length"]
+            elif where == ("data", "raw", "payload_length"):
+                assert event["data"]["header"]["packet_type"] in ("initial", "handshake", "0RTT", "1RTT")
+                assert value == event["data"]["raw"]["payload_length"] + 16
+            elif where == ("data", "byte_length"):
+                assert name.startswith("http3:frame_")
+                assert value == event["data"]["length"]
+            elif where == ("data", "cwnd"):
+                assert value == event["data"]["congestion_window"]
+            elif where[:2] == ("data", "frames") and len(where) == 6 and where[3] == "receive_timestamps_us":
+                ext = next(e for j, e in enumerate(event["extension_frames"]) if places[j] == where[2])
+                sent = ext["receive_timestamps_us"][where[4]][where[5]]
+                assert value == (sent if where[5] == 0 else sent - 1000)
             elif where == ("data", "new"):
                 assert value == event["data"]["stream_type"]
             elif where[:2] == ("data", "frames") and len(where) == 4 and where[3] == "length":
@@ -443,7 +461,7 @@ def test_every_ack_is_an_ack_frame(flow):
                 assert f.get("frame_type") != "unknown", (path.name, e)
                 if f.get("frame_type") == "ack":
                     assert f["acked_ranges"], f
-                    got.append((i, f["acked_ranges"], f.get("receive_timestamps_us")))
+                    got.append((i, f["acked_ranges"], f.get("receive_timestamps_since_basis_us")))
         assert sorted(got, key=repr) == sorted(expected, key=repr)
         with_ts = sum(1 for _, _, ts in expected if ts is not None)
         if flow == "ext":
@@ -684,3 +702,109 @@ def test_careful_resume_phase_changes_become_the_drafts_events():
     # Without Careful Resume nothing is added.
     plain = [convert_event(metrics(0.0, congestion_window=13_500), TraceContext())]
     assert with_careful_resume_events(plain) == plain
+
+
+def test_receive_timestamps_are_the_receivers_own_receive_times():
+    """A converted ACK's receive_timestamps_us is, for every packet it names,
+    the time at which the receiver's own trace logged that packet's
+    packet_received (µs on the receiver's qlog clock; the values as sent
+    are 1000 µs later, the receiver's basis being 1 ms before its start)."""
+    received: dict[int, float] = {}
+    for e in raw_events(SIM_QVIS / "ext-client.sqlog"):
+        header = e.get("data", {}).get("header", {})
+        if e["name"] == "quic:packet_received" and header.get("packet_type") == "1RTT":
+            received.setdefault(header["packet_number"], e["time"])
+    doc = to_qvis(read_qlog(SIM_QVIS / "ext-server.sqlog"))
+    checked = 0
+    for e in doc["traces"][0]["events"]:
+        if e["name"] != "transport:packet_received":
+            continue
+        for f in e["data"].get("frames", []):
+            for (pn, us), (pn_sent, us_sent) in zip(
+                f.get("receive_timestamps_us", []), f.get("receive_timestamps_since_basis_us", []), strict=True
+            ):
+                assert pn == pn_sent
+                assert us_sent - us == 1000
+                assert us / 1000.0 == pytest.approx(received[pn], abs=0.001), pn
+                checked += 1
+    assert checked >= 10
+
+
+def qvis_packetization_errors(doc: dict, direction: str = "sending") -> tuple[int, int]:
+    """qvis's PacketizationQUICPreProcessor size checks on a converted
+    document's first trace, re-implemented: for every packet_sent (sending) or
+    packet_received event with raw, the payload qvis lays out is
+    raw.payload_length minus a 16-byte tag, and the STREAM frames (1 header
+    byte + length each, when no frame_size is given) must fit in it ("something
+    went wrong calculating frame sizes!"); an H3 frame's payload is
+    parseInt(byte_length) (NaN without it). Returns (packet errors, H3 frames
+    without byte_length)."""
+    wanted = "transport:packet_sent" if direction == "sending" else "transport:packet_received"
+    h3 = "http:frame_created" if direction == "sending" else "http:frame_parsed"
+    packet_errors = h3_errors = 0
+    for e in doc["traces"][0]["events"]:
+        data = e["data"]
+        if e["name"] == wanted and data.get("raw") and data.get("frames"):
+            payload = (data["raw"].get("payload_length") or 0) - 16
+            if not data["raw"].get("payload_length"):
+                payload = data["raw"]["length"] - min(4, data["raw"]["length"]) - 16
+            frames = data["frames"]
+            if frames[0].get("frame_size"):
+                continue
+            stream = sum(1 + int(f["length"]) for f in frames if f.get("frame_type") == "stream" and "length" in f)
+            if payload - stream < 0:
+                packet_errors += 1
+        elif e["name"] == h3 and not isinstance(data.get("byte_length"), int):
+            h3_errors += 1
+    return packet_errors, h3_errors
+
+
+@pytest.mark.parametrize("side", ["server", "client"])
+def test_packetization_view_fits_every_frame(side):
+    """On converted files qvis's packetization view finds no frame that does
+    not fit and no H3 frame without a length; on the file without the
+    converter's payload_length/byte_length adaptation it does (the check
+    would catch a regression)."""
+    doc = to_qvis(read_qlog(SIM_QVIS / f"ext-{side}.sqlog"))
+    direction = "sending" if side == "server" else "receiving"
+    assert qvis_packetization_errors(doc, direction) == (0, 0)
+    packets = sum(1 for e in doc["traces"][0]["events"] if e["name"].startswith("transport:packet_"))
+    assert packets >= 30
+    # The same document with quiche's lengths put back: the errors qvis showed.
+    for e in doc["traces"][0]["events"]:
+        raw = e["data"].get("raw")
+        if isinstance(raw, dict) and "payload_length_without_tag" in raw:
+            raw["payload_length"] = raw["payload_length_without_tag"]
+        e["data"].pop("byte_length", None)
+    broken_packets, broken_h3 = qvis_packetization_errors(doc, direction)
+    assert broken_h3 > 0
+    if side == "server":
+        assert broken_packets >= 5
+
+
+def test_metrics_carry_cwnd_for_qvis_labels():
+    doc = to_qvis(read_qlog(SIM_QVIS / "ext-server.sqlog"))
+    metrics = [e["data"] for e in doc["traces"][0]["events"] if e["name"] == "recovery:metrics_updated"]
+    with_window = [m for m in metrics if "congestion_window" in m]
+    assert with_window
+    assert all(m["cwnd"] == m["congestion_window"] for m in with_window)
+
+
+def test_to_qvis_of_a_run_directory_writes_one_file_per_connection(tmp_path, capsys):
+    from vegas_qlog.cli import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("ext-client.sqlog", "ext-server.sqlog", "plain-client.sqlog", "plain-server.sqlog"):
+        (run / name).write_bytes((SIM_QVIS / name).read_bytes())
+    assert main(["to-qvis", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert sorted(p.name for p in run.glob("*-qvis.qlog")) == ["ext-qvis.qlog", "plain-qvis.qlog"]
+    assert "2 trace(s)" in out
+    doc = json.loads((run / "ext-qvis.qlog").read_text())
+    assert [t["vantage_point"]["type"] for t in doc["traces"]] == ["server", "client"]
+    qvis_load((run / "ext-qvis.qlog").read_text())
+    assert main(["to-qvis", str(tmp_path / "empty-missing")]) == 1
+    (tmp_path / "empty").mkdir()
+    assert main(["to-qvis", str(tmp_path / "empty")]) == 1
+    assert "no .sqlog file" in capsys.readouterr().err

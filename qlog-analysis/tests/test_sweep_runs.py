@@ -11,6 +11,7 @@ import fcntl
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -352,6 +353,68 @@ def test_slurm_array_tasks_run_with_the_generated_command(local_reference, tmp_p
     assert (out / "sweep.json").read_bytes() == (local_reference / "sweep.json").read_bytes()
     # What is done is not in a new array.
     assert emit_slurm_array(plan, tmp_path / "array2") == []
+
+
+def test_slurm_array_moves_with_its_directory_and_takes_partition_and_account(local_reference, tmp_path):
+    """Emitted from a base directory, the script and tasks.json name the array
+    and the outputs relative to it: the tree copied elsewhere (another mount
+    point on the cluster) runs there, as sbatch from the new base would."""
+    base = tmp_path / "emitted"
+    (base / "work").mkdir(parents=True)
+    spec = write(base / "small.toml", SMALL)
+    plan = make_plan(load_spec(spec), SIM, base / "work" / "out")
+    tasks = emit_slurm_array(
+        plan,
+        base / "work" / "array",
+        submit_dir=base,
+        partition="satellite",
+        account="proj42",
+        options=["--qos=long"],
+    )
+    script = (base / "work" / "array" / SCRIPT).read_text()
+    assert str(base) not in script
+    assert str(base) not in (base / "work" / "array" / "tasks.json").read_text()
+    for line in ("#SBATCH --partition=satellite", "#SBATCH --account=proj42", "#SBATCH --qos=long"):
+        assert line in script.splitlines()
+    assert "#SBATCH --output=work/array/logs/%A_%a.log" in script
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(base, moved)
+    shutil.rmtree(base)
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "3", "SLURM_SUBMIT_DIR": str(moved)}
+    subprocess.run(["bash", str(moved / "work" / "array" / SCRIPT)], env=env, check=True, capture_output=True)
+    rel = tasks[3].directory
+    assert tree(moved / "work" / "out" / rel) == tree(local_reference / rel)
+    with pytest.raises(ValueError, match="--slurm-partition"):
+        emit_slurm_array(plan, tmp_path / "bad", partition="a\nb", force=True)
+
+
+def test_a_trace_driven_scenario_runs_in_a_sweep_as_by_hand(tmp_path):
+    spec = write(
+        tmp_path / "trace.toml",
+        f'scenario_dir = "{SCENARIOS}"\nscenarios = ["starlink-like.toml"]\nalgorithms = ["cubic"]\n'
+        "seeds = [1]\n[set]\nduration_s = 3.0\n",
+    )
+    plan = make_plan(load_spec(spec), SIM, tmp_path / "out")
+    outcome = run_sweep(plan, LocalExecutor(1, cache=tmp_path / "out" / ".blobs"), progress=quiet(1))
+    assert (outcome.ran, outcome.failed) == (1, [])
+    by_hand = tmp_path / "by-hand"
+    argv = [str(SIM), "run", str(SCENARIOS / "starlink-like.toml"), "--cc", "cubic", "--seed", "1"]
+    subprocess.run(
+        [*argv, "--set", "duration_s=3.0", "--no-qlog", "--out", str(by_hand)], check=True, capture_output=True
+    )
+    run_dir = tmp_path / "out" / plan.tasks[0].directory
+    assert content(run_dir / "summary.json") == content(by_hand / "summary.json")
+
+
+def test_emitting_into_tmp_warns(tmp_path):
+    spec = write(tmp_path / "small.toml", SMALL)
+    argv = [sys.executable, "-m", "vegas_qlog", "sweep", str(spec), "--sim", str(SIM)]
+    argv += ["--out", str(tmp_path / "out"), "--emit-slurm-array", str(tmp_path / "array")]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("which each compute node has for itself") == (
+        2 if str(tmp_path.resolve()).startswith(("/tmp/", "/var/tmp/")) else 0
+    )
 
 
 def test_a_cluster_without_workers_is_a_clear_error(tmp_path):

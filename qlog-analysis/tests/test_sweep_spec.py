@@ -352,3 +352,40 @@ def test_the_example_spec_reads():
     assert spec.scenario_dir == ROOT / "interop" / "scenarios"
     assert len(spec.entries) == 2 * (3 + 3) * 2 * 10
     assert all((spec.scenario_dir / e.scenario).is_file() for e in spec.entries)
+
+
+def test_rate_trace_files_travel_inside_the_scenario(tmp_path):
+    """A scenario naming a rate_trace_file ships with the trace inline (one
+    file for every executor), and its runs' keys follow the trace's content."""
+    import shutil
+
+    from vegas_qlog.sweep import load_spec, make_plan
+
+    scenarios = Path(__file__).resolve().parents[2] / "interop" / "scenarios"
+    here = tmp_path / "scenarios"
+    shutil.copytree(scenarios / "traces", here / "traces")
+    shutil.copy(scenarios / "starlink-like.toml", here)
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'scenario_dir = "{here}"\nscenarios = ["starlink-like.toml"]\nalgorithms = ["cubic"]\nseeds = 1\n')
+    sim = tmp_path / "vegas-sim"
+    sim.write_text("")
+    plan = make_plan(load_spec(spec), sim, tmp_path / "out")
+    blob = plan.tasks[0].scenario
+    assert blob.name == "starlink-like.toml"
+    assert (tmp_path / "out" / ".blobs" / "inlined") in blob.path.parents
+    shipped = tomllib.loads(blob.path.read_text())
+    down = shipped["links"]["forward"]
+    assert "rate_trace_file" not in down
+    lines = (here / "traces" / "starlink-like-down.mahimahi").read_text().split()
+    assert down["rate_trace"] == [int(x) for x in lines]
+    assert (
+        shipped["links"]["forward"]["delay_trace"]
+        == tomllib.loads((here / "starlink-like.toml").read_text())["links"]["forward"]["delay_trace"]
+    )
+    key = plan.tasks[0].key
+    with (here / "traces" / "starlink-like-up.mahimahi").open("a") as f:
+        f.write("30001\n")
+    assert make_plan(load_spec(spec), sim, tmp_path / "out").tasks[0].key != key
+    (here / "traces" / "starlink-like-up.mahimahi").write_text("1\nsoon\n")
+    with pytest.raises(ValueError, match="'soon' is not a whole number"):
+        make_plan(load_spec(spec), sim, tmp_path / "out")

@@ -22,6 +22,7 @@ pub mod scenario;
 pub mod series;
 pub mod simulator;
 pub mod time;
+pub mod trace;
 
 pub use report::Summary;
 pub use scenario::{Overrides, Scenario, ScenarioError};

@@ -41,8 +41,12 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Write no .sqlog files (for long runs).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "qlog")]
         no_qlog: bool,
+        /// Write .sqlog files even where the default leaves them out (runs
+        /// of more than one flow longer than 60 s).
+        #[arg(long)]
+        qlog: bool,
     },
 }
 
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
             set,
             out,
             no_qlog,
+            qlog,
         } => {
             let overrides = Overrides {
                 seed,
@@ -73,6 +78,15 @@ fn main() -> ExitCode {
             };
             if no_qlog {
                 loaded.qlog = false;
+            } else if qlog {
+                loaded.qlog = true;
+            } else if loaded.qlog_off_by_default {
+                eprintln!(
+                    "vegas-sim: no qlogs: {} flows for more than {} s (their qlogs would be gigabytes); \
+                     --qlog or qlog = true writes them",
+                    loaded.flows.len(),
+                    vegas_sim::scenario::QLOG_DEFAULT_OFF_AFTER_S
+                );
             }
             let out = out.unwrap_or_else(|| {
                 let stem = scenario
@@ -84,6 +98,13 @@ fn main() -> ExitCode {
                 Ok(summary) => {
                     print!("{}", vegas_sim::report::table(&summary));
                     println!("outputs in {}", out.display());
+                    if loaded.qlog && !loaded.flows.is_empty() {
+                        // qvis refuses quiche's .sqlog as it is.
+                        println!(
+                            "for qvis: qlog-analysis to-qvis {} (writes NAME-qvis.qlog per flow)",
+                            out.display()
+                        );
+                    }
                     let unverified: Vec<&str> = summary
                         .flows
                         .iter()

@@ -97,6 +97,9 @@ pub struct Link {
     last_wire_arrival: Nanos,
     /// Datagrams leaving before this time are lost.
     blackout_until: Nanos,
+    /// Trace-driven links: the number of the first delivery opportunity not
+    /// used yet.
+    next_opportunity: u64,
     queue: VecDeque<Datagram>,
     queued_bytes: u64,
     in_service: Option<InService>,
@@ -120,6 +123,7 @@ impl Link {
             jitter_rng: RandomStream::named(seed, &format!("link:{}:delay", config.name)),
             last_wire_arrival: 0,
             blackout_until: 0,
+            next_opportunity: 0,
             queue: VecDeque::new(),
             queued_bytes: 0,
             in_service: None,
@@ -195,6 +199,20 @@ impl Link {
         self.blackout_until = self.blackout_until.max(now + length);
     }
 
+    /// When a datagram of `wire_bytes` whose transmission starts at `now`
+    /// has left: after its serialisation at the link's rate, or, on a
+    /// trace-driven link, at the next delivery opportunity not used yet.
+    fn transmission_end(&mut self, now: Nanos, wire_bytes: u32) -> Nanos {
+        match &self.config.delivery_trace {
+            Some(trace) => {
+                let k = trace.first_at_or_after(now).max(self.next_opportunity);
+                self.next_opportunity = k + 1;
+                trace.time_of(k)
+            }
+            None => now + serialisation_time(u64::from(wire_bytes), self.rate_bps),
+        }
+    }
+
     /// A datagram reaches the link's input at `now`.
     pub fn arrive(&mut self, now: Nanos, mut datagram: Datagram) -> Arrival {
         self.stats.arrived_packets += 1;
@@ -203,7 +221,7 @@ impl Link {
             if self.config.aqt {
                 datagram.aqt = Some(datagram.aqt.unwrap_or(0));
             }
-            let done_at = now + serialisation_time(u64::from(datagram.wire_bytes), self.rate_bps);
+            let done_at = self.transmission_end(now, datagram.wire_bytes);
             self.in_service = Some(InService {
                 datagram,
                 started: now,
@@ -258,7 +276,7 @@ impl Link {
             if self.config.aqt {
                 next.aqt = Some(next.aqt.unwrap_or(0) + waited);
             }
-            let done_at = now + serialisation_time(u64::from(next.wire_bytes), self.rate_bps);
+            let done_at = self.transmission_end(now, next.wire_bytes);
             self.in_service = Some(InService {
                 datagram: next,
                 started: now,
@@ -275,7 +293,17 @@ impl Link {
     /// the ones right behind it, as on a FIFO wire.
     pub fn wire_arrival(&mut self, now: Nanos) -> Nanos {
         let jitter = self.config.delay_jitter;
-        let mut at = now + self.delay;
+        let traced = !self.config.delay_trace.is_empty();
+        let delay = if traced {
+            self.config.delay_trace.at(now)
+        } else {
+            self.delay
+        };
+        let mut at = now + delay;
+        if traced && !self.config.jitter_reorders {
+            // A falling delay never lets a datagram overtake the one before.
+            at = at.max(self.last_wire_arrival);
+        }
         if jitter > 0 {
             let extra = (self.jitter_rng.next_f64() * jitter as f64) as Nanos;
             at += extra.min(jitter - 1);
@@ -341,6 +369,8 @@ mod tests {
                 aqt: true,
                 delay_jitter: 0,
                 jitter_reorders: false,
+                delay_trace: Default::default(),
+                delivery_trace: None,
             },
             3,
         )
@@ -409,6 +439,8 @@ mod tests {
                 aqt: false,
                 delay_jitter: jitter,
                 jitter_reorders: reorders,
+                delay_trace: Default::default(),
+                delivery_trace: None,
             },
             11,
         )

@@ -43,9 +43,11 @@ pub struct ScenarioSpec {
     /// Period of the CSV time series.
     #[serde(default = "default_sample_interval_ms")]
     pub sample_interval_ms: f64,
-    /// Write a `.sqlog` per endpoint (long paper runs may turn it off).
-    #[serde(default = "default_true")]
-    pub qlog: bool,
+    /// Write a `.sqlog` per endpoint. Unset: on, except for runs of more
+    /// than one flow longer than [`QLOG_DEFAULT_OFF_AFTER_S`] (their qlogs
+    /// run to gigabytes: 1.3 GB for 120 s of two flows at 50 Mbit/s).
+    #[serde(default)]
+    pub qlog: Option<bool>,
     /// quiche's UDP payload size (`max_send_udp_payload_size`).
     #[serde(default = "default_max_datagram_bytes")]
     pub max_datagram_bytes: usize,
@@ -127,9 +129,20 @@ fn default_header_bytes() -> u32 {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
-    pub rate_mbps: f64,
-    /// One-way propagation delay.
+    /// The transmitter's rate; or `rate_trace_file`.
+    pub rate_mbps: Option<f64>,
+    /// A Mahimahi packet-delivery trace instead of a rate, relative to the
+    /// scenario file (see `crate::trace`).
+    pub rate_trace_file: Option<PathBuf>,
+    /// The same trace inline: its timestamps in ms (the sweep runner writes
+    /// a file's trace here, so the scenario travels as one file).
+    pub rate_trace: Option<Vec<u64>>,
+    /// One-way propagation delay (before the first point of `delay_trace`
+    /// too, if there is one).
     pub delay_ms: f64,
+    /// `[[time_s, delay_ms], ...]`: the delay follows these points with
+    /// linear ramps between them (see `crate::trace`).
+    pub delay_trace: Option<Vec<(f64, f64)>>,
     /// DropTail limit in packets waiting (the one being transmitted has left
     /// the queue, as in ns-2). Exactly one of the two limits.
     pub queue_packets: Option<u64>,
@@ -326,6 +339,8 @@ pub struct Scenario {
     pub duration: Nanos,
     pub sample_interval: Nanos,
     pub qlog: bool,
+    /// qlog is off only because of the default for long multi-flow runs.
+    pub qlog_off_by_default: bool,
     pub max_datagram_bytes: usize,
     pub header_bytes: u32,
     pub links: Vec<LinkConfig>,
@@ -350,6 +365,11 @@ pub struct LinkConfig {
     pub delay_jitter: Nanos,
     /// The jitter may reorder datagrams (otherwise the wire is FIFO).
     pub jitter_reorders: bool,
+    /// The delay over time (empty: `delay`, with its changes).
+    pub delay_trace: crate::trace::DelayTrace,
+    /// Delivery opportunities instead of `rate_bps` (which is then their
+    /// mean rate).
+    pub delivery_trace: Option<std::sync::Arc<crate::trace::DeliveryTrace>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -448,6 +468,18 @@ pub struct Overrides {
     pub set: Vec<String>,
 }
 
+/// Most QUIC flows one run takes. Each flow is two real quiche connections
+/// with their own TLS state, buffers and controller, and holds open files
+/// (its CSV series, and two qlogs unless they are off): 2000 flows took
+/// 4.0 GB of memory, and 20000 ran out of file descriptors, which quiche
+/// reported as a TLS failure loading the key. A scenario with more is
+/// refused with this number.
+pub const MAX_FLOWS: usize = 2000;
+
+/// Unless a scenario says `qlog = true`, a run with more than one QUIC flow
+/// and a `duration_s` above this writes no qlogs (see `ScenarioSpec::qlog`).
+pub const QLOG_DEFAULT_OFF_AFTER_S: f64 = 60.0;
+
 /// A scenario that cannot be run, with the file it came from.
 #[derive(Debug)]
 pub struct ScenarioError {
@@ -525,6 +557,17 @@ impl Scenario {
                 spec.header_bytes
             ));
         }
+        if spec.flows.len() > MAX_FLOWS {
+            return Err(format!(
+                "flows: {} flows, but vegas-sim runs at most {MAX_FLOWS} in one scenario \
+                 (each is two real quiche connections: 2000 took 4.0 GB); split the population \
+                 into several runs or model the rest as cross traffic",
+                spec.flows.len()
+            ));
+        }
+        let qlog_off_by_default = spec.qlog.is_none()
+            && spec.flows.len() > 1
+            && spec.duration_s > QLOG_DEFAULT_OFF_AFTER_S;
         let duration = seconds_f64(spec.duration_s);
         if spec.links.is_empty() {
             return Err("links: expected at least one link ([links.NAME])".to_string());
@@ -536,7 +579,7 @@ impl Scenario {
         check_non_negative("jitter.link_delay_ms", jitter.link_delay_ms)?;
         let mut links = Vec::new();
         for (name, link) in &spec.links {
-            links.push(link_config(name, link, jitter)?);
+            links.push(link_config(name, link, jitter, path.parent())?);
         }
         let link_names: Vec<&str> = spec.links.keys().map(String::as_str).collect();
         let resolve_path = |key: String, names: &[String]| -> Result<Vec<LinkId>, String> {
@@ -805,9 +848,23 @@ impl Scenario {
                 })?;
             if let Some(rate) = change.rate_mbps {
                 check_positive(&key("rate_mbps"), rate)?;
+                if links[link].delivery_trace.is_some() {
+                    return Err(format!(
+                        "{}: link '{}' follows a rate trace; its rate cannot change",
+                        key("rate_mbps"),
+                        change.link
+                    ));
+                }
             }
             if let Some(delay) = change.delay_ms {
                 check_non_negative(&key("delay_ms"), delay)?;
+                if !links[link].delay_trace.is_empty() {
+                    return Err(format!(
+                        "{}: link '{}' follows a delay trace; put the change in the trace",
+                        key("delay_ms"),
+                        change.link
+                    ));
+                }
             }
             if let Some(blackout) = change.blackout_s {
                 check_positive(&key("blackout_s"), blackout)?;
@@ -858,7 +915,8 @@ impl Scenario {
             seed,
             duration,
             sample_interval: millis_f64(spec.sample_interval_ms).max(1),
-            qlog: spec.qlog,
+            qlog: spec.qlog.unwrap_or(!qlog_off_by_default),
+            qlog_off_by_default,
             max_datagram_bytes: spec.max_datagram_bytes,
             header_bytes: spec.header_bytes,
             links,
@@ -977,11 +1035,51 @@ fn draw_below(seed: u64, name: &str, bound: Nanos) -> Nanos {
     ((rng.next_f64() * bound as f64) as Nanos).min(bound - 1)
 }
 
-fn link_config(name: &str, link: &LinkSpec, jitter: &JitterSpec) -> Result<LinkConfig, String> {
+fn link_config(
+    name: &str,
+    link: &LinkSpec,
+    jitter: &JitterSpec,
+    scenario_dir: Option<&Path>,
+) -> Result<LinkConfig, String> {
     check_name("links", name)?;
     let key = |field: &str| format!("links.{name}.{field}");
-    check_positive(&key("rate_mbps"), link.rate_mbps)?;
+    let given = [
+        link.rate_mbps.is_some(),
+        link.rate_trace_file.is_some(),
+        link.rate_trace.is_some(),
+    ];
+    let (rate_bps, delivery_trace) = match (link.rate_mbps, &link.rate_trace_file, &link.rate_trace)
+    {
+        _ if given.iter().filter(|g| **g).count() > 1 => {
+            return Err(format!(
+            "links.{name}: expected one of rate_mbps, rate_trace_file and rate_trace, got several"
+        ))
+        }
+        (Some(rate), _, _) => {
+            check_positive(&key("rate_mbps"), rate)?;
+            (mbps_to_bps(rate), None)
+        }
+        (_, Some(file), _) => {
+            let path = scenario_dir.unwrap_or(Path::new(".")).join(file);
+            let trace = crate::trace::DeliveryTrace::load(&path)
+                .map_err(|e| format!("{}: {e}", key("rate_trace_file")))?;
+            (trace.mean_rate_bps(), Some(std::sync::Arc::new(trace)))
+        }
+        (_, _, Some(stamps)) => {
+            let trace = crate::trace::DeliveryTrace::from_stamps(&key("rate_trace"), stamps)?;
+            (trace.mean_rate_bps(), Some(std::sync::Arc::new(trace)))
+        }
+        (None, None, None) => {
+            return Err(format!(
+                "links.{name}: expected a rate, rate_mbps or rate_trace_file"
+            ))
+        }
+    };
     check_non_negative(&key("delay_ms"), link.delay_ms)?;
+    let delay_trace = match &link.delay_trace {
+        Some(points) => crate::trace::DelayTrace::from_points(&key("delay_trace"), points)?,
+        None => crate::trace::DelayTrace::default(),
+    };
     let delay_jitter = link.delay_jitter_ms.unwrap_or(jitter.link_delay_ms);
     check_non_negative(&key("delay_jitter_ms"), delay_jitter)?;
     let queue_limit = match (link.queue_packets, link.queue_bytes) {
@@ -1002,7 +1100,7 @@ fn link_config(name: &str, link: &LinkSpec, jitter: &JitterSpec) -> Result<LinkC
     };
     Ok(LinkConfig {
         name: name.to_string(),
-        rate_bps: mbps_to_bps(link.rate_mbps),
+        rate_bps,
         delay: millis_f64(link.delay_ms),
         queue_limit,
         loss: loss_model(
@@ -1020,6 +1118,8 @@ fn link_config(name: &str, link: &LinkSpec, jitter: &JitterSpec) -> Result<LinkC
             0
         },
         jitter_reorders: link.jitter_reorders,
+        delay_trace,
+        delivery_trace,
     })
 }
 

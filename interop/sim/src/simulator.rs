@@ -6,6 +6,7 @@
 //! to event; nothing waits for the wall clock.
 
 use crate::event_queue::EventQueue;
+use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
@@ -106,6 +107,7 @@ struct Simulation<'a> {
 /// Runs `scenario` and writes its outputs into `out_dir`.
 pub fn run(scenario: &Scenario, out_dir: &Path) -> anyhow::Result<Summary> {
     let wall_start = Instant::now();
+    check_open_files(scenario)?;
     std::fs::create_dir_all(out_dir)
         .with_context(|| format!("cannot create {}", out_dir.display()))?;
     let certificate_dir = tempfile::tempdir().context("cannot create a temporary directory")?;
@@ -125,6 +127,48 @@ pub fn run(scenario: &Scenario, out_dir: &Path) -> anyhow::Result<Summary> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(summary)
 }
+
+/// Files a run holds open besides its per-flow ones (certificate, summary,
+/// standard streams, quiche's own), with room to spare.
+const OPEN_FILES_BESIDES_FLOWS: u64 = 64;
+
+/// Refuses a run that would run out of file descriptors part-way (each flow
+/// keeps its CSV series open and, with qlog, both endpoints' qlogs; quiche
+/// then fails to open the key file and says only `TlsFail`).
+fn check_open_files(scenario: &Scenario) -> anyhow::Result<()> {
+    let Some(limit) = open_files_limit() else {
+        return Ok(());
+    };
+    let per_flow = if scenario.qlog { 3 } else { 1 };
+    let needed = scenario.flows.len() as u64 * per_flow
+        + (scenario.cross_traffic.len() + scenario.links.len()) as u64
+        + OPEN_FILES_BESIDES_FLOWS;
+    if needed > limit {
+        anyhow::bail!(
+            "{} flows need about {needed} open files (per flow its CSV series{}), but this process may open {limit}: \
+             raise the limit (ulimit -n){}",
+            scenario.flows.len(),
+            if scenario.qlog { " and two qlogs" } else { "" },
+            if scenario.qlog { " or run with --no-qlog" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+/// The soft limit on open files, from `/proc/self/limits` (Linux); None
+/// where that cannot be read.
+fn open_files_limit() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    let soft = line
+        .trim_start_matches("Max open files")
+        .split_whitespace()
+        .next()?;
+    soft.parse().ok()
+}
+
+/// Wall-clock time between two progress lines on a terminal.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl<'a> Simulation<'a> {
     fn new(
@@ -250,8 +294,34 @@ impl<'a> Simulation<'a> {
     }
 
     fn run(&mut self) -> anyhow::Result<()> {
+        // A progress line, redrawn in place, for runs long enough to wonder
+        // about; only on a terminal, so logs and sweeps stay as they were.
+        let mut progress = std::io::stderr()
+            .is_terminal()
+            .then(|| (Instant::now(), Instant::now() + PROGRESS_EVERY));
+        let result = self.run_events(&mut progress);
+        if progress.is_some_and(|(started, _)| started.elapsed() >= PROGRESS_EVERY) {
+            eprintln!();
+        }
+        result
+    }
+
+    fn run_events(&mut self, progress: &mut Option<(Instant, Instant)>) -> anyhow::Result<()> {
         let mut events_at_this_instant = 0u64;
+        let mut counter = 0u32;
         while let Some((at, event)) = self.events.pop() {
+            counter = counter.wrapping_add(1);
+            if let Some((started, next)) = progress.as_mut() {
+                if counter.is_multiple_of(4096) && Instant::now() >= *next {
+                    *next = Instant::now() + PROGRESS_EVERY;
+                    eprint!(
+                        "\rvegas-sim: simulated {:.1} of {:.1} s, {:.0} s wall",
+                        as_seconds(self.now),
+                        as_seconds(self.scenario.duration),
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+            }
             if at > self.scenario.duration {
                 self.now = self.scenario.duration;
                 return Ok(());

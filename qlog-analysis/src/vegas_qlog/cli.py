@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -16,7 +17,7 @@ import pandas as pd
 from . import __version__, metrics, plots, qvis
 from .report import ci_strings
 from .resume import resume_timeline
-from .sim import SimOutputError, SimRun, flows_table, load_runs, runs_table
+from .sim import UNDER_TEST, SimOutputError, SimRun, flows_table, load_runs, parameter_columns, runs_table
 from .sqlog import QlogFormatError, Trace, read_qlog
 from .stats import aggregate, mean_ci
 from .sweep.cli import register as register_sweep
@@ -82,36 +83,144 @@ SUMMARY_VALUES = [
 ]
 
 
+def _varies_within(frame: pd.DataFrame, by: list[str], column: str) -> bool:
+    """Whether ``column`` takes more than one value inside some group of ``by``."""
+    if column not in frame.columns or frame.empty:
+        return False
+    values = frame[column].astype(str)
+    if not by:
+        return values.nunique() > 1
+    return bool((values.groupby([frame[b].astype(str) for b in by], sort=False).nunique() > 1).any())
+
+
+def _split_grid(
+    frame: pd.DataFrame, by: list[str], candidates: Sequence[str], pool: bool
+) -> tuple[list[str], list[str]]:
+    """``by`` plus every grid column of ``candidates`` that varies inside one of
+    its groups (unless ``pool``); returns (the grouping, the grid columns added
+    or, with ``pool``, pooled)."""
+    varying = [c for c in candidates if c not in by and _varies_within(frame, by, c)]
+    return (list(by), varying) if pool else (list(by) + varying, varying)
+
+
+def _describe_values(values: pd.Series) -> str:
+    distinct = sorted({_cell(v) for v in values} - {""}, key=_natural)
+    if len(distinct) > 4:
+        return f"{len(distinct)}: {distinct[0]} ... {distinct[-1]}"
+    return ",".join(distinct)
+
+
+def _natural(text: str) -> tuple[int, float | str]:
+    try:
+        return (0, float(text))
+    except ValueError:
+        return (1, text)
+
+
+def _cell(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def _pooled_column(frame: pd.DataFrame, groups: pd.DataFrame, by: list[str], columns: Sequence[str]) -> pd.Series:
+    """Per row of ``groups`` (an aggregate of ``frame`` by ``by``), what its n
+    pools: each of ``columns`` with more than one value in it, with the values,
+    and how many flows of one run it holds when more than one."""
+    keys = frame[by].map(_cell) if by else pd.DataFrame(index=frame.index)
+    out = []
+    for _, group in groups[by].iterrows():
+        mask = pd.Series(True, index=frame.index)
+        for b in by:
+            mask &= keys[b] == _cell(group[b])
+        part = frame[mask]
+        pieces = []
+        for column in columns:
+            if column in part.columns and part[column].map(_cell).nunique() > 1:
+                pieces.append(f"{column} {_describe_values(part[column])}")
+        per_run = int(part.groupby("run").size().max()) if "run" in part.columns and len(part) else 1
+        if per_run > 1:
+            pieces.append(f"{per_run} flows/run")
+        out.append("; ".join(pieces) or "-")
+    return pd.Series(out, name="pooled")
+
+
 def cmd_summary(args: argparse.Namespace) -> int:
     qlogs, run_paths = _split_inputs(args.paths)
     if run_paths:
         runs = load_runs(run_paths)
         flows = flows_table(runs)
         by = [c.strip() for c in args.by.split(",") if c.strip()]
+        missing = [c for c in by if c not in flows.columns]
+        if missing:
+            raise UsageError(f"--by: no column {', '.join(missing)} (have: {', '.join(map(str, flows.columns))})")
+        notes: list[str] = []
+        tested = flows["role"] == UNDER_TEST
+        background = int((~tested).sum())
+        if args.flows == "under-test" and tested.any():
+            flows = flows[tested].reset_index(drop=True)
+            if background:
+                notes.append(
+                    f"flows: under test only ({background} background flow(s) left out; --flows all includes them)"
+                )
+        elif args.flows == "background":
+            flows = flows[~tested].reset_index(drop=True)
+            notes.append(f"flows: background only ({int(tested.sum())} flow(s) under test left out)")
+        else:
+            if args.flows == "under-test":
+                notes.append("flows: no flow is marked under test, so every flow is shown")
+            if "role" not in by and flows["role"].nunique() > 1 and not args.pool_flows:
+                by.append("role")
+                notes.append(
+                    "flows under test and background flows are kept apart (column role; --pool-flows pools them)"
+                )
+        if flows.empty:
+            raise UsageError("summary: no flow left to summarise (see --flows)")
+        grid = parameter_columns(runs)
+        by, varying = _split_grid(flows, by, grid, args.pool_grid)
+        # Different parameters that no run.json names (runs made by hand with --cc-param).
+        by, detail = _split_grid(flows, by, ["cc_detail"], args.pool_grid)
+        varying += detail
+        if varying:
+            if args.pool_grid:
+                notes.append(f"grid POOLED over: {', '.join(varying)} (asked with --pool-grid)")
+            else:
+                notes.append(f"grid points kept apart by: {', '.join(varying)} (--pool-grid pools them)")
         values = [v for v, *_ in SUMMARY_VALUES if v in flows.columns]
         agg = aggregate(flows, by, values, args.confidence)
+        pooled = _pooled_column(flows, agg, by, ["seed", "name", "role", *grid, "cc_detail"])
         if args.format == "table":
             shown = agg[by].copy()
             shown["n"] = agg[f"{values[0]}_n"]
+            shown["pooled"] = pooled.to_numpy()
             for column, heading, scale, decimals in SUMMARY_VALUES:
                 if column in values:
                     shown[heading] = _with_ci(agg, column, heading, scale, decimals)
             _print_table(shown, "table")
-            fair = aggregate(
-                runs_table(runs),
-                [b for b in ("scenario", "run_cc") if b in by] or ["scenario"],
-                "jain_index",
-                args.confidence,
-            )
+            run_rows = runs_table(runs)
+            # A run's Jain index is the run's: grouped by the algorithm under test (run_cc) where flows go by cc.
+            mapped = [("run_cc" if b == "cc" else b) for b in by if b in run_rows.columns or b == "cc"]
+            fair_by = list(dict.fromkeys(mapped)) or ["scenario"]
+            fair_by, _ = _split_grid(run_rows, fair_by, grid, args.pool_grid)
+            fair = aggregate(run_rows, fair_by, "jain_index", args.confidence)
             sys.stdout.write("\n")
-            fair_shown = fair.drop(columns=[c for c in fair.columns if c.startswith("jain_index")])
+            fair_shown = fair[fair_by].copy()
             fair_shown["runs"] = fair["jain_index_n"]
+            fair_shown["pooled"] = _pooled_column(run_rows, fair, fair_by, ["seed", *grid]).to_numpy()
             fair_shown["jain index"] = _with_ci(fair, "jain_index", "jain index", 1.0, 4)
             _print_table(fair_shown, "table")
             level = round(args.confidence * 100)
-            sys.stdout.write(f"\n{len(runs)} run(s); ± is the {level}% confidence interval over runs (Student t)\n")
+            sys.stdout.write(
+                f"\n{len(runs)} run(s); n counts flows, runs counts runs; pooled: what each row's n mixes; "
+                f"± is the {level}% confidence interval over them (Student t)\n"
+            )
+            for note in notes:
+                sys.stdout.write(f"{note}\n")
         else:
+            agg.insert(len(by), "pooled", pooled.to_numpy())
             _print_table(agg, args.format)
+            for note in notes:
+                sys.stderr.write(f"{PROG}: {note}\n")
     if qlogs:
         rows = [metrics.trace_summary(read_qlog(p)) for p in qlogs]
         frame = pd.DataFrame(rows)
@@ -146,7 +255,7 @@ def _formats(text: str) -> list[str]:
     return formats
 
 
-def _plot_run(run: SimRun, out: Path, formats: list[str], packet_bytes: float | None) -> list[Path]:
+def _plot_run(run: SimRun, out: Path, formats: list[str], packet_bytes: float | None, smooth_s: float) -> list[Path]:
     written: list[Path] = []
     base = f"{Path(run.scenario).stem}-seed{run.seed}" if run.seed is not None else run.path.name
     flows = {
@@ -157,7 +266,10 @@ def _plot_run(run: SimRun, out: Path, formats: list[str], packet_bytes: float | 
     written += plots.save_figure(
         plots.plot_cwnd(flows, packet_bytes=packet_bytes, title=title), out / f"{base}-cwnd", formats
     )
-    written += plots.save_figure(plots.plot_goodput(flows, title=title), out / f"{base}-goodput", formats)
+    goodputs = {label: metrics.smoothed_goodput(frame, smooth_s) for label, frame in flows.items()}
+    written += plots.save_figure(
+        plots.plot_goodput(goodputs, title=_smoothed_title(title, smooth_s)), out / f"{base}-goodput", formats
+    )
     queues = {}
     for link in run.links.get("name", pd.Series(dtype=str)):
         try:
@@ -170,8 +282,15 @@ def _plot_run(run: SimRun, out: Path, formats: list[str], packet_bytes: float | 
     return written
 
 
+def _smoothed_title(title: str | None, smooth_s: float) -> str:
+    what = f"goodput over the last {smooth_s:g} s" if smooth_s > 0 else "goodput per sample"
+    return f"{title}: {what}" if title else what
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     formats = _formats(args.format)
+    if not (args.smooth >= 0 and math.isfinite(args.smooth)):
+        raise UsageError(f"--smooth: expected a number of seconds >= 0, got {args.smooth}")
     qlogs, run_paths = _split_inputs(args.paths)
     if args.output is None and run_paths:
         raise UsageError("plot: -o DIR is needed for simulator runs (only .sqlog figures go next to their file)")
@@ -180,7 +299,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if run_paths:
         runs = load_runs(run_paths)
         if len(runs) == 1:
-            written += _plot_run(runs[0], out, formats, args.packet_bytes)
+            written += _plot_run(runs[0], out, formats, args.packet_bytes, args.smooth)
         else:
             # The flows under test of the first run of each algorithm, side by side.
             series: dict[str, pd.DataFrame] = {}
@@ -230,8 +349,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
                 out = Path(traces[0].path).parent
             series = {_trace_label(t): metrics.window_series(t) for t in traces}
             written += plots.save_figure(plots.plot_cwnd(series, packet_bytes=args.packet_bytes), out / "cwnd", formats)
-            goodputs = {_trace_label(t): metrics.goodput_series(t, args.interval) for t in traces}
-            written += plots.save_figure(plots.plot_goodput(goodputs), out / "goodput", formats)
+            goodputs = {
+                _trace_label(t): metrics.smoothed_goodput(metrics.goodput_series(t, args.interval), args.smooth)
+                for t in traces
+            }
+            written += plots.save_figure(
+                plots.plot_goodput(goodputs, title=_smoothed_title(None, args.smooth)), out / "goodput", formats
+            )
     for path in written:
         sys.stdout.write(f"{path}\n")
     return 0
@@ -239,10 +363,19 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_to_qvis(args: argparse.Namespace) -> int:
     inputs = [Path(p) for p in args.files]
+    directories = [p for p in inputs if p.is_dir()]
     for p in inputs:
-        if not p.is_file():
-            raise UsageError(f"{p}: no such file")
-    jobs = [(inputs, Path(args.output))] if args.output else [([p], qvis.default_output(p)) for p in inputs]
+        if not p.is_file() and not p.is_dir():
+            raise UsageError(f"{p}: no such file or directory")
+    if directories and args.output:
+        raise UsageError("to-qvis: -o takes files only; a directory gives one NAME-qvis.qlog per connection")
+    files = [p for p in inputs if p.is_file()]
+    jobs = [(files, Path(args.output))] if args.output else [([p], qvis.default_output(p)) for p in files]
+    for directory in directories:
+        found = qvis.directory_jobs(directory)
+        if not found:
+            raise UsageError(f"{directory}: no .sqlog file in it or below")
+        jobs += found
     for sources, target in jobs:
         written, traces = qvis.write_qvis(sources, target, strict=args.strict)
         events = sum(len(t.events) for t in traces)
@@ -255,17 +388,23 @@ def cmd_to_qvis(args: argparse.Namespace) -> int:
 def cmd_fairness(args: argparse.Namespace) -> int:
     qlogs, run_paths = _split_inputs(args.paths)
     if run_paths:
-        table = runs_table(load_runs(run_paths))
+        runs = load_runs(run_paths)
+        table = runs_table(runs)
         table["run_cc"] = table["run_cc"].fillna("mixed")
         by = [c.strip() for c in args.by.split(",") if c.strip()]
+        by, varying = _split_grid(table, by, parameter_columns(runs), args.pool_grid)
         agg = aggregate(table, by, "jain_index", args.confidence)
         if args.format == "table":
             _print_table(table[["run", "scenario", "seed", "run_cc", "jain_index"]], "table")
             sys.stdout.write("\n")
             shown = agg[by].copy()
             shown["runs"] = agg["jain_index_n"]
+            shown["pooled"] = _pooled_column(table, agg, by, ["seed", *parameter_columns(runs)]).to_numpy()
             shown["jain index"] = _with_ci(agg, "jain_index", "jain index", 1.0, 4)
             _print_table(shown, "table")
+            if varying:
+                what = "POOLED over" if args.pool_grid else "kept apart by"
+                sys.stdout.write(f"grid points {what}: {', '.join(varying)}\n")
         else:
             _print_table(agg, args.format)
         if args.plot:
@@ -331,7 +470,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "paths", nargs="+", metavar="PATH", help="vegas-sim output directories (searched below) or .sqlog files"
     )
-    p.add_argument("--by", default="scenario,name,cc", help="flow columns to group runs by (default: %(default)s)")
+    p.add_argument(
+        "--by",
+        default="scenario,name,cc",
+        help="flow columns to group runs by (default: %(default)s); grid parameters that vary inside a group "
+        "(the run's --set keys, cc.PARAM, set, cc_params) are added unless --pool-grid",
+    )
+    p.add_argument(
+        "--flows",
+        choices=["under-test", "all", "background"],
+        default="under-test",
+        help="which flows of each run (default: %(default)s; all keeps the two roles apart unless --pool-flows)",
+    )
+    p.add_argument("--pool-grid", action="store_true", help="pool different grid points into one row (stated)")
+    p.add_argument("--pool-flows", action="store_true", help="with --flows all: pool both roles into one row")
     p.add_argument(
         "--confidence", type=float, default=0.95, help="confidence level of the intervals (default: %(default)s)"
     )
@@ -357,11 +509,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="goodput interval for .sqlog files (default: %(default)s s)",
     )
+    p.add_argument(
+        "--smooth",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="goodput plots show the rate over the last S seconds at each sample, for every input "
+        "(simulator runs and .sqlog files; 0: per sample; default: %(default)s s)",
+    )
     p.add_argument("--confidence", type=float, default=0.95)
     p.set_defaults(func=cmd_plot)
 
-    p = sub.add_parser("to-qvis", help="convert quiche 0.29 .sqlog files into a file qvis loads")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser(
+        "to-qvis",
+        help="convert quiche 0.29 .sqlog files into a file qvis loads "
+        "(a directory: NAME-qvis.qlog per connection, client and server together)",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE|DIR")
     p.add_argument(
         "-o",
         "--output",
@@ -373,7 +537,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fairness", help="Jain's fairness index of runs (mean ± CI per group) or of .sqlog flows")
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--by", default="scenario,run_cc", help="run columns to group by (default: %(default)s)")
+    p.add_argument(
+        "--by",
+        default="scenario,run_cc",
+        help="run columns to group by (default: %(default)s); varying grid parameters are added unless --pool-grid",
+    )
+    p.add_argument("--pool-grid", action="store_true", help="pool different grid points into one row (stated)")
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
     p.add_argument("--plot", metavar="OUT_BASE", help="also draw the fairness bars to OUT_BASE.png/.svg")

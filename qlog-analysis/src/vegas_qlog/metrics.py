@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import bisect
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .sqlog import Event, Trace
+from .sqlog import Event, QlogWarning, Trace
 
 # Fields of quic:recovery_metrics_updated defined by qlog (quic-12); everything
 # else in those events is an extension: quiche's cf_* or a controller's own.
@@ -219,13 +220,24 @@ def stream_bytes_sent(trace: Trace) -> pd.DataFrame:
     ``retransmitted_bytes`` (offsets sent before)."""
     coverage: dict[int, _Coverage] = {}
     rows = []
+    seen: set[tuple[str, int]] = set()
+    repeated = 0
     for event in trace.named("quic:packet_sent"):
         ranges = _stream_ranges(event)
         if not ranges:
             continue
+        pn = _packet_number(event)
+        if pn is not None:
+            # A packet number is never sent twice in one space: a second
+            # packet_sent of it is the same record written again, not a
+            # retransmission (which goes out under a new number).
+            key = (_SPACES.get(pn[0], pn[0]), pn[1])
+            if key in seen:
+                repeated += 1
+                continue
+            seen.add(key)
         total = sum(end - start for _, start, end in ranges)
         new = sum(coverage.setdefault(sid, _Coverage()).add(start, end) for sid, start, end in ranges)
-        pn = _packet_number(event)
         rows.append(
             {
                 "time_s": _seconds(event.time),
@@ -235,8 +247,33 @@ def stream_bytes_sent(trace: Trace) -> pd.DataFrame:
                 "retransmitted_bytes": total - new,
             }
         )
+    if repeated:
+        warnings.warn(
+            f"{trace.path}: {repeated} packet_sent event(s) repeat a packet number already sent "
+            "in its space; each packet counted once",
+            QlogWarning,
+            stacklevel=2,
+        )
     columns = ["time_s", "packet_number", "stream_bytes", "new_bytes", "retransmitted_bytes"]
     return pd.DataFrame(rows, columns=columns)
+
+
+# Packet types that share a packet number space (RFC 9000 section 12.3).
+_SPACES = {"0RTT": "application", "1RTT": "application"}
+
+
+def _valid_rtts(trace: Trace, values: pd.Series, what: str) -> pd.Series:
+    """``values`` without the negative ones, which no RTT can be (named in a warning)."""
+    values = values.dropna()
+    bad = values < 0
+    if bad.any():
+        warnings.warn(
+            f"{trace.path}: {int(bad.sum())} negative {what} value(s) (first: {values[bad].iloc[0]:g} ms) "
+            "are not RTTs; left out",
+            QlogWarning,
+            stacklevel=2,
+        )
+    return values[~bad]
 
 
 def delivered_bytes(trace: Trace, direction: str = "auto") -> pd.DataFrame:
@@ -336,6 +373,43 @@ def rate_series(
     )
 
 
+def smoothed_goodput(series: pd.DataFrame, window_s: float) -> pd.DataFrame:
+    """``series`` with ``goodput_bps`` over the trailing ``window_s`` seconds
+    at each sample: the growth of the cumulative delivered bytes
+    (``cumulative_bytes`` or the simulator's ``bytes_delivered``) over the
+    window, interpolated linearly between samples, times 8 / window (the
+    first window: over the time since the first sample). Delivery bursts
+    after a hole is filled no longer show as rates above the link's; the
+    raw per-interval value stays as ``goodput_interval_bps``. ``window_s``
+    0 returns ``series`` as it is."""
+    if window_s < 0 or not math.isfinite(window_s):
+        raise ValueError(f"smoothing window must be a finite number of seconds >= 0, got {window_s}")
+    if window_s == 0 or series.empty:
+        return series
+    cumulative = next((c for c in ("cumulative_bytes", "bytes_delivered") if c in series.columns), None)
+    if cumulative is None or "time_s" not in series.columns:
+        raise KeyError("goodput smoothing needs time_s and cumulative_bytes or bytes_delivered")
+    data = series.dropna(subset=["time_s", cumulative]).sort_values("time_s")
+    times = data["time_s"].to_numpy(dtype=float)
+    total = data[cumulative].to_numpy(dtype=float)
+    # The cumulative curve starts at zero one interval before the first sample.
+    step = float(np.median(np.diff(times))) if times.size > 1 else window_s
+    # Nothing delivered before: one interval before the first bin (qlog), or
+    # the run's start (the simulator's series begin one interval in).
+    start = times[0] - step if cumulative == "cumulative_bytes" else min(0.0, times[0])
+    grid_t = np.concatenate([[start], times])
+    grid_b = np.concatenate([[0.0], total])
+    earlier = np.maximum(times - window_s, start)
+    span = times - earlier
+    delivered = total - np.interp(earlier, grid_t, grid_b)
+    out = data.copy()
+    if "goodput_bps" in out.columns:
+        out["goodput_interval_bps"] = out["goodput_bps"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["goodput_bps"] = np.where(span > 0, delivered * 8.0 / span, np.nan)
+    return out.reset_index(drop=True)
+
+
 def lost_packets(trace: Trace) -> int:
     """Packets the sender declared lost: quiche's ``cf_lost_packets.total``
     where logged, otherwise the number of ``quic:packet_lost`` events."""
@@ -377,7 +451,8 @@ def trace_summary(trace: Trace) -> dict[str, Any]:
     retransmitted = float(sent["retransmitted_bytes"].sum()) if len(sent) else 0.0
     delivered_total = float(delivered["bytes"].sum()) if len(delivered) else 0.0
     span = float(delivered["time_s"].max()) if len(delivered) else trace.duration_ms / 1000.0
-    srtt = window["smoothed_rtt_ms"].dropna() if len(window) else pd.Series(dtype=float)
+    srtt = _valid_rtts(trace, window["smoothed_rtt_ms"], "smoothed_rtt") if len(window) else pd.Series(dtype=float)
+    min_rtt = _valid_rtts(trace, window["min_rtt_ms"], "min_rtt") if len(window) else pd.Series(dtype=float)
     return {
         "path": trace.path,
         "vantage_point": trace.vantage_point,
@@ -394,9 +469,7 @@ def trace_summary(trace: Trace) -> dict[str, Any]:
         else math.nan,
         "packets_lost": lost_packets(trace),
         "mean_srtt_ms": float(srtt.mean()) if len(srtt) else math.nan,
-        "min_rtt_ms": float(window["min_rtt_ms"].min())
-        if len(window) and window["min_rtt_ms"].notna().any()
-        else math.nan,
+        "min_rtt_ms": float(min_rtt.min()) if len(min_rtt) else math.nan,
     }
 
 

@@ -119,6 +119,25 @@ CATEGORY_NAMES: dict[str, str] = {"http3": "http", "quic": "transport", "qpack":
 # Frames whose length quiche 0.29 logs only as raw.payload_length; draft-02 had `length`.
 _LENGTH_FRAMES = frozenset({"stream", "crypto", "datagram"})
 
+# qvis's packetization view takes a packet's frames to fill
+# raw.payload_length minus a 16-byte AEAD tag; quiche logs payload_length
+# without the tag (1312 for a 1350-byte 1-RTT packet), so every full STREAM
+# frame "did not fit". Packets of these types carry the tag; the converter
+# adds it and keeps quiche's value as raw.payload_length_without_tag.
+AEAD_TAG_BYTES = 16
+_PROTECTED_PACKET_TYPES = frozenset({"initial", "handshake", "0RTT", "1RTT"})
+QUICHE_PAYLOAD_LENGTH = "payload_length_without_tag"
+
+# The receive-timestamp basis of quiche-vegas's endpoints is 1 ms before the
+# connection was created (ext/src/connection.rs: below every receive time
+# reported, as draft-ietf-quic-receive-ts requires), and the connection's
+# creation is its qlog's reference time. So an ACK_RECEIVE_TIMESTAMPS value
+# is the receiver's qlog time plus 1000 µs; converted frames give
+# receive_timestamps_us on the receiver's qlog clock and keep the value as
+# sent in receive_timestamps_since_basis_us.
+RECEIVE_TIMESTAMP_BASIS_BEFORE_START_US = 1000
+RECEIVE_TIMESTAMPS_AS_SENT = "receive_timestamps_since_basis_us"
+
 
 def convert_name(name: str) -> str:
     """quiche 0.29's event name in draft-02's ``category:event`` form."""
@@ -147,6 +166,12 @@ def convert_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """The event's data as draft-02 readers expect it; every field is kept.
 
     - ``initiator`` (quic-12) becomes ``owner`` (draft-02), at the top of any event;
+    - ``quic:packet_sent``/``packet_received`` of protected packet types:
+      ``raw.payload_length`` gets the 16-byte AEAD tag qvis subtracts
+      (quiche's value, without it, stays as ``raw.payload_length_without_tag``);
+    - ``http3:frame_*``: ``byte_length`` from ``length`` (what qvis reads);
+    - ``quic:recovery_metrics_updated``: ``cwnd`` from ``congestion_window``
+      (what qvis's sequence-diagram labels read);
     - frames in ``frames`` lists: ``stream``/``crypto``/``datagram`` get
       ``length`` from ``raw.payload_length``;
     - ``quic:stream_data_moved``: ``length`` from ``raw.length``;
@@ -155,6 +180,32 @@ def convert_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
     ``name`` is the original (quiche) name. The input is not modified.
     """
     out = copy.deepcopy(dict(data))
+    header = out.get("header")
+    raw = out.get("raw")
+    if (
+        name in ("quic:packet_sent", "quic:packet_received")
+        and isinstance(header, Mapping)
+        and header.get("packet_type") in _PROTECTED_PACKET_TYPES
+        and isinstance(raw, dict)
+        and isinstance(raw.get("payload_length"), int)
+        and not isinstance(raw.get("payload_length"), bool)
+        and QUICHE_PAYLOAD_LENGTH not in raw
+    ):
+        raw[QUICHE_PAYLOAD_LENGTH] = raw["payload_length"]
+        raw["payload_length"] = raw["payload_length"] + AEAD_TAG_BYTES
+    if (
+        name.startswith("http3:frame_")
+        and "byte_length" not in out
+        and isinstance(out.get("length"), int)
+        and not isinstance(out.get("length"), bool)
+    ):
+        # qvis reads an HTTP/3 frame's payload length as byte_length (qlog draft-02).
+        out["byte_length"] = out["length"]
+    if name in ("quic:recovery_metrics_updated", "recovery:metrics_updated") and "cwnd" not in out:
+        window = out.get("congestion_window")
+        if isinstance(window, int) and not isinstance(window, bool):
+            # qvis's sequence diagram labels look for cwnd.
+            out["cwnd"] = window
     if "initiator" in out and "owner" not in out:
         # Renamed in place, so the fields keep their order.
         out = {("owner" if k == "initiator" else k): v for k, v in out.items()}
@@ -190,11 +241,32 @@ def _ack_frame(ext: Mapping[str, Any], unknown: Mapping[str, Any], exponent: int
     for key, value in ext.items():
         if key == "frame_type":
             frame["extension_frame_type"] = value
+        elif key == "receive_timestamps_us":
+            frame[RECEIVE_TIMESTAMPS_AS_SENT] = copy.deepcopy(value)
+            frame[key] = _on_receiver_clock(value)
         else:
             frame.setdefault(key, copy.deepcopy(value))
     if "raw" in unknown and "raw" not in frame:
         frame["raw"] = copy.deepcopy(unknown["raw"])
     return frame
+
+
+def _on_receiver_clock(times: Any) -> Any:
+    """``[[packet number, µs since the basis], ...]`` as µs since the
+    receiver's qlog reference time; anything else unchanged."""
+    if not isinstance(times, list):
+        return copy.deepcopy(times)
+    out: list[Any] = []
+    for item in times:
+        if (
+            isinstance(item, list)
+            and len(item) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in item)
+        ):
+            out.append([item[0], item[1] - RECEIVE_TIMESTAMP_BASIS_BEFORE_START_US])
+        else:
+            out.append(copy.deepcopy(item))
+    return out
 
 
 def _merge_extension_frames(
@@ -242,7 +314,9 @@ def convert_event(event: Event, context: TraceContext | None = None) -> dict[str
       ACK_RECEIVE_TIMESTAMPS frame becomes an ``ack`` frame (``acked_ranges``,
       ``ack_delay`` in ms from ``ack_delay_raw`` and the ACK sender's
       ``ack_delay_exponent``, ECN counts, and, as its own fields,
-      ``extension_frame_type``, ``receive_timestamps_us``,
+      ``extension_frame_type``, ``receive_timestamps_us`` in µs since the
+      receiver's qlog reference time, the values as sent (µs since the
+      receiver's basis, 1 ms earlier) in ``receive_timestamps_since_basis_us``,
       ``receive_timestamps_exponent``, ``ack_delay_raw``); any other keeps its
       own ``frame_type``. One matching no placeholder stays in the event's
       ``extension_frames``;
@@ -495,3 +569,24 @@ def default_output(path: str | os.PathLike[str]) -> Path:
     """``x/server-abc.sqlog`` -> ``x/server-abc.qlog`` (qvis recognises ``.qlog``)."""
     p = Path(path)
     return p.with_suffix(".qlog") if p.suffix != ".qlog" else p.with_suffix(".qvis.qlog")
+
+
+QVIS_SUFFIX = "-qvis.qlog"
+
+
+def directory_jobs(directory: str | os.PathLike[str]) -> list[tuple[list[Path], Path]]:
+    """For a directory (a simulator run, a QLOGDIR): one job per connection,
+    ``(inputs, output)``. The simulator's ``NAME-client.sqlog`` and
+    ``NAME-server.sqlog`` go together into ``NAME-qvis.qlog`` (both sides in
+    qvis's sequence diagram); any other ``X.sqlog`` into ``X-qvis.qlog``.
+    Searched below too; sorted."""
+    base = Path(directory)
+    groups: dict[Path, list[Path]] = {}
+    for path in sorted(base.rglob("*.sqlog")):
+        stem = path.stem
+        for side in ("-client", "-server"):
+            if stem.endswith(side):
+                stem = stem[: -len(side)]
+                break
+        groups.setdefault(path.parent / f"{stem}{QVIS_SUFFIX}", []).append(path)
+    return [(inputs, output) for output, inputs in sorted(groups.items())]

@@ -23,6 +23,7 @@ import io
 import json
 import math
 import os
+import tomllib
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,11 @@ from .metrics import retransmission_ratio
 from .sqlog import Trace, read_qlog
 
 SUMMARY_FILE = "summary.json"
+# Written by the sweep runner beside summary.json: the run's vegas-sim command.
+RUN_FILE = "run.json"
+# Prefix of the columns holding a run's --cc-param values (its --set values
+# are columns named by their key path).
+CC_PARAM_PREFIX = "cc."
 REQUIRED_FLOW_KEYS = ("name", "cc", "goodput_bps", "bytes_delivered", "bytes_retransmitted")
 
 
@@ -124,6 +130,48 @@ def read_series_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
+def _toml_value(text: str) -> Any:
+    """A --set value as vegas-sim reads it (TOML), or the text itself."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _pairs(argv: Sequence[Any], flag: str) -> list[tuple[str, str]]:
+    """The ``KEY=VALUE`` arguments of every ``flag`` in ``argv``."""
+    out = []
+    for i, arg in enumerate(argv[:-1]):
+        if arg == flag and isinstance(argv[i + 1], str) and "=" in argv[i + 1]:
+            key, value = argv[i + 1].split("=", 1)
+            out.append((key.strip(), value.strip()))
+    return out
+
+
+def read_run_parameters(directory: Path) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """The ``--set`` and ``--cc-param`` values a run was made with, from the
+    sweep runner's ``run.json`` (empty lists without one: a run made by hand
+    records no arguments)."""
+    path = directory / RUN_FILE
+    if not path.is_file():
+        return [], []
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        warnings.warn(f"{path}: unreadable ({e}); the run's grid point is unknown", SimOutputWarning, stacklevel=2)
+        return [], []
+    argv = record.get("argv") if isinstance(record, dict) else None
+    if not isinstance(argv, list):
+        return [], []
+    sets = [(k, _toml_value(v)) for k, v in _pairs(argv, "--set")]
+    params = [(k, _toml_value(v)) for k, v in _pairs(argv, "--cc-param")]
+    return sets, params
+
+
+def _joined(pairs: Sequence[tuple[str, Any]]) -> str:
+    return " ".join(f"{k}={v}" for k, v in pairs)
+
+
 @dataclass
 class SimRun:
     """One simulator output directory."""
@@ -155,6 +203,11 @@ class SimRun:
         """The algorithm of the flows marked under test (None if none or mixed)."""
         ccs = {f["cc"] for f in self.summary["flows"] if f.get("under_test")}
         return ccs.pop() if len(ccs) == 1 else None
+
+    @property
+    def parameters(self) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+        """``(sets, cc_params)``: what the run's ``run.json`` says it was made with."""
+        return read_run_parameters(self.path)
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -240,15 +293,57 @@ def load_runs(paths: Iterable[str | os.PathLike[str]]) -> list[SimRun]:
 
 
 RUN_COLUMNS = ("run", "scenario", "seed", "run_cc", "jain_index", "simulated_s", "wall_s")
+UNDER_TEST = "under test"
+BACKGROUND = "background"
+
+
+def _parameter_columns(run: SimRun, under_test: pd.Series | None) -> dict[str, Any]:
+    """A run's grid point as columns: ``set`` and ``cc_params`` (as the sweep's
+    CSV writes them) and one column per ``--set`` key and per ``--cc-param``
+    (``cc.KEY``). ``--cc-param`` acts on the flows under test only, so the
+    other flows get none (``under_test`` is the per-flow mask; None: one row)."""
+    sets, params = run.parameters
+    columns: dict[str, Any] = {"set": _joined(sets)}
+    for key, value in sets:
+        columns[key] = value
+    if under_test is None:
+        columns["cc_params"] = _joined(params)
+        for key, value in params:
+            columns[f"{CC_PARAM_PREFIX}{key}"] = value
+    else:
+        columns["cc_params"] = [_joined(params) if t else "" for t in under_test]
+        for key, value in params:
+            columns[f"{CC_PARAM_PREFIX}{key}"] = [value if t else None for t in under_test]
+    return columns
+
+
+def parameter_columns(runs: Sequence[SimRun]) -> list[str]:
+    """The columns of :func:`flows_table` / :func:`runs_table` that name a grid
+    point: each ``--set`` key path and each ``cc.PARAM``, in first-seen order."""
+    seen: dict[str, None] = {}
+    for run in runs:
+        sets, params = run.parameters
+        for key, _ in sets:
+            seen.setdefault(key)
+        for key, _ in params:
+            seen.setdefault(f"{CC_PARAM_PREFIX}{key}")
+    return list(seen)
 
 
 def flows_table(runs: Sequence[SimRun]) -> pd.DataFrame:
     """All flows of all runs in one table, with the run's columns first:
     ``run`` (directory), ``scenario``, ``seed``, ``run_cc`` (the algorithm
-    under test in that run), ``jain_index``, ``simulated_s``, ``wall_s``."""
+    under test in that run), ``jain_index``, ``simulated_s``, ``wall_s``;
+    then the flow's fields, ``role`` (``under test`` or ``background``) and
+    the run's grid point (``set``, ``cc_params``, one column per ``--set``
+    key path and per ``cc.PARAM``; from the sweep runner's ``run.json``)."""
     parts = []
     for run in runs:
         flows = run.flows
+        tested = flows["under_test"].astype(bool) if "under_test" in flows.columns else pd.Series([False] * len(flows))
+        flows["role"] = [UNDER_TEST if t else BACKGROUND for t in tested]
+        for column, values in _parameter_columns(run, tested).items():
+            flows[column] = values
         flows.insert(0, "run", str(run.path))
         flows.insert(1, "scenario", run.scenario)
         flows.insert(2, "seed", run.seed)
@@ -276,6 +371,7 @@ def runs_table(runs: Sequence[SimRun]) -> pd.DataFrame:
             "total_goodput_bps": float(sum(f["goodput_bps"] for f in run.summary["flows"])),
             "simulated_s": run.summary.get("simulated_s", math.nan),
             "wall_s": run.summary.get("wall_s", math.nan),
+            **_parameter_columns(run, None),
         }
         for link in run.summary.get("links", []):
             if isinstance(link, dict) and "name" in link:

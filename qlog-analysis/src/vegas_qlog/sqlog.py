@@ -22,6 +22,7 @@ qlog 0.3 / draft-02), whose events may be objects or ``event_fields`` arrays.
 from __future__ import annotations
 
 import json
+import math
 import os
 import warnings
 from collections.abc import Iterator
@@ -54,7 +55,7 @@ class Problem:
         return f"{self.path}: record {self.record} (line {self.line}): {self.message}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     """One qlog event: time in milliseconds relative to the trace's start.
 
@@ -112,8 +113,9 @@ class Trace:
 
     @property
     def complete(self) -> bool:
-        """True when every record of the file was read."""
-        return not self.problems
+        """True when every record of the file was read and it holds at least
+        one event (a header alone is not a complete trace)."""
+        return not self.problems and bool(self.events)
 
     def named(self, *names: str) -> Iterator[Event]:
         """The events whose full name is one of ``names``."""
@@ -136,45 +138,115 @@ def read_qlog(path: str | os.PathLike[str], *, strict: bool = False) -> Trace:
     return traces[0]
 
 
+# Bytes read at a time: records are decoded as they are found, so a large
+# file is never held in memory as text beside its events.
+READ_BLOCK = 1 << 20
+
+
 def read_qlog_traces(path: str | os.PathLike[str], *, strict: bool = False) -> list[Trace]:
     """Reads a qlog file and returns all of its traces (one for ``.sqlog``)."""
     p = Path(path)
+    name = str(p)
     try:
-        raw = p.read_bytes()
+        with p.open("rb") as f:
+            first = _first_byte(f)
+            if first is None:
+                raise QlogFormatError(f"{name}: the file is empty")
+            f.seek(0)
+            if first == RECORD_SEPARATOR:
+                return [_read_sequence(name, _records(f, RECORD_SEPARATOR), strict)]
+            if first == b"{":
+                if _is_ndjson(f):
+                    f.seek(0)
+                    return [_read_sequence(name, _records(f, b"\n"), strict)]
+                f.seek(0)
+                return _read_whole_document(name, f.read(), strict)
+            f.seek(0)
+            head = f.read(64).lstrip()
     except OSError as e:
         raise QlogFormatError(f"{p}: cannot read: {e.strerror or e}") from e
-    name = str(p)
-    stripped = raw.lstrip()
-    if not stripped:
-        raise QlogFormatError(f"{name}: the file is empty")
-    if stripped.startswith(RECORD_SEPARATOR):
-        return [_read_sequence(name, raw, RECORD_SEPARATOR, strict)]
-    if stripped.startswith(b"{"):
-        # Either one JSON document or newline-delimited records.
-        try:
-            doc = json.loads(raw)
-        except json.JSONDecodeError as e:
-            first_line = stripped.split(b"\n", 1)[0]
-            if _is_json_object(first_line):
-                return [_read_sequence(name, raw, b"\n", strict)]
-            raise QlogFormatError(f"{name}: line {e.lineno} column {e.colno}: not valid JSON: {e.msg}") from e
-        if isinstance(doc, dict) and isinstance(doc.get("traces"), list):
-            return _read_document(name, doc, strict)
-        if isinstance(doc, dict) and "events" in doc:
-            return _read_document(name, {"traces": [doc]}, strict)
-        # A single-line NDJSON file (just a header).
-        return [_read_sequence(name, raw, b"\n", strict)]
     raise QlogFormatError(
         f"{name}: not a qlog file: expected JSON text sequences (records starting "
-        f"with the byte 0x1E) or JSON, found {stripped[:20]!r}"
+        f"with the byte 0x1E) or JSON, found {head[:20]!r}"
     )
 
 
-def _is_json_object(line: bytes) -> bool:
+def _first_byte(f: Any) -> bytes | None:
+    """The first byte that is not white space, or None for an empty file."""
+    while block := f.read(READ_BLOCK):
+        stripped = block.lstrip()
+        if stripped:
+            return stripped[:1]
+    return None
+
+
+def _is_ndjson(f: Any) -> bool:
+    """A ``{`` file whose first line is a whole JSON object that is not a
+    qlog document (one record per line), as opposed to one JSON document."""
+    line = f.readline().strip()
     try:
-        return isinstance(json.loads(line), dict)
-    except json.JSONDecodeError:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return False
+    return isinstance(obj, dict) and not isinstance(obj.get("traces"), list) and "events" not in obj
+
+
+def _decode(text: bytes) -> Any:
+    """``json.loads`` with every way it can fail as a ``ValueError`` that says why."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(e.msg) from e
+    except UnicodeDecodeError as e:
+        raise ValueError(str(e)) from e
+    except RecursionError as e:
+        raise ValueError("nested too deeply to read (more levels than Python's JSON reader allows)") from e
+
+
+def _read_whole_document(name: str, raw: bytes, strict: bool) -> list[Trace]:
+    try:
+        doc = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise QlogFormatError(f"{name}: line {e.lineno} column {e.colno}: not valid JSON: {e.msg}") from e
+    except UnicodeDecodeError as e:
+        raise QlogFormatError(f"{name}: not valid JSON: {e}") from e
+    except RecursionError as e:
+        raise QlogFormatError(f"{name}: not readable: JSON nested too deeply") from e
+    if isinstance(doc, dict) and isinstance(doc.get("traces"), list):
+        return _read_document(name, doc, strict)
+    if isinstance(doc, dict) and "events" in doc:
+        return _read_document(name, {"traces": [doc]}, strict)
+    if isinstance(doc, dict):
+        # A single-line NDJSON file (just a header).
+        return [_read_sequence(name, iter([(raw, 1, True, False)]), strict)]
+    raise QlogFormatError(f"{name}: expected a JSON object at the top, got {type(doc).__name__}")
+
+
+def _records(f: Any, separator: bytes) -> Iterator[tuple[bytes, int, bool, bool]]:
+    """The file's records as ``(bytes, line where it starts, is the last,
+    is text before the first separator)``, read a block at a time."""
+    line = 1
+    pending = b""
+    first = True
+    previous: tuple[bytes, int, bool] | None = None
+    while True:
+        block = f.read(READ_BLOCK)
+        if not block:
+            break
+        pending += block
+        parts = pending.split(separator)
+        pending = parts.pop()
+        for part in parts:
+            if previous is not None:
+                yield previous[0], previous[1], False, previous[2]
+            previous = (part, line, first and separator == RECORD_SEPARATOR)
+            line += part.count(b"\n") + (separator == b"\n")
+            first = False
+    if previous is not None:
+        last_is_empty = not pending.strip()
+        yield previous[0], previous[1], last_is_empty, previous[2]
+    if pending.strip() or previous is None:
+        yield pending, line, True, first and separator == RECORD_SEPARATOR
 
 
 def _report(problems: list[Problem], problem: Problem, strict: bool) -> None:
@@ -184,19 +256,15 @@ def _report(problems: list[Problem], problem: Problem, strict: bool) -> None:
     warnings.warn(str(problem), QlogWarning, stacklevel=4)
 
 
-def _read_sequence(name: str, raw: bytes, separator: bytes, strict: bool) -> Trace:
-    """Splits ``raw`` into records and decodes each one."""
+def _read_sequence(name: str, records: Iterator[tuple[bytes, int, bool, bool]], strict: bool) -> Trace:
+    """Decodes each record of a sequence."""
     problems: list[Problem] = []
     header: dict[str, Any] | None = None
     events: list[Event] = []
     record_no = 0
-    line = 1  # line on which the current chunk starts
-    chunks = raw.split(separator)
-    last_index = len(chunks) - 1
-    for index, chunk in enumerate(chunks):
-        start_line = line
-        line += chunk.count(b"\n") + (separator == b"\n")
-        if separator == RECORD_SEPARATOR and index == 0:
+    not_events = 0
+    for chunk, start_line, at_end, before_first in records:
+        if before_first:
             if chunk.strip():
                 record_no += 1
                 _report(
@@ -210,12 +278,10 @@ def _read_sequence(name: str, raw: bytes, separator: bytes, strict: bool) -> Tra
             continue
         record_no += 1
         try:
-            obj = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            at_end = index == last_index or all(not c.strip() for c in chunks[index + 1 :])
+            obj = _decode(text)
+        except ValueError as e:
             what = "truncated record (the file ends inside it)" if at_end else "malformed record"
-            detail = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
-            _report(problems, Problem(name, record_no, start_line, f"{what}: {detail}"), strict)
+            _report(problems, Problem(name, record_no, start_line, f"{what}: {e}"), strict)
             continue
         if not isinstance(obj, dict):
             _report(
@@ -241,9 +307,10 @@ def _read_sequence(name: str, raw: bytes, separator: bytes, strict: bool) -> Tra
             continue
         event = _event_from_object(obj)
         if event is None:
+            not_events += 1
             _report(
                 problems,
-                Problem(name, record_no, start_line, "not an event: needs a numeric 'time' and a 'name'"),
+                Problem(name, record_no, start_line, f"not an event: {_why_not_an_event(obj)}"),
                 strict,
             )
             continue
@@ -253,7 +320,23 @@ def _read_sequence(name: str, raw: bytes, separator: bytes, strict: bool) -> Tra
             raise QlogFormatError(f"{name}: no qlog header and no event could be read")
         _report(problems, Problem(name, 1, 1, "no header record; events read without it"), strict)
         header = {}
+    if not events:
+        if not_events:
+            first = next(p for p in problems if p.message.startswith("not an event"))
+            raise QlogFormatError(f"{name}: none of its {not_events} event record(s) could be read (first: {first})")
+        _report(problems, Problem(name, record_no, 1, "the file holds a header and no event"), strict)
     return Trace(name, header, events, problems)
+
+
+def _why_not_an_event(obj: dict[str, Any]) -> str:
+    time = obj.get("time")
+    if "time" not in obj:
+        return "no 'time'"
+    if not isinstance(obj.get("name"), str) and not (
+        isinstance(obj.get("category"), str) and isinstance(obj.get("type"), str)
+    ):
+        return "no 'name'"
+    return f"'time' must be a finite number of milliseconds, got {time!r}"
 
 
 def _looks_like_header(obj: dict[str, Any]) -> bool:
@@ -273,7 +356,15 @@ def _event_from_object(obj: dict[str, Any]) -> Event | None:
     name = obj.get("name")
     if name is None and isinstance(obj.get("category"), str) and isinstance(obj.get("type"), str):
         name = f"{obj['category']}:{obj['type']}"
+    if isinstance(time, str):
+        # Older qlog drafts allowed the time as a string of a number.
+        try:
+            time = float(time)
+        except ValueError:
+            return None
     if not isinstance(time, int | float) or isinstance(time, bool) or not isinstance(name, str):
+        return None
+    if not math.isfinite(time):
         return None
     data = obj.get("data")
     used = {"time", "name", "data"}

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
+import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,8 @@ from .worker import (
 )
 
 SUMMARY_JSON = "sweep.json"
+# Scenarios with their rate traces written inline, beside the outputs.
+INLINED_DIR = ".blobs/inlined"
 SUMMARY_CSV = "sweep.csv"
 # Fields of vegas-sim's summary.json that measure this execution, not the run.
 WALL_CLOCK_FIELDS = frozenset({"wall_s"})
@@ -129,6 +133,51 @@ class Plan:
         }
 
 
+_TRACE_FILE_LINE = re.compile(r'^(\s*)rate_trace_file\s*=\s*"([^"\\]*)"\s*(#.*)?$', re.MULTILINE)
+
+
+def _with_inline_traces(path: Path, workdir: Path) -> Path:
+    """The scenario to ship: ``path`` itself, or, when a link names a
+    ``rate_trace_file``, a copy beside the outputs with each such line
+    replaced by ``rate_trace = [...]`` (the file's timestamps, which
+    vegas-sim reads alike), so the scenario travels as one file to every
+    executor and its key follows the trace's content."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        doc = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return path  # vegas-sim reports what is wrong with it, run by run
+    links = doc.get("links") if isinstance(doc.get("links"), dict) else {}
+    named = [n for n, link in links.items() if isinstance(link, dict) and "rate_trace_file" in link]
+    if not named:
+        return path
+    matches = list(_TRACE_FILE_LINE.finditer(text))
+    if len(matches) != len(named):
+        raise ValueError(
+            f'{path}: links.{named[0]}.rate_trace_file: write it as one line `rate_trace_file = "FILE"` '
+            "so the sweep can ship the trace inside the scenario"
+        )
+
+    def inline(match: re.Match[str]) -> str:
+        trace = path.parent / match.group(2)
+        try:
+            stamps = [line.strip() for line in trace.read_text(encoding="ascii").splitlines() if line.strip()]
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path}: rate_trace_file {trace}: cannot read: {e}") from e
+        bad = next((s for s in stamps if not s.isdigit()), None)
+        if bad is not None:
+            raise ValueError(f"{trace}: {bad!r} is not a whole number of milliseconds")
+        return f"{match.group(1)}rate_trace = [{', '.join(stamps)}]  # from {match.group(2)}"
+
+    inlined = _TRACE_FILE_LINE.sub(inline, text)
+    digest = hashlib.sha256(inlined.encode()).hexdigest()[:16]
+    target = workdir / digest / path.name
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(inlined, encoding="utf-8")
+    return target
+
+
 def make_plan(
     spec: SweepSpec,
     sim: Path | Blob,
@@ -147,7 +196,8 @@ def make_plan(
             path = spec.scenario_dir / entry.scenario
             if not path.is_file():
                 raise FileNotFoundError(f"{path}: no such scenario file")
-            scenarios[entry.scenario] = Blob.of(path)
+            shipped = _with_inline_traces(path, out / INLINED_DIR)
+            scenarios[entry.scenario] = Blob.of(shipped, path.name)
         blob = scenarios[entry.scenario]
         args = tuple(sim_args(entry, spec.qlog))
         tasks.append(

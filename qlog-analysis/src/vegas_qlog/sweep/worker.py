@@ -191,6 +191,9 @@ def main(argv: Sequence[str]) -> int:
             raise IndexError(f"task {index} not in 0..{len(listing['tasks']) - 1}")
         task = listing["tasks"][index]
         out = Path(listing["out"])
+        if not out.is_absolute():
+            # Written relative to DIR, so the array runs wherever DIR is mounted.
+            out = directory / out
         sim = cached(directory / "blobs", task["request"]["sim"])
         scenario = cached(directory / "blobs", task["request"]["scenario"])
     except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
