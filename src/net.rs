@@ -1519,8 +1519,9 @@ mod tests {
             eprintln!("skipped: this kernel gives no SO_TIMESTAMPNS stamps");
             return;
         };
-        // The wall clock is read twice per conversion: allow it 5 ms.
-        let slack = Duration::from_millis(5);
+        // The wall clock is read twice per conversion, and a loaded machine
+        // may preempt the reads: allow it 20 ms.
+        let slack = Duration::from_millis(20);
         assert!(a + slack >= before, "first stamped before it was sent");
         assert!(b + slack >= a, "second stamped before the first");
         assert!(

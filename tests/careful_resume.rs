@@ -217,10 +217,28 @@ fn a_returning_client_over_a_100_ms_path_jumps() {
         .args(["udp", "--quiet", "--no-realtime", "--listen", &listen])
         .args(["--server", &server.addr.to_string()])
         .arg(scenario.path())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Its "ready" line, not a guess at how long start-up takes on a loaded
+    // machine. The pipe stays open (read to the end by the thread) so that
+    // the emulator never writes to a closed stderr.
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let stderr = emulator.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.starts_with("vegas-emu: ready") {
+                ready_tx.send(()).ok();
+            }
+        }
+    });
+    ready_rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("vegas-emu did not say it was ready");
     let url = format!("https://{listen}/file");
     let mut ids = Vec::new();
     for _ in 0..2 {
