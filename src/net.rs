@@ -11,7 +11,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -443,8 +443,9 @@ pub struct ServerSetup {
 pub struct CarefulResumeServer {
     pub cc: ResolvedCc,
     pub store: ResumeStore,
-    /// `--resume-store DIR`; `None`: in memory only.
-    pub store_dir: Option<PathBuf>,
+    /// Writes the store into `--resume-store DIR` off the event loop;
+    /// `None`: in memory only.
+    pub writer: Option<careful_resume::StoreWriter>,
     /// Which losses of the jump are congestion (`--careful-resume-loss`).
     pub loss_rule: careful_resume::LossRule,
 }
@@ -465,16 +466,16 @@ impl CarefulResumeServer {
     }
 
     /// A connection to `ip` closed: what it measured replaces what was
-    /// saved, and the store file is rewritten.
+    /// saved, and goes to the store file's writer (never written here: a
+    /// full store takes a good part of a second to sort and sync).
     fn on_closed(&mut self, conn: &quiche::Connection, ip: IpAddr) {
         let Some(path) = careful_resume::observed_path(conn) else {
             return;
         };
-        self.store.save(ip, path, SystemTime::now());
-        if let Some(dir) = &self.store_dir {
-            if let Err(e) = self.store.save_to(dir) {
-                log::warn!("careful resume: {e:#}");
-            }
+        let now = SystemTime::now();
+        self.store.save(ip, path, now);
+        if let Some(writer) = &self.writer {
+            writer.save(ip, path, now);
         }
     }
 }
@@ -581,6 +582,11 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
     let mut reaped_since_trim = 0usize;
     let mut last_trim = Instant::now();
     loop {
+        let stop = SERVER_STOP_SIGNAL.load(Ordering::Relaxed);
+        if stop != 0 {
+            state.shut_down(&wire.socket, stop);
+            return Ok(());
+        }
         let deadline = state.wakeups.first().map(|(at, _)| *at);
         // With connections closed but memory not yet returned, wake up to
         // return it.
@@ -601,6 +607,10 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         } else {
             Some(Instant::now())
         };
+        // A stop signal interrupts the wait, but one arriving just before
+        // it starts would not: look again at least this often.
+        let signal_check = Instant::now() + SIGNAL_CHECK_INTERVAL;
+        let deadline = Some(deadline.map_or(signal_check, |d| d.min(signal_check)));
         wire.read_batch(&mut buf, deadline, &mut |data, from, meta, _| {
             state.datagram(Datagram {
                 data,
@@ -633,6 +643,54 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
             last_trim = now;
         }
     }
+}
+
+/// How long a stopping server waits for its connections' CONNECTION_CLOSE
+/// frames to leave (a paced one may be held briefly) before it drops them.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// The server loop looks for a stop signal at least this often.
+const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(250);
+/// The reason phrase of the CONNECTION_CLOSE a stopping server sends.
+pub const SHUTDOWN_REASON: &[u8] = b"server shutting down";
+
+/// The signal that asked the server to stop (SIGINT, SIGTERM), or 0.
+static SERVER_STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Stop signals received so far.
+static SERVER_STOP_SIGNALS: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_server_stop_signal(signal: libc::c_int) {
+    if SERVER_STOP_SIGNALS.fetch_add(1, Ordering::Relaxed) > 0 {
+        // A second signal: the operator does not want to wait.
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(128 + signal) };
+    }
+    SERVER_STOP_SIGNAL.store(signal, Ordering::Relaxed);
+}
+
+/// Makes SIGINT and SIGTERM stop [`run_server`] cleanly: every connection
+/// is closed with CONNECTION_CLOSE (its qlog then ends complete), what they
+/// measured goes to the Careful Resume store, and `run_server` returns
+/// within [`SHUTDOWN_GRACE`]. A second signal ends the process at once.
+pub fn stop_server_on_signals() -> io::Result<()> {
+    install_stop_handler(on_server_stop_signal)
+}
+
+fn install_stop_handler(handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: an all-zero sigaction is valid; the handlers only touch
+        // atomics or call _exit, which are async-signal-safe. No
+        // SA_RESTART: a blocking wait returns at once.
+        let rc = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Hands memory freed by closed connections back to the system.
@@ -706,6 +764,54 @@ impl ServerState {
         if self.setup.report_connections {
             eprintln!("quiche-server: {}", connection_report(&c, now));
         }
+    }
+
+    /// Closes every connection for a stop signal: CONNECTION_CLOSE sent
+    /// (waiting up to [`SHUTDOWN_GRACE`] for a paced one), then each is
+    /// reaped as if it had closed by itself (its qlog completed and closed,
+    /// its measurement saved for Careful Resume).
+    fn shut_down(&mut self, socket: &UdpSocket, signal: i32) {
+        let started = Instant::now();
+        let deadline = started + SHUTDOWN_GRACE;
+        let open = self.conns.len();
+        self.waiting.clear();
+        for c in self.conns.values_mut() {
+            c.endpoint.conn.close(false, 0x0, SHUTDOWN_REASON).ok();
+        }
+        loop {
+            let now = Instant::now();
+            let keys: Vec<Vec<u8>> = self.conns.keys().cloned().collect();
+            for key in keys {
+                let Some(c) = self.conns.get_mut(&key) else {
+                    continue;
+                };
+                c.endpoint.on_timer(now);
+                c.endpoint
+                    .flush(now, &mut |data, info| send(socket, data, info.to));
+                if c.endpoint.close_sent() || now >= deadline {
+                    self.reap(&key, now);
+                }
+            }
+            if self.conns.is_empty() {
+                break;
+            }
+            let next = self
+                .conns
+                .values()
+                .filter_map(|c| c.endpoint.next_wakeup())
+                .min()
+                .unwrap_or(deadline)
+                .min(deadline);
+            std::thread::sleep(
+                next.saturating_duration_since(Instant::now())
+                    .clamp(Duration::from_micros(100), Duration::from_millis(10)),
+            );
+        }
+        eprintln!(
+            "quiche-server: stopped by {}: closed {open} connections in {:.0} ms",
+            signal_name(signal),
+            started.elapsed().as_secs_f64() * 1e3
+        );
     }
 
     /// Gives back the maps' room once load has gone.
@@ -1103,21 +1209,7 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
 /// connection, fails every unfinished request (whose partial bodies are
 /// then discarded, never saved) and returns an error naming the signal.
 pub fn stop_client_on_signals() -> io::Result<()> {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: an all-zero sigaction is valid; the handler only stores to
-        // an atomic, which is async-signal-safe. No SA_RESTART: a blocking
-        // receive returns at once.
-        let rc = unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_stop_signal as *const () as libc::sighandler_t;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    install_stop_handler(on_stop_signal)
 }
 
 fn signal_name(signal: i32) -> &'static str {

@@ -10,11 +10,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 
-use quiche_vegas::careful_resume::{LossRule, ResumeStore};
+use quiche_vegas::careful_resume::{prepare_store_dir, LossRule, ResumeStore, StoreWriter};
 use quiche_vegas::cc_select::{listing_text, ResolvedCc};
 use quiche_vegas::net::{
-    bind_udp, run_server, CarefulResumeServer, ServerLimits, ServerSetup, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_CONNECTIONS_PER_IP,
+    bind_udp, run_server, stop_server_on_signals, CarefulResumeServer, ServerLimits, ServerSetup,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
 };
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
@@ -84,8 +84,10 @@ struct Args {
     careful_resume: bool,
 
     /// Keep Careful Resume's saved paths in DIR/careful-resume.store across
-    /// restarts (written atomically when a connection closes; a corrupt file
-    /// is ignored with a warning). Without it they live in memory only.
+    /// restarts (written atomically by a thread of its own, at most once a
+    /// second, and at shutdown; a corrupt file is ignored with a warning).
+    /// DIR must belong to this user or root and be writable by nobody else
+    /// (created 0700 if missing). Without it they live in memory only.
     #[arg(long, value_name = "DIR", requires = "careful_resume")]
     resume_store: Option<PathBuf>,
 
@@ -152,29 +154,39 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     let (config, cc) = settings.build_server_config(&[ALPN_H3, ALPN_HQ], &identity)?;
-    let careful_resume = args.careful_resume.then(|| {
+    let careful_resume = if args.careful_resume {
         let lifetime = Duration::from_secs(args.resume_lifetime);
         let store = match &args.resume_store {
             None => ResumeStore::new(lifetime),
-            Some(dir) => ResumeStore::load(dir, lifetime).unwrap_or_else(|e| {
-                eprintln!("quiche-server: warning: ignoring the Careful Resume store: {e:#}");
-                ResumeStore::new(lifetime)
-            }),
+            Some(dir) => {
+                prepare_store_dir(dir)?;
+                ResumeStore::load(dir, lifetime).unwrap_or_else(|e| {
+                    eprintln!("quiche-server: warning: ignoring the Careful Resume store: {e:#}");
+                    ResumeStore::new(lifetime)
+                })
+            }
         };
         if matches!(cc, ResolvedCc::Quiche(_)) {
             eprintln!(
                 "quiche-server: warning: --careful-resume has no effect with quiche's own {cc}"
             );
         }
-        CarefulResumeServer {
+        let writer = match &args.resume_store {
+            Some(dir) => Some(StoreWriter::start(dir.clone(), store.clone())?),
+            None => None,
+        };
+        Some(CarefulResumeServer {
             cc: cc.clone(),
             store,
-            store_dir: args.resume_store.clone(),
+            writer,
             loss_rule: args.careful_resume_loss,
-        }
-    });
+        })
+    } else {
+        None
+    };
 
     let socket = bind_udp(args.listen)?;
+    stop_server_on_signals().context("cannot handle SIGINT and SIGTERM")?;
     let local = socket
         .local_addr()
         .context("cannot get the local address")?;
