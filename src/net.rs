@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{anyhow, bail, Context};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::careful_resume::{self, ResumeStore};
+use crate::careful_resume::{self, EndpointKey, ResumeStore};
 use crate::cc_select::ResolvedCc;
 use crate::endpoint::{DatagramMeta, Endpoint};
 use crate::flood_filter::FloodFilter;
@@ -480,21 +480,56 @@ impl CarefulResumeServer {
     }
 }
 
-/// How many connections the server holds at once.
+/// How many connections the server holds at once. Per address means per
+/// client prefix: an IPv4 address, or an IPv6 /64 (one subscriber's
+/// network, whose hosts an attacker has by the billion).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServerLimits {
     /// In all; one more gets CONNECTION_REFUSED.
     pub max_connections: usize,
-    /// From one IP address; one more gets CONNECTION_REFUSED.
+    /// From one prefix; one more gets CONNECTION_REFUSED.
     pub max_connections_per_ip: usize,
+    /// Once more than half of `max_connections` are held, a prefix holding
+    /// this many gets no more, so that a few addresses cannot take every
+    /// slot: the second half goes to prefixes holding fewer.
+    pub busy_connections_per_ip: usize,
+}
+
+impl ServerLimits {
+    /// The limits with [`Self::default_busy_share`] for `max_connections`.
+    pub fn new(max_connections: usize, max_connections_per_ip: usize) -> ServerLimits {
+        ServerLimits {
+            max_connections,
+            max_connections_per_ip,
+            busy_connections_per_ip: Self::default_busy_share(max_connections),
+        }
+    }
+
+    /// Default of `--busy-connections-per-ip`: 1/64 of the slots, at least 2.
+    pub fn default_busy_share(max_connections: usize) -> usize {
+        (max_connections / 64).max(2)
+    }
+
+    /// Why a new connection from a prefix holding `from_prefix` of the
+    /// `total` open ones is refused, if it is.
+    pub fn refusal(&self, total: usize, from_prefix: usize) -> Option<&'static str> {
+        if total >= self.max_connections {
+            Some("server busy: too many connections")
+        } else if from_prefix >= self.max_connections_per_ip {
+            Some("server busy: too many connections from this address")
+        } else if total >= self.max_connections.div_ceil(2)
+            && from_prefix >= self.busy_connections_per_ip
+        {
+            Some("server busy: this address holds its share of the connections")
+        } else {
+            None
+        }
+    }
 }
 
 impl Default for ServerLimits {
     fn default() -> Self {
-        ServerLimits {
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
-        }
+        ServerLimits::new(DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP)
     }
 }
 
@@ -523,7 +558,8 @@ struct ServerState {
     setup: ServerSetup,
     conns: HashMap<Vec<u8>, ServerConn>,
     aliases: HashMap<Vec<u8>, Vec<u8>>,
-    per_ip: HashMap<IpAddr, usize>,
+    /// Open connections per client prefix ([`EndpointKey`]).
+    per_ip: HashMap<EndpointKey, usize>,
     token_key: TokenKey,
     /// Retries each client socket may still be sent this second.
     retry_budget: RetryBudget,
@@ -617,6 +653,7 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
                 from,
                 local,
                 meta,
+                now: Instant::now(),
             })
         })?;
         state.update_flood_filter(&wire.socket, Instant::now());
@@ -755,10 +792,11 @@ impl ServerState {
         if let Some(cr) = self.setup.careful_resume.as_mut() {
             cr.on_closed(&c.endpoint.conn, c.peer_ip);
         }
-        if let Some(n) = self.per_ip.get_mut(&c.peer_ip) {
+        let prefix = EndpointKey::of(c.peer_ip);
+        if let Some(n) = self.per_ip.get_mut(&prefix) {
             *n -= 1;
             if *n == 0 {
-                self.per_ip.remove(&c.peer_ip);
+                self.per_ip.remove(&prefix);
             }
         }
         if self.setup.report_connections {
@@ -830,9 +868,12 @@ impl ServerState {
         }
     }
 
-    /// Connections open in all and from `ip`.
+    /// Connections open in all and from `ip`'s prefix.
     pub fn counts(&self, ip: IpAddr) -> (usize, usize) {
-        (self.conns.len(), self.per_ip.get(&ip).copied().unwrap_or(0))
+        (
+            self.conns.len(),
+            self.per_ip.get(&EndpointKey::of(ip)).copied().unwrap_or(0),
+        )
     }
 }
 
@@ -876,6 +917,8 @@ struct Datagram<'a> {
     /// The AQT IPv4 option's queueing time (if read and present), the
     /// kernel's receive stamp.
     meta: DatagramMeta,
+    /// When the loop took it (the Retry budget's clock).
+    now: Instant,
 }
 
 impl ServerState {
@@ -887,6 +930,7 @@ impl ServerState {
             from,
             local,
             meta,
+            now,
         } = datagram;
         let hdr = match quiche::Header::from_slice(data, SERVER_CID_LEN) {
             Ok(h) => h,
@@ -904,7 +948,7 @@ impl ServerState {
             let wants_retry = self.setup.retry && hdr.token.as_deref().is_none_or(<[u8]>::is_empty);
             if hdr.ty != quiche::Type::Initial {
                 log::debug!("{:?} packet from {from} for no connection", hdr.ty);
-            } else if wants_retry && !self.retry_budget.allow(from, Instant::now()) {
+            } else if wants_retry && !self.retry_budget.allow(from, now) {
                 log::debug!("Initial from {from} dropped: over its Retry budget");
                 if !self.over_budget.contains(&from) {
                     self.over_budget.push(from);
@@ -931,13 +975,15 @@ impl ServerState {
     /// over their Retry budget, and lets through those whose time is up.
     fn update_flood_filter(&mut self, socket: &UdpSocket, now: Instant) {
         for source in std::mem::take(&mut self.over_budget) {
-            log::info!(
-                "{source} is flooding Initials: dropping them in the kernel for {:?}",
-                crate::flood_filter::BLOCK_FOR
-            );
-            if let Err(e) = self.flood_filter.block(socket, source, now) {
+            match self.flood_filter.block(socket, source, now) {
+                Ok(true) => log::info!(
+                    "{source} is flooding Initials: dropping them in the kernel for {:?}",
+                    crate::flood_filter::BLOCK_FOR
+                ),
+                // Blocked not long ago: the budget alone refuses it for now.
+                Ok(false) => {}
                 // The budget still refuses its Retries; the server reads them.
-                log::warn!("cannot filter {source}'s Initials in the kernel: {e}");
+                Err(e) => log::warn!("cannot filter {source}'s Initials in the kernel: {e}"),
             }
         }
         if let Err(e) = self.flood_filter.expire(socket, now) {
@@ -991,6 +1037,13 @@ impl ServerState {
             log::debug!("{:?} packet from {from} for no connection", hdr.ty);
             return None;
         }
+        // RFC 9000 section 14.1: a datagram this short cannot be a client's
+        // first, and is dropped, whatever its version (a Version
+        // Negotiation in answer would let 8 spoofed bytes buy a reply).
+        if len < MIN_INITIAL_DATAGRAM {
+            log::debug!("Initial datagram of {len} bytes from {from} is too short");
+            return None;
+        }
         if !quiche::version_is_supported(hdr.version) {
             let mut out = [0; 256];
             match quiche::negotiate_version(&hdr.scid, &hdr.dcid, &mut out) {
@@ -999,10 +1052,6 @@ impl ServerState {
                 }
                 Err(e) => log::debug!("cannot negotiate version with {from}: {e}"),
             }
-            return None;
-        }
-        if len < MIN_INITIAL_DATAGRAM {
-            log::debug!("Initial datagram of {len} bytes from {from} is too short");
             return None;
         }
         // With Retry, the connection ID the client was told to use becomes
@@ -1032,13 +1081,7 @@ impl ServerState {
         };
         let (total, from_ip) = self.counts(from.ip());
         let limits = self.setup.limits;
-        let refuse = if total >= limits.max_connections {
-            Some("server busy: too many connections")
-        } else if from_ip >= limits.max_connections_per_ip {
-            Some("server busy: too many connections from this address")
-        } else {
-            None
-        };
+        let refuse = limits.refusal(total, from_ip);
         if let (None, Some(cr)) = (refuse, self.setup.careful_resume.as_mut()) {
             cr.select_for(&mut self.setup.config, from.ip());
         }
@@ -1074,7 +1117,7 @@ impl ServerState {
         if dcid != scid {
             self.aliases.insert(dcid.clone(), scid.clone());
         }
-        *self.per_ip.entry(from.ip()).or_default() += 1;
+        *self.per_ip.entry(EndpointKey::of(from.ip())).or_default() += 1;
         let session = ServerSession::new(Arc::clone(&self.setup.source));
         let mut endpoint = Endpoint::new(conn, session, REAL_TIME_PACING_GRANULARITY);
         endpoint.set_tail_repeat(self.setup.tail_repeat);
@@ -1741,7 +1784,7 @@ mod tests {
                 &mut state.setup.config,
             )
             .unwrap();
-            *state.per_ip.entry(peer.ip()).or_default() += 1;
+            *state.per_ip.entry(EndpointKey::of(peer.ip())).or_default() += 1;
             state.conns.insert(
                 key.to_vec(),
                 ServerConn {
@@ -1779,13 +1822,78 @@ mod tests {
         (out[..n].to_vec(), conn)
     }
 
+    /// Hands `data` to the loop as if it arrived now; "now" is one fixed
+    /// instant for every test, so that the Retry budget (per second) never
+    /// refills while a slow machine builds the test's Initials.
     fn deliver(state: &mut ServerState, data: &mut [u8], from: SocketAddr, local: SocketAddr) {
+        static NOW: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
         state.datagram(Datagram {
             data,
             from,
             local,
             meta: DatagramMeta::default(),
+            now: *NOW.get_or_init(Instant::now),
         });
+    }
+
+    /// Admits connections from `prefixes` in turn (each asking for as
+    /// many as it can get) until none is admitted; what each got.
+    fn fill(limits: ServerLimits, prefixes: &[IpAddr]) -> Vec<usize> {
+        let mut held = vec![0usize; prefixes.len()];
+        let mut by_prefix: HashMap<EndpointKey, usize> = HashMap::new();
+        loop {
+            let mut admitted = false;
+            for (i, ip) in prefixes.iter().enumerate() {
+                let total: usize = held.iter().sum();
+                let key = EndpointKey::of(*ip);
+                let mine = by_prefix.get(&key).copied().unwrap_or(0);
+                if limits.refusal(total, mine).is_none() {
+                    held[i] += 1;
+                    *by_prefix.entry(key).or_default() += 1;
+                    admitted = true;
+                }
+            }
+            if !admitted {
+                return held;
+            }
+        }
+    }
+
+    #[test]
+    fn a_few_addresses_cannot_take_every_slot() {
+        let v4 = |i: u8| IpAddr::V4(Ipv4Addr::new(192, 0, 2, i));
+        // Three addresses filled --max-connections 300 at 100 per address.
+        let limits = ServerLimits::new(300, 100);
+        let greedy = fill(limits, &[v4(1), v4(2), v4(3)]);
+        let taken: usize = greedy.iter().sum();
+        assert!(
+            taken <= 160,
+            "three addresses took {taken} of 300: {greedy:?}"
+        );
+        // A newcomer still gets in, and so do many more.
+        let many: Vec<IpAddr> = (1..=200).map(v4).collect();
+        let all = fill(limits, &many);
+        assert_eq!(all.iter().sum::<usize>(), 300);
+        // With the defaults, ten addresses filled 1000.
+        let ten: Vec<IpAddr> = (1..=10).map(v4).collect();
+        let taken: usize = fill(ServerLimits::default(), &ten).iter().sum();
+        assert!(taken <= 600, "ten addresses took {taken} of 1000");
+        // An operator who wants one address to fill the server says so.
+        let mut one = ServerLimits::new(1000, 1000);
+        one.busy_connections_per_ip = 1000;
+        assert_eq!(fill(one, &[v4(1)]), vec![1000]);
+    }
+
+    #[test]
+    fn ipv6_hosts_of_one_64_count_together() {
+        let host = |net: u16, h: u16| IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, net, 0, 0, 0, h));
+        let limits = ServerLimits::new(1000, 100);
+        // A thousand hosts of one /64 get what one address gets.
+        let same: Vec<IpAddr> = (1..=1000).map(|h| host(1, h)).collect();
+        assert_eq!(fill(limits, &same).iter().sum::<usize>(), 100);
+        // Two /64s are two prefixes.
+        let two = [host(1, 1), host(2, 1)];
+        assert_eq!(fill(limits, &two), vec![100, 100]);
     }
 
     #[test]

@@ -67,10 +67,18 @@ struct Args {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections: usize,
 
-    /// Connections held at once from one IP address; one more is refused.
+    /// Connections held at once from one IP address (an IPv6 address's
+    /// /64 counts as one); one more is refused.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_IP,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections_per_ip: usize,
+
+    /// Once more than half of --max-connections are held, an address (IPv6:
+    /// its /64) holding N or more gets no more, so that a few addresses
+    /// cannot take every slot [default: --max-connections / 64, at least 2].
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    busy_connections_per_ip: Option<usize>,
 
     /// Do not print a line per closed connection on stderr.
     #[arg(long)]
@@ -185,6 +193,10 @@ fn run(args: Args) -> anyhow::Result<()> {
         None
     };
 
+    let mut limits = ServerLimits::new(args.max_connections, args.max_connections_per_ip);
+    if let Some(n) = args.busy_connections_per_ip {
+        limits.busy_connections_per_ip = n;
+    }
     let socket = bind_udp(args.listen)?;
     stop_server_on_signals().context("cannot handle SIGINT and SIGTERM")?;
     let local = socket
@@ -193,12 +205,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     let qlog_dir = qlog_dir_from_env();
     eprintln!(
         "quiche-server: listening on {local}, serving {}, cc {cc}, HTTP/3 and hq-interop, \
-         extensions: {}, retry {}, at most {} connections ({} per IP){}{}",
+         extensions: {}, retry {}, at most {} connections ({} per IP, {} once half full){}{}",
         source.root().display(),
         settings.extensions,
         if args.no_retry { "off" } else { "on" },
         args.max_connections,
-        args.max_connections_per_ip,
+        limits.max_connections_per_ip,
+        limits.busy_connections_per_ip,
         if args.tail_repeat {
             ", tail repeat"
         } else {
@@ -218,10 +231,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             report_connections: !args.quiet,
             aqt_from_ip_option: args.transport.aqt_from_ip_option,
             retry: !args.no_retry,
-            limits: ServerLimits {
-                max_connections: args.max_connections,
-                max_connections_per_ip: args.max_connections_per_ip,
-            },
+            limits,
             careful_resume,
             tail_repeat: args.tail_repeat,
         },
