@@ -424,6 +424,8 @@ pub struct ServerSetup {
     pub qlog_dir: Option<PathBuf>,
     /// The congestion controller, for the logs.
     pub cc_description: String,
+    /// The congestion controller's name, for the HTTP/3 `server` header.
+    pub cc_name: String,
     /// Print a line on stderr when a connection closes.
     pub report_connections: bool,
     /// Read the AQT from each datagram's IPv4 options (IPv4 sockets only).
@@ -1118,7 +1120,8 @@ impl ServerState {
             self.aliases.insert(dcid.clone(), scid.clone());
         }
         *self.per_ip.entry(EndpointKey::of(from.ip())).or_default() += 1;
-        let session = ServerSession::new(Arc::clone(&self.setup.source));
+        let session =
+            ServerSession::new(Arc::clone(&self.setup.source)).with_sender_cc(&self.setup.cc_name);
         let mut endpoint = Endpoint::new(conn, session, REAL_TIME_PACING_GRANULARITY);
         endpoint.set_tail_repeat(self.setup.tail_repeat);
         self.conns.insert(
@@ -1755,6 +1758,7 @@ mod tests {
                 source: source.clone(),
                 qlog_dir: None,
                 cc_description: String::new(),
+                cc_name: String::new(),
                 report_connections: false,
                 aqt_from_ip_option: false,
                 retry: true,

@@ -125,11 +125,14 @@ impl std::fmt::Display for ExtensionSettings {
 /// they overlap: congestion control, flow control, idle timeout, extensions.
 #[derive(clap::Args, Clone, Debug)]
 pub struct TransportFlags {
-    /// Congestion control algorithm (see --list-cc-algorithms).
+    /// Congestion control algorithm (see --list-cc-algorithms); any case,
+    /// quiche's aliases accepted (bbr and bbr2_gcongestion are bbr2).
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CC_ALGORITHM)]
     pub cc_algorithm: String,
 
     /// A parameter of the congestion control algorithm; repeatable.
+    /// `--cc-param help` prints the parameters of --cc-algorithm (type,
+    /// default, accepted values, meaning) and exits.
     #[arg(long, value_name = "KEY=VALUE")]
     pub cc_param: Vec<String>,
 

@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use url::Url;
 
-use quiche_vegas::cc_select::listing_text;
+use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help};
 use quiche_vegas::net::{run_client, stop_client_on_signals, ClientReport, ClientSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
@@ -27,7 +27,7 @@ use quiche_vegas::transfer::{ClientSession, HttpVersion, RequestOutcome, Respons
 #[command(name = "quiche-client", version)]
 struct Args {
     /// URLs to download, e.g. https://127.0.0.1:4433/file.
-    #[arg(value_name = "URL", required_unless_present = "list_cc_algorithms")]
+    #[arg(value_name = "URL")]
     urls: Vec<String>,
 
     /// Do not verify the server's certificate.
@@ -60,6 +60,18 @@ fn main() -> ExitCode {
     if args.transport.list_cc_algorithms {
         print!("{}", listing_text());
         return ExitCode::SUCCESS;
+    }
+    if wants_param_help(&args.transport.cc_param) {
+        return match param_help_text(&args.transport.cc_algorithm) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("quiche-client: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
     }
     match run(args) {
         Ok(true) => ExitCode::SUCCESS,
@@ -174,7 +186,12 @@ fn run(args: Args) -> anyhow::Result<bool> {
     }
     println!(
         "{}",
-        summary_line(&summaries, &report, &cc.to_string(), args.http_version)
+        summary_line(
+            &summaries,
+            &report,
+            session.server_header(),
+            args.http_version
+        )
     );
     Ok(session.all_succeeded())
 }
@@ -202,10 +219,14 @@ fn response_line(s: &ResponseSummary) -> String {
     }
 }
 
+/// The summary names what the client knows of the sender: the server's
+/// `server` header (ours says `quiche-vegas cc=NAME`), or that it does not
+/// know (HTTP/0.9, or a server that does not say). The client's own
+/// controller only paces its requests and ACKs, so it is not named here.
 fn summary_line(
     summaries: &[ResponseSummary],
     report: &ClientReport,
-    cc: &str,
+    server_header: Option<&str>,
     version: HttpVersion,
 ) -> String {
     let bytes: u64 = summaries.iter().map(|s| s.bytes).sum();
@@ -218,9 +239,11 @@ fn summary_line(
     let rtt = report.path.as_ref().map_or_else(String::new, |p| {
         format!("  srtt={:.1}ms", p.rtt.as_secs_f64() * 1e3)
     });
+    let sender =
+        server_header.map_or_else(|| "sender unknown".to_string(), |s| format!("sender: {s}"));
     format!(
         "total  {bytes} bytes  {secs:.3} s  goodput {goodput:.2} Mbit/s  packets lost {}  \
-         (received {}, sent {}){rtt}  cc={cc}  {version}",
+         (received {}, sent {}){rtt}  {sender}  {version}",
         report.stats.lost, report.stats.recv, report.stats.sent
     )
 }

@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use quiche_vegas::careful_resume::{prepare_store_dir, LossRule, ResumeStore, StoreWriter};
-use quiche_vegas::cc_select::{listing_text, ResolvedCc};
+use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help, ResolvedCc};
 use quiche_vegas::net::{
     bind_udp, run_server, stop_server_on_signals, CarefulResumeServer, ServerLimits, ServerSetup,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
@@ -33,11 +33,7 @@ struct Args {
 
     /// Directory whose files are served (required: nothing is served by
     /// accident). Dotfiles in it are not served unless --serve-dotfiles.
-    #[arg(
-        long,
-        value_name = "DIR",
-        required_unless_present = "list_cc_algorithms"
-    )]
+    #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 
     /// Serve files and directories whose names start with '.' too.
@@ -135,6 +131,18 @@ fn main() -> ExitCode {
         print!("{}", listing_text());
         return ExitCode::SUCCESS;
     }
+    if wants_param_help(&args.transport.cc_param) {
+        return match param_help_text(&args.transport.cc_algorithm) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("quiche-server: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -228,6 +236,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             source: Arc::new(source),
             qlog_dir,
             cc_description: cc.to_string(),
+            cc_name: cc.name().to_string(),
             report_connections: !args.quiet,
             aqt_from_ip_option: args.transport.aqt_from_ip_option,
             retry: !args.no_retry,
