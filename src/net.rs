@@ -1281,6 +1281,8 @@ pub struct ClientSetup {
     pub tick: Option<Duration>,
     /// Read the AQT from each datagram's IPv4 options (IPv4 peers only).
     pub aqt_from_ip_option: bool,
+    /// Local UDP port (`--source-port`); 0: any.
+    pub source_port: u16,
 }
 
 /// What a finished client connection measured.
@@ -1305,9 +1307,9 @@ pub fn run_client(
     on_tick: &mut dyn FnMut(&ClientSession, Duration),
 ) -> anyhow::Result<(ClientSession, ClientReport)> {
     let bind_addr: SocketAddr = if setup.peer.is_ipv4() {
-        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+        (std::net::Ipv4Addr::UNSPECIFIED, setup.source_port).into()
     } else {
-        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        (std::net::Ipv6Addr::UNSPECIFIED, setup.source_port).into()
     };
     let socket = bind_udp(bind_addr).context("cannot open a local UDP socket")?;
     let mut wire = Wire::new(socket, setup.aqt_from_ip_option)?;

@@ -357,8 +357,19 @@ impl TransportSettings {
     /// with these settings and the selected congestion controller. TLS
     /// certificates and peer verification are left to the caller.
     pub fn build_config(&self, alpns: &[&[u8]]) -> anyhow::Result<(quiche::Config, ResolvedCc)> {
-        let config = quiche::Config::new(quiche::PROTOCOL_VERSION)
-            .context("cannot create the QUIC configuration")?;
+        self.build_config_for_version(quiche::PROTOCOL_VERSION, alpns)
+    }
+
+    /// Like [`Self::build_config`], offering QUIC `version` (a client's
+    /// `--wire-version`; an unknown one draws a Version Negotiation).
+    pub fn build_config_for_version(
+        &self,
+        version: u32,
+        alpns: &[&[u8]],
+    ) -> anyhow::Result<(quiche::Config, ResolvedCc)> {
+        let config = quiche::Config::new(version).with_context(|| {
+            format!("cannot create a QUIC configuration for version {version:#x}")
+        })?;
         self.configure(config, alpns)
     }
 

@@ -52,6 +52,38 @@ struct Args {
     /// server in TLS and HTTP).
     #[arg(long, value_name = "ADDR")]
     connect_to: Option<SocketAddr>,
+
+    #[command(flatten)]
+    quiche_client: QuicheClientFlags,
+}
+
+/// quiche's own client's flags (cloudflare/quiche `apps/src/args.rs`), with
+/// their meanings.
+#[derive(clap::Args, Debug)]
+#[command(next_help_heading = "quiche client flags")]
+struct QuicheClientFlags {
+    /// Send each URL's request N times (on the one connection).
+    #[arg(short = 'n', long = "requests", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    requests: u64,
+
+    /// Send from this local UDP port (default: any).
+    #[arg(long, value_name = "PORT")]
+    source_port: Option<u16>,
+
+    /// Trust the CA certificates in this PEM file when verifying the server.
+    #[arg(long, value_name = "FILE")]
+    trust_origin_ca_pem: Option<PathBuf>,
+
+    /// QUIC version to offer, in hex (e.g. babababa, to see version
+    /// negotiation) [default: quiche's, 1].
+    #[arg(long, value_name = "VERSION", value_parser = parse_wire_version)]
+    wire_version: Option<u32>,
+}
+
+fn parse_wire_version(text: &str) -> Result<u32, String> {
+    let digits = text.trim_start_matches("0x");
+    u32::from_str_radix(digits, 16).map_err(|e| format!("'{text}' is not a hex version: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -150,10 +182,26 @@ fn resolve(target: &Target) -> anyhow::Result<SocketAddr> {
 }
 
 fn run(args: Args) -> anyhow::Result<bool> {
-    let target = parse_urls(&args.urls)?;
+    let mut target = parse_urls(&args.urls)?;
+    let flags = &args.quiche_client;
+    let once = target.paths.clone();
+    for _ in 1..flags.requests {
+        target.paths.extend(once.iter().cloned());
+    }
     let settings = args.transport.settings();
-    let (mut config, cc) = settings.build_config(&[args.http_version.alpn()])?;
+    let (mut config, cc) = match flags.wire_version {
+        Some(version) => settings.build_config_for_version(version, &[args.http_version.alpn()])?,
+        None => settings.build_config(&[args.http_version.alpn()])?,
+    };
     config.verify_peer(!args.no_verify);
+    if let Some(pem) = &flags.trust_origin_ca_pem {
+        let path = pem
+            .to_str()
+            .context("--trust-origin-ca-pem: the path is not UTF-8")?;
+        config
+            .load_verify_locations_from_file(path)
+            .map_err(|e| anyhow::anyhow!("cannot load CA certificates from {path}: {e}"))?;
+    }
     let peer = match args.connect_to {
         Some(addr) => addr,
         None => resolve(&target)?,
@@ -174,6 +222,7 @@ fn run(args: Args) -> anyhow::Result<bool> {
         idle_timeout_ms: settings.idle_timeout_ms,
         tick: show_progress.then_some(Duration::from_millis(200)),
         aqt_from_ip_option: args.transport.aqt_from_ip_option,
+        source_port: flags.source_port.unwrap_or(0),
     };
     let result = run_client(&mut config, session, &setup, &mut progress_bar);
     if show_progress {
