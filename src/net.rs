@@ -430,8 +430,9 @@ pub struct ServerSetup {
     pub report_connections: bool,
     /// Read the AQT from each datagram's IPv4 options (IPv4 sockets only).
     pub aqt_from_ip_option: bool,
-    /// Validate client addresses with Retry before creating any state.
-    pub retry: bool,
+    /// When client addresses are validated with Retry before any state is
+    /// created.
+    pub retry: RetryMode,
     pub limits: ServerLimits,
     /// Careful Resume, when on (`--careful-resume`).
     pub careful_resume: Option<CarefulResumeServer>,
@@ -439,6 +440,52 @@ pub struct ServerSetup {
     /// (`--tail-repeat`, [`Endpoint::set_tail_repeat`]).
     pub tail_repeat: bool,
 }
+
+/// When the server validates a new client's address with Retry
+/// (`--retry`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryMode {
+    /// Every client without a token: a round trip each, no state for
+    /// spoofed addresses.
+    Always,
+    /// Only while the server's unvalidated load is high: at least
+    /// [`AUTO_RETRY_HANDSHAKES`] handshakes from unvalidated addresses in
+    /// progress, or a client socket over its Retry budget within the last
+    /// [`AUTO_RETRY_HOLD`]. Otherwise a new client costs no round trip.
+    Auto,
+    /// Never (`--no-retry`).
+    Never,
+}
+
+impl RetryMode {
+    pub const WORDS: &'static [&'static str] = &["always", "auto", "never"];
+
+    pub fn from_word(word: &str) -> Option<RetryMode> {
+        match word.to_ascii_lowercase().as_str() {
+            "always" => Some(RetryMode::Always),
+            "auto" => Some(RetryMode::Auto),
+            "never" => Some(RetryMode::Never),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for RetryMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(match self {
+            RetryMode::Always => "always",
+            RetryMode::Auto => "auto",
+            RetryMode::Never => "never",
+        })
+    }
+}
+
+/// `--retry auto` sends Retry while this many handshakes from unvalidated
+/// addresses are in progress.
+pub const AUTO_RETRY_HANDSHAKES: usize = 32;
+/// `--retry auto` keeps sending Retry this long after a client socket went
+/// over its Retry budget (a flood).
+pub const AUTO_RETRY_HOLD: Duration = Duration::from_secs(10);
 
 /// Careful Resume on the server: the controller to wrap, the saved paths,
 /// and where they are kept across restarts.
@@ -567,6 +614,11 @@ struct ServerState {
     retry_budget: RetryBudget,
     /// Sockets found over their Retry budget since the filter was updated.
     over_budget: Vec<SocketAddr>,
+    /// Connections made without address validation whose handshake is not
+    /// done (`--retry auto` counts them).
+    unvalidated: HashSet<Vec<u8>>,
+    /// When a socket last went over its Retry budget.
+    last_flood: Option<Instant>,
     /// The kernel filter dropping over-budget sockets' token-less Initials.
     flood_filter: FloodFilter,
     /// Datagrams for no connection (Initials), answered after the traffic
@@ -611,6 +663,8 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         token_key: TokenKey::random()?,
         retry_budget: RetryBudget::new(RETRIES_PER_SOURCE_PER_SECOND),
         over_budget: Vec::new(),
+        unvalidated: HashSet::new(),
+        last_flood: None,
         flood_filter: FloodFilter::default(),
         waiting: VecDeque::new(),
         wakeups: BTreeSet::new(),
@@ -668,6 +722,10 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
             c.endpoint.on_timer(now);
             c.endpoint
                 .flush(now, &mut |data, info| send(&wire.socket, data, info.to));
+            if c.endpoint.conn.is_established() && !state.unvalidated.is_empty() {
+                // The handshake proved the address.
+                state.unvalidated.remove(&key);
+            }
             if c.endpoint.is_done() {
                 state.reap(&key, now);
                 reaped_since_trim += 1;
@@ -790,6 +848,7 @@ impl ServerState {
             self.wakeups.remove(&(at, key.to_vec()));
         }
         self.touched.remove(key);
+        self.unvalidated.remove(key);
         self.aliases.remove(&c.original_dcid);
         if let Some(cr) = self.setup.careful_resume.as_mut() {
             cr.on_closed(&c.endpoint.conn, c.peer_ip);
@@ -866,6 +925,20 @@ impl ServerState {
                 self.per_ip.shrink_to_fit();
                 self.touched.shrink_to_fit();
                 return;
+            }
+        }
+    }
+
+    /// Whether a new client without a token gets a Retry now.
+    fn retry_now(&self) -> bool {
+        match self.setup.retry {
+            RetryMode::Always => true,
+            RetryMode::Never => false,
+            RetryMode::Auto => {
+                self.unvalidated.len() >= AUTO_RETRY_HANDSHAKES
+                    || self
+                        .last_flood
+                        .is_some_and(|at| at.elapsed() < AUTO_RETRY_HOLD)
             }
         }
     }
@@ -947,11 +1020,12 @@ impl ServerState {
         } else if let Some(key) = self.aliases.get(&dcid) {
             key.clone()
         } else {
-            let wants_retry = self.setup.retry && hdr.token.as_deref().is_none_or(<[u8]>::is_empty);
+            let wants_retry = self.retry_now() && hdr.token.as_deref().is_none_or(<[u8]>::is_empty);
             if hdr.ty != quiche::Type::Initial {
                 log::debug!("{:?} packet from {from} for no connection", hdr.ty);
             } else if wants_retry && !self.retry_budget.allow(from, now) {
                 log::debug!("Initial from {from} dropped: over its Retry budget");
+                self.last_flood = Some(now);
                 if !self.over_budget.contains(&from) {
                     self.over_budget.push(from);
                 }
@@ -1057,9 +1131,12 @@ impl ServerState {
             return None;
         }
         // With Retry, the connection ID the client was told to use becomes
-        // ours; without, a fresh one.
-        let (scid, odcid) = if self.setup.retry {
-            let token = hdr.token.as_deref().unwrap_or_default();
+        // ours; without, a fresh one. A token is a Retry's, checked whenever
+        // Retry may be sent; without one, Retry is sent when the mode says
+        // so now.
+        let token = hdr.token.as_deref().unwrap_or_default();
+        let validated = self.setup.retry != RetryMode::Never && !token.is_empty();
+        let (scid, odcid) = if validated || self.retry_now() {
             if token.is_empty() {
                 self.send_retry(hdr, from, socket);
                 return None;
@@ -1124,6 +1201,9 @@ impl ServerState {
             ServerSession::new(Arc::clone(&self.setup.source)).with_sender_cc(&self.setup.cc_name);
         let mut endpoint = Endpoint::new(conn, session, REAL_TIME_PACING_GRANULARITY);
         endpoint.set_tail_repeat(self.setup.tail_repeat);
+        if odcid.is_none() {
+            self.unvalidated.insert(scid.clone());
+        }
         self.conns.insert(
             scid.clone(),
             ServerConn {
@@ -1763,7 +1843,7 @@ mod tests {
                 cc_name: String::new(),
                 report_connections: false,
                 aqt_from_ip_option: false,
-                retry: true,
+                retry: RetryMode::Always,
                 limits: ServerLimits::default(),
                 careful_resume: None,
                 tail_repeat: false,
@@ -1774,6 +1854,8 @@ mod tests {
             token_key: TokenKey::random().unwrap(),
             retry_budget: RetryBudget::new(RETRIES_PER_SOURCE_PER_SECOND),
             over_budget: Vec::new(),
+            unvalidated: HashSet::new(),
+            last_flood: None,
             flood_filter: FloodFilter::default(),
             waiting: VecDeque::new(),
             wakeups: BTreeSet::new(),
@@ -1902,6 +1984,92 @@ mod tests {
         assert_eq!(fill(limits, &two), vec![100, 100]);
     }
 
+    /// What answering one fresh client's first Initial did under `mode`
+    /// with `unvalidated` handshakes already in progress: (connection made,
+    /// Retry received).
+    fn answer_fresh_client(mode: RetryMode, unvalidated: usize) -> (bool, bool) {
+        let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let local = server_socket.local_addr().unwrap();
+        let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut state = state_with(&[]);
+        state.setup.retry = mode;
+        for i in 0..unvalidated {
+            state.unvalidated.insert(vec![i as u8; 20]);
+        }
+        let (mut initial, _) = first_initial(&client_socket, local);
+        deliver(
+            &mut state,
+            &mut initial,
+            client_socket.local_addr().unwrap(),
+            local,
+        );
+        state.answer_waiting(&server_socket);
+        let made = !state.conns.is_empty();
+        // Loopback delivers within the send call: a Retry is there now.
+        client_socket.set_nonblocking(true).unwrap();
+        let mut buf = [0; 1500];
+        let retry = match client_socket.recv_from(&mut buf) {
+            Ok((n, _)) => {
+                quiche::Header::from_slice(&mut buf[..n], 16).unwrap().ty == quiche::Type::Retry
+            }
+            Err(_) => false,
+        };
+        (made, retry)
+    }
+
+    #[test]
+    fn retry_auto_validates_only_under_unvalidated_load() {
+        assert_eq!(answer_fresh_client(RetryMode::Always, 0), (false, true));
+        assert_eq!(answer_fresh_client(RetryMode::Never, 0), (true, false));
+        assert_eq!(
+            answer_fresh_client(RetryMode::Never, AUTO_RETRY_HANDSHAKES),
+            (true, false)
+        );
+        // Auto: no round trip while the load is normal...
+        assert_eq!(
+            answer_fresh_client(RetryMode::Auto, AUTO_RETRY_HANDSHAKES - 1),
+            (true, false)
+        );
+        // ...a Retry once that many handshakes from unvalidated addresses
+        // are in progress.
+        assert_eq!(
+            answer_fresh_client(RetryMode::Auto, AUTO_RETRY_HANDSHAKES),
+            (false, true)
+        );
+    }
+
+    #[test]
+    fn retry_auto_validates_after_a_flood() {
+        let mut state = state_with(&[]);
+        state.setup.retry = RetryMode::Auto;
+        assert!(!state.retry_now());
+        state.last_flood = Some(Instant::now());
+        assert!(state.retry_now(), "a socket just went over its budget");
+        state.last_flood = Instant::now().checked_sub(AUTO_RETRY_HOLD + Duration::from_secs(1));
+        assert!(!state.retry_now(), "the flood is over");
+    }
+
+    #[test]
+    fn a_connection_made_without_retry_counts_until_it_is_reaped() {
+        let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let local = server_socket.local_addr().unwrap();
+        let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut state = state_with(&[]);
+        state.setup.retry = RetryMode::Auto;
+        let (mut initial, _) = first_initial(&client_socket, local);
+        deliver(
+            &mut state,
+            &mut initial,
+            client_socket.local_addr().unwrap(),
+            local,
+        );
+        state.answer_waiting(&server_socket);
+        assert_eq!(state.unvalidated.len(), 1);
+        let key = state.conns.keys().next().unwrap().clone();
+        state.reap(&key, Instant::now());
+        assert!(state.unvalidated.is_empty());
+    }
+
     #[test]
     fn a_flooding_socket_gets_its_retry_budget_and_no_more() {
         let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -1938,7 +2106,7 @@ mod tests {
         // Without Retry there is no Retry budget: every Initial waits (the
         // connection limits apply instead).
         let mut no_retry = state_with(&[]);
-        no_retry.setup.retry = false;
+        no_retry.setup.retry = RetryMode::Never;
         for _ in 0..flood {
             let (mut initial, _) = first_initial(&flooder, local);
             deliver(

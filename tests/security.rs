@@ -87,21 +87,40 @@ fn answer_type(server: &Server) -> quiche::Type {
 }
 
 #[test]
-fn retry_validates_addresses_by_default() {
+fn retry_always_auto_and_never() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("f"), b"hello").unwrap();
     let root = root.path().to_str().unwrap();
-    let server = Server::start(&["--root", root], None);
+    let server = Server::start(&["--root", root, "--retry", "always"], None);
     assert_eq!(answer_type(&server), quiche::Type::Retry);
     // The apps' client follows the Retry.
     let out = client(&["--no-verify", &server.url("/f")], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("GET /f  5 bytes"));
 
-    let server = Server::start(&["--root", root, "--no-retry"], None);
-    assert_eq!(answer_type(&server), quiche::Type::Initial);
-    let out = client(&["--no-verify", &server.url("/f")], None);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The default, auto, on an idle server: no Retry, no round trip lost.
+    for args in [
+        &[][..],
+        &["--retry", "auto"],
+        &["--retry", "never"],
+        &["--no-retry"],
+    ] {
+        let server = Server::start(&[&["--root", root][..], args].concat(), None);
+        assert_eq!(answer_type(&server), quiche::Type::Initial, "{args:?}");
+        let out = client(&["--no-verify", &server.url("/f")], None);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let mut cmd = Command::new(SERVER);
+    cmd.args([
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        root,
+        "--retry",
+        "sometimes",
+    ]);
+    let (out, _) = output_within(cmd, Duration::from_secs(5));
+    assert_clean_failure(&out, &["always, auto, never"]);
 }
 
 #[test]
@@ -110,7 +129,10 @@ fn after_a_retry_the_server_uses_20_byte_connection_ids() {
     // took patch 0012 (tests/retry_connection_ids.rs); before it the server
     // used 16 bytes.
     let root = tempfile::tempdir().unwrap();
-    let server = Server::start(&["--root", root.path().to_str().unwrap()], None);
+    let server = Server::start(
+        &["--root", root.path().to_str().unwrap(), "--retry", "always"],
+        None,
+    );
     let mut c = RawClient::connect(server.addr, &mut client_config(1_000_000));
     c.establish();
     assert_eq!(c.conn.destination_id().len(), quiche::MAX_CONN_ID_LEN);

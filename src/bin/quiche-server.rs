@@ -13,8 +13,8 @@ use clap::Parser;
 use quiche_vegas::careful_resume::{prepare_store_dir, LossRule, ResumeStore, StoreWriter};
 use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help, ResolvedCc};
 use quiche_vegas::net::{
-    bind_udp, run_server, stop_server_on_signals, CarefulResumeServer, ServerLimits, ServerSetup,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
+    bind_udp, run_server, stop_server_on_signals, CarefulResumeServer, RetryMode, ServerLimits,
+    ServerSetup, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
 };
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
@@ -52,9 +52,17 @@ struct Args {
     #[command(flatten)]
     transport: TransportFlags,
 
-    /// Do not validate client addresses with a Retry round trip before
-    /// creating connection state (on by default: it makes floods of
-    /// Initial packets from forged addresses cheap).
+    /// When to validate a new client's address with a Retry round trip
+    /// before creating connection state: `always`; `auto`, only while the
+    /// unvalidated load is high (32 handshakes from unvalidated addresses
+    /// in progress, or a client socket over its Retry budget in the last
+    /// 10 s), so that a satellite user does not pay a round trip when no
+    /// attack is going on; `never`.
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_retry_mode,
+          conflicts_with = "no_retry")]
+    retry: RetryMode,
+
+    /// The same as --retry never.
     #[arg(long)]
     no_retry: bool,
 
@@ -117,6 +125,11 @@ struct Args {
           requires = "careful_resume",
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=30 * 86_400))]
     resume_lifetime: u64,
+}
+
+fn parse_retry_mode(word: &str) -> Result<RetryMode, String> {
+    RetryMode::from_word(word)
+        .ok_or_else(|| format!("expected one of {}", RetryMode::WORDS.join(", ")))
 }
 
 fn parse_loss_rule(word: &str) -> Result<LossRule, String> {
@@ -201,6 +214,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         None
     };
 
+    let retry = if args.no_retry {
+        RetryMode::Never
+    } else {
+        args.retry
+    };
     let mut limits = ServerLimits::new(args.max_connections, args.max_connections_per_ip);
     if let Some(n) = args.busy_connections_per_ip {
         limits.busy_connections_per_ip = n;
@@ -216,7 +234,7 @@ fn run(args: Args) -> anyhow::Result<()> {
          extensions: {}, retry {}, at most {} connections ({} per IP, {} once half full){}{}",
         source.root().display(),
         settings.extensions,
-        if args.no_retry { "off" } else { "on" },
+        retry,
         args.max_connections,
         limits.max_connections_per_ip,
         limits.busy_connections_per_ip,
@@ -239,7 +257,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             cc_name: cc.name().to_string(),
             report_connections: !args.quiet,
             aqt_from_ip_option: args.transport.aqt_from_ip_option,
-            retry: !args.no_retry,
+            retry,
             limits,
             careful_resume,
             tail_repeat: args.tail_repeat,
