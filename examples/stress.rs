@@ -695,7 +695,14 @@ fn main() {
     for phase in phases {
         match phase {
             "flood" => {
-                flood(binary, root.path(), &sha, &[], "Retry on, the default");
+                flood(binary, root.path(), &sha, &[], "--retry auto, the default");
+                flood(
+                    binary,
+                    root.path(),
+                    &sha,
+                    &["--retry", "always"],
+                    "--retry always",
+                );
                 flood(binary, root.path(), &sha, &["--no-retry"], "--no-retry");
             }
             "abandon" => abandon(binary, root.path(), &sha),
