@@ -501,6 +501,9 @@ fn abandon(binary: &Path, root: &Path, sha: &str) {
             "2000",
             "--max-connections-per-ip",
             "2000",
+            // Every client is on 127.0.0.1: no share for other addresses.
+            "--busy-connections-per-ip",
+            "2000",
         ],
     );
     timed_download(server.addr, sha).expect("warm-up download failed");
@@ -571,6 +574,9 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
             "--max-connections",
             "1000",
             "--max-connections-per-ip",
+            "1000",
+            // Every client is on 127.0.0.1: no share for other addresses.
+            "--busy-connections-per-ip",
             "1000",
             "--idle-timeout",
             &idle,
@@ -689,7 +695,14 @@ fn main() {
     for phase in phases {
         match phase {
             "flood" => {
-                flood(binary, root.path(), &sha, &[], "Retry on, the default");
+                flood(binary, root.path(), &sha, &[], "--retry auto, the default");
+                flood(
+                    binary,
+                    root.path(),
+                    &sha,
+                    &["--retry", "always"],
+                    "--retry always",
+                );
                 flood(binary, root.path(), &sha, &["--no-retry"], "--no-retry");
             }
             "abandon" => abandon(binary, root.path(), &sha),

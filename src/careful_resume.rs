@@ -8,9 +8,13 @@
 //! connection may resume and records what a closed one measured.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::io::{Read, Write};
 use std::net::IpAddr;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
@@ -211,16 +215,31 @@ impl ResumeStore {
 
     /// Reads `dir`'s store file. A missing file is an empty store; a file
     /// that cannot be read or parsed is reported in the error, and the
-    /// caller starts empty.
+    /// caller starts empty. The file is opened without following a symbolic
+    /// link and without blocking, and only a regular file is read: a link
+    /// or a FIFO planted under its name is an error, not a hang.
     pub fn load(dir: &Path, lifetime: Duration) -> anyhow::Result<Self> {
         let path = dir.join(STORE_FILE_NAME);
-        let file = match std::fs::File::open(&path) {
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path)
+        {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(ResumeStore::new(lifetime))
             }
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                bail!("{} is a symbolic link: not followed", path.display())
+            }
             Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
         };
+        let meta = file
+            .metadata()
+            .with_context(|| format!("cannot stat {}", path.display()))?;
+        if !meta.file_type().is_file() {
+            bail!("{} is not a regular file", path.display());
+        }
         let mut bytes = Vec::new();
         file.take(MAX_STORE_FILE_BYTES + 1)
             .read_to_end(&mut bytes)
@@ -238,22 +257,227 @@ impl ResumeStore {
 
     /// Writes the store into `dir` atomically: a temporary file in the same
     /// directory, synced, then renamed over the old one, so that a crash
-    /// leaves the old store or the new one, never a partial file.
+    /// leaves the old store or the new one, never a partial file. The
+    /// temporary file has a random name and is created exclusively, mode
+    /// 0600, without following links: nothing planted in the directory is
+    /// written through.
     pub fn save_to(&self, dir: &Path) -> anyhow::Result<PathBuf> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join(STORE_FILE_NAME);
-        let tmp = dir.join(format!(".{STORE_FILE_NAME}.tmp-{}", std::process::id()));
+        let mut suffix = [0u8; 8];
+        getrandom::fill(&mut suffix).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+        let tmp = dir.join(format!(".{STORE_FILE_NAME}.tmp-{}", hex::encode(suffix)));
+        let mut created = false;
         let result = (|| {
-            let mut file = std::fs::File::create(&tmp)?;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&tmp)?;
+            created = true;
             file.write_all(self.to_text().as_bytes())?;
             file.sync_all()?;
-            std::fs::rename(&tmp, &path)
+            std::fs::rename(&tmp, &path)?;
+            // The rename itself survives a crash once the directory is synced.
+            File::open(dir)?.sync_all()
         })();
         if let Err(e) = result {
-            std::fs::remove_file(&tmp).ok();
+            if created {
+                std::fs::remove_file(&tmp).ok();
+            }
             return Err(e).with_context(|| format!("cannot write {}", path.display()));
         }
         Ok(path)
+    }
+
+    /// Takes in `other`'s entries where they are newer than ours (another
+    /// server sharing the directory saved them), keeping at most
+    /// [`MAX_ENTRIES`], the newest.
+    pub fn merge_newer(&mut self, other: ResumeStore) {
+        for (key, entry) in other.entries {
+            match self.entries.get(&key) {
+                Some(ours) if ours.saved_at >= entry.saved_at => {}
+                _ => {
+                    self.entries.insert(key, entry);
+                }
+            }
+        }
+        if self.entries.len() > MAX_ENTRIES {
+            let mut by_age: Vec<(u64, EndpointKey)> =
+                self.entries.iter().map(|(k, e)| (e.saved_at, *k)).collect();
+            by_age.sort_unstable();
+            let excess = self.entries.len() - MAX_ENTRIES;
+            for (_, key) in by_age.into_iter().take(excess) {
+                self.entries.remove(&key);
+            }
+        }
+    }
+}
+
+/// Checks `--resume-store DIR` before the server uses it, creating it
+/// (mode 0700) if missing: it must be a directory owned by this user or
+/// root and writable by nobody else, or anyone who may write there could
+/// plant files the server reads or replace the store it writes.
+pub fn prepare_store_dir(dir: &Path) -> anyhow::Result<()> {
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| {
+                format!("cannot create the resume store directory {}", dir.display())
+            })?;
+    }
+    let meta = std::fs::metadata(dir)
+        .with_context(|| format!("resume store directory {}", dir.display()))?;
+    if !meta.is_dir() {
+        bail!("resume store {} is not a directory", dir.display());
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        bail!(
+            "resume store directory {} is writable by group or others (mode {mode:04o}): \
+             refused, as anyone who can write there can plant files the server trusts \
+             (chmod go-w it or choose another directory)",
+            dir.display()
+        );
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me && meta.uid() != 0 {
+        bail!(
+            "resume store directory {} belongs to user {}, not to this user ({me}) or root: refused",
+            dir.display(),
+            meta.uid()
+        );
+    }
+    Ok(())
+}
+
+/// A closed connection's measurement, on its way to the store file.
+enum StoreUpdate {
+    Save(IpAddr, SavedPath, SystemTime),
+    /// Write now what has come so far, then say so.
+    Flush(mpsc::Sender<()>),
+}
+
+/// Writes the store file on a thread of its own: the event loop only hands
+/// over each closed connection's measurement (a channel send), and the
+/// thread writes at most once per [`STORE_WRITE_INTERVAL`], however many
+/// connections closed in between, merging what another server sharing the
+/// directory wrote meanwhile. Dropping it (or [`Self::finish`]) writes what
+/// is pending and waits for the thread.
+pub struct StoreWriter {
+    updates: Option<mpsc::Sender<StoreUpdate>>,
+    thread: Option<JoinHandle<()>>,
+    writes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// The store file is rewritten at most this often.
+pub const STORE_WRITE_INTERVAL: Duration = Duration::from_secs(1);
+
+impl StoreWriter {
+    /// Starts the writer for `dir` from `store` (what was loaded at start).
+    pub fn start(dir: PathBuf, store: ResumeStore) -> anyhow::Result<StoreWriter> {
+        Self::with_interval(dir, store, STORE_WRITE_INTERVAL)
+    }
+
+    fn with_interval(
+        dir: PathBuf,
+        mut store: ResumeStore,
+        interval: Duration,
+    ) -> anyhow::Result<StoreWriter> {
+        let (tx, rx) = mpsc::channel::<StoreUpdate>();
+        let writes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = std::sync::Arc::clone(&writes);
+        let thread = std::thread::Builder::new()
+            .name("resume-store".into())
+            .spawn(move || {
+                let write = |store: &mut ResumeStore| {
+                    // Another server may share the directory: keep what it
+                    // saved that is newer than ours.
+                    if let Ok(on_disk) = ResumeStore::load(&dir, store.lifetime) {
+                        store.merge_newer(on_disk);
+                    }
+                    if let Err(e) = store.save_to(&dir) {
+                        log::warn!("careful resume: {e:#}");
+                    }
+                    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                };
+                let mut pending = false;
+                let mut waiters: Vec<mpsc::Sender<()>> = Vec::new();
+                loop {
+                    let update = if pending {
+                        rx.recv_timeout(interval)
+                    } else {
+                        rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
+                    };
+                    match update {
+                        Ok(StoreUpdate::Save(ip, path, at)) => {
+                            store.save(ip, path, at);
+                            pending = true;
+                            continue;
+                        }
+                        Ok(StoreUpdate::Flush(done)) => waiters.push(done),
+                        Err(mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(mpsc::RecvTimeoutError::Disconnected) => {
+                            if pending {
+                                write(&mut store);
+                            }
+                            return;
+                        }
+                    }
+                    if pending {
+                        write(&mut store);
+                        pending = false;
+                    }
+                    for done in waiters.drain(..) {
+                        done.send(()).ok();
+                    }
+                }
+            })
+            .context("cannot start the resume store's writer thread")?;
+        Ok(StoreWriter {
+            updates: Some(tx),
+            thread: Some(thread),
+            writes,
+        })
+    }
+
+    /// Queues a closed connection's measurement; never blocks on the disk.
+    pub fn save(&self, ip: IpAddr, path: SavedPath, at: SystemTime) {
+        if let Some(tx) = &self.updates {
+            tx.send(StoreUpdate::Save(ip, path, at)).ok();
+        }
+    }
+
+    /// Writes what is pending now and waits until it is on disk.
+    pub fn flush(&self) {
+        let (done_tx, done_rx) = mpsc::channel();
+        if let Some(tx) = &self.updates {
+            if tx.send(StoreUpdate::Flush(done_tx)).is_ok() {
+                done_rx.recv().ok();
+            }
+        }
+    }
+
+    /// How many times the file was written.
+    pub fn writes(&self) -> usize {
+        self.writes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Writes what is pending and stops the thread.
+    pub fn finish(&mut self) {
+        self.updates.take();
+        if let Some(thread) = self.thread.take() {
+            thread.join().ok();
+        }
+    }
+}
+
+impl Drop for StoreWriter {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 
@@ -425,5 +649,139 @@ mod tests {
         let oldest = IpAddr::V4(Ipv4Addr::from(0));
         assert_eq!(store.take(oldest, at(11)), None);
         assert!(store.take(V4, at(1_000_000)).is_some());
+    }
+
+    #[test]
+    fn the_temporary_file_never_follows_a_planted_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let victim_dir = tempfile::tempdir().unwrap();
+        let victim = victim_dir.path().join("victim");
+        std::fs::write(&victim, b"root's file").unwrap();
+        // The name the store's temporary file had (the server's pid), and the
+        // store's own name, both links to the victim.
+        let planted = dir
+            .path()
+            .join(format!(".{STORE_FILE_NAME}.tmp-{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let mut store = ResumeStore::default();
+        store.save(V4, path(1_500_000, 600), at(1000));
+        let file = store.save_to(dir.path()).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"root's file");
+        let meta = std::fs::symlink_metadata(&file).unwrap();
+        assert!(meta.file_type().is_file(), "the store became {meta:?}");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        // A link at the store's name is replaced, not written through, and
+        // is refused when loading.
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&victim, &file).unwrap();
+        let e = ResumeStore::load(dir.path(), DEFAULT_LIFETIME).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        store.save_to(dir.path()).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"root's file");
+        assert!(std::fs::symlink_metadata(&file)
+            .unwrap()
+            .file_type()
+            .is_file());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join(STORE_FILE_NAME);
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        // On a thread, so that a blocking open fails the test instead of
+        // hanging it.
+        let (tx, rx) = mpsc::channel();
+        let path = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            tx.send(ResumeStore::load(&path, DEFAULT_LIFETIME).map(|s| s.len()))
+                .ok();
+        });
+        let result = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("loading a FIFO blocked");
+        let e = result.unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn store_directories_others_can_write_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let parent = tempfile::tempdir().unwrap();
+        let fresh = parent.path().join("new/store");
+        prepare_store_dir(&fresh).unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "created {mode:o}");
+        for (mode, ok) in [
+            (0o700, true),
+            (0o755, true),
+            (0o775, false),
+            (0o777, false),
+            (0o1777, false),
+            (0o722, false),
+        ] {
+            std::fs::set_permissions(&fresh, std::fs::Permissions::from_mode(mode)).unwrap();
+            let result = prepare_store_dir(&fresh);
+            assert_eq!(result.is_ok(), ok, "mode {mode:o}: {result:?}");
+            if let Err(e) = result {
+                assert!(e.to_string().contains("writable by group or others"), "{e}");
+            }
+        }
+        let file = parent.path().join("file");
+        std::fs::write(&file, b"").unwrap();
+        assert!(prepare_store_dir(&file).is_err());
+    }
+
+    #[test]
+    fn the_writer_batches_and_never_writes_on_the_callers_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(STORE_FILE_NAME);
+        let mut writer = StoreWriter::with_interval(
+            dir.path().to_path_buf(),
+            ResumeStore::default(),
+            Duration::from_secs(3600),
+        )
+        .unwrap();
+        for i in 0..100u32 {
+            writer.save(
+                IpAddr::V4(Ipv4Addr::from(i)),
+                path(100_000, 50),
+                at(10 + u64::from(i)),
+            );
+        }
+        // Handed over, not written: the caller did not wait for the disk.
+        assert_eq!(writer.writes(), 0);
+        assert!(!file.exists());
+        writer.flush();
+        assert_eq!(writer.writes(), 1, "100 saves, one write");
+        let back = ResumeStore::load(dir.path(), DEFAULT_LIFETIME).unwrap();
+        assert_eq!(back.len(), 100);
+        // What is pending at the end is written when the writer stops.
+        writer.save(V4, path(1_500_000, 600), at(5000));
+        writer.finish();
+        let back = ResumeStore::load(dir.path(), DEFAULT_LIFETIME).unwrap();
+        assert_eq!(back.len(), 101);
+    }
+
+    #[test]
+    fn the_writer_keeps_newer_entries_of_another_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = IpAddr::V4(Ipv4Addr::new(198, 51, 100, 1));
+        let mut theirs = ResumeStore::default();
+        theirs.save(other, path(300_000, 80), at(2000));
+        theirs.save(V4, path(900_000, 600), at(3000));
+        let mut writer =
+            StoreWriter::start(dir.path().to_path_buf(), ResumeStore::default()).unwrap();
+        // Our older measurement of V4 loses to theirs; theirs of `other`
+        // stays although we never saw it.
+        writer.save(V4, path(1_500_000, 600), at(1000));
+        theirs.save_to(dir.path()).unwrap();
+        writer.finish();
+        let mut back = ResumeStore::load(dir.path(), DEFAULT_LIFETIME).unwrap();
+        assert_eq!(back.take(V4, at(3000)), Some(path(900_000, 600)));
+        assert_eq!(back.take(other, at(3000)), Some(path(300_000, 80)));
     }
 }

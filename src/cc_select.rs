@@ -44,11 +44,14 @@ impl CcSelection {
         }
     }
 
-    /// Checks the selection without touching any configuration.
+    /// Checks the selection without touching any configuration. The name
+    /// is matched case-insensitively, with quiche's aliases
+    /// ([`canonical_name`]).
     pub fn resolve(&self) -> Result<ResolvedCc, SpecError> {
-        Ok(match vegas_cc::resolve(&self.name, &self.params)? {
+        let name = canonical_name(&self.name);
+        Ok(match vegas_cc::resolve(&name, &self.params)? {
             Some(spec) => ResolvedCc::Ours(spec),
-            None => ResolvedCc::Quiche(self.name.clone()),
+            None => ResolvedCc::Quiche(name),
         })
     }
 
@@ -103,6 +106,66 @@ impl fmt::Display for ResolvedCc {
     }
 }
 
+/// quiche's other names for its algorithms (`CongestionControlAlgorithm`'s
+/// `FromStr`), and the one each stands for here.
+const QUICHE_ALIASES: &[(&str, &str)] = &[("bbr", "bbr2"), ("bbr2_gcongestion", "bbr2")];
+
+/// An algorithm name as typed (`CUBIC`, `bbr`, `Vegas-Sat`) as the name it
+/// selects: lower case, quiche's aliases resolved.
+pub fn canonical_name(name: &str) -> String {
+    let lower = name.trim().to_ascii_lowercase();
+    QUICHE_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == lower)
+        .map_or(lower, |(_, name)| (*name).to_string())
+}
+
+/// Whether `--cc-param help` was asked for.
+pub fn wants_param_help(params: &[String]) -> bool {
+    params.iter().any(|p| p.trim().eq_ignore_ascii_case("help"))
+}
+
+/// `--cc-param help` for `--cc-algorithm name`: each parameter with its
+/// type, default, accepted values and description, read from the
+/// algorithm's own parameter table.
+pub fn param_help_text(name: &str) -> anyhow::Result<String> {
+    let name = canonical_name(name);
+    if registry::QUICHE_ALGORITHMS.iter().any(|(n, _)| *n == name) {
+        return Ok(format!(
+            "{name} is quiche's own algorithm: it takes no --cc-param.\n"
+        ));
+    }
+    let info = registry::find(&name).ok_or_else(|| {
+        anyhow!(
+            "unknown congestion control algorithm '{name}'; valid algorithms: {}",
+            registry::all_names().join(", ")
+        )
+    })?;
+    let mut text = format!(
+        "Parameters of {name} (--cc-param KEY=VALUE, repeatable): {}\n",
+        info.description
+    );
+    let width = info.params.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    for p in info.params {
+        let kind = match p.kind {
+            vegas_cc::params::ParamKind::Number { .. } => "number",
+            vegas_cc::params::ParamKind::Integer { .. } => "integer",
+            vegas_cc::params::ParamKind::Choice(_) => "choice",
+        };
+        text.push_str(&format!(
+            "  {:<width$}  {kind:<7}  default {:<8}  {}; {}\n",
+            p.name,
+            p.default_text(),
+            p.accepted(),
+            p.description
+        ));
+    }
+    if info.params.is_empty() {
+        text.push_str("  (none)\n");
+    }
+    Ok(text)
+}
+
 /// The `--list-cc-algorithms` output: one `name  description` line per
 /// selectable algorithm, names padded to one column.
 pub fn listing_text() -> String {
@@ -153,6 +216,47 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("cubic"), "{e}");
+    }
+
+    #[test]
+    fn names_are_case_insensitive_with_quiche_aliases() {
+        let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
+        for (typed, selected) in [
+            ("CUBIC", "cubic"),
+            ("Reno", "reno"),
+            ("bbr", "bbr2"),
+            ("BBR", "bbr2"),
+            ("bbr2_gcongestion", "bbr2"),
+            ("Vegas-Sat", "vegas-sat"),
+            ("VENO", "veno"),
+        ] {
+            let r = CcSelection::new(typed).apply(&mut config).unwrap();
+            assert_eq!(r.name(), selected, "{typed}");
+        }
+        assert!(CcSelection::new("bbr3").resolve().is_err());
+    }
+
+    #[test]
+    fn param_help_lists_every_parameter_from_the_table() {
+        for info in registry::ALGORITHMS {
+            let text = param_help_text(&info.name.to_uppercase()).unwrap();
+            assert_eq!(text.lines().count(), 1 + info.params.len().max(1), "{text}");
+            for p in info.params {
+                let line = text
+                    .lines()
+                    .find(|l| l.split_whitespace().next() == Some(p.name))
+                    .unwrap_or_else(|| panic!("{}: no line for {}: {text}", info.name, p.name));
+                assert!(line.contains(&p.default_text()), "{line}");
+                assert!(line.contains(&p.accepted()), "{line}");
+                assert!(line.contains(p.description), "{line}");
+            }
+        }
+        assert!(param_help_text("bbr")
+            .unwrap()
+            .contains("takes no --cc-param"));
+        assert!(param_help_text("tahoe").is_err());
+        assert!(wants_param_help(&["alpha=1".into(), "HELP".into()]));
+        assert!(!wants_param_help(&["alpha=1".into()]));
     }
 
     #[test]

@@ -249,4 +249,11 @@ impl<A: App> Endpoint<A> {
     pub fn is_done(&self) -> bool {
         self.conn.is_closed() && !self.outbox.is_holding()
     }
+
+    /// Whether a closing connection has nothing left to send: its
+    /// CONNECTION_CLOSE left (quiche is closing or draining) or it is closed,
+    /// and the outbox holds nothing.
+    pub fn close_sent(&self) -> bool {
+        (self.conn.is_closed() || self.conn.is_draining()) && !self.outbox.is_holding()
+    }
 }

@@ -16,12 +16,17 @@
 //! token and its packets of established connections. A spoofer who makes a
 //! victim's address and port look like a flood takes from the victim no
 //! more than the budget already did: its token-less Initials, for a while.
+//! The block is not renewable: a socket is blocked at most once per
+//! [`BLOCK_AGAIN_AFTER`] (spoofed floods every few seconds locked a victim's
+//! socket out for good when each renewed it); between blocks the Retry
+//! budget alone refuses its excess, which the server then reads.
 //!
 //! While the filter is attached the kernel also drops a datagram too short
 //! for the header fields the filter reads (classic BPF ends with "drop" on
 //! a read past the end): an empty one, or a long-header Initial cut off
 //! before its token length. quiche would refuse both as malformed.
 
+use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -31,29 +36,56 @@ use std::time::{Duration, Instant};
 pub const BLOCK_FOR: Duration = Duration::from_secs(10);
 /// Sockets blocked at once; one more replaces the one blocked longest ago.
 pub const MAX_BLOCKED: usize = 64;
+/// A socket is blocked at most once in this long, counted from the start
+/// of its last block.
+pub const BLOCK_AGAIN_AFTER: Duration = Duration::from_secs(60);
+/// Sockets whose last block is remembered; beyond, the oldest is forgotten
+/// (and could be blocked again sooner).
+const MAX_REMEMBERED: usize = 4096;
 
 /// The blocked sockets and the filter that holds them.
 #[derive(Default)]
 pub struct FloodFilter {
     /// Each blocked socket and when it is let through again, oldest first.
     blocked: Vec<(SocketAddr, Instant)>,
+    /// When each socket's last block began, within [`BLOCK_AGAIN_AFTER`].
+    last_blocked: HashMap<SocketAddr, Instant>,
 }
 
 impl FloodFilter {
-    /// Blocks `source` on `socket` until `now + BLOCK_FOR`.
+    /// Blocks `source` on `socket` until `now + BLOCK_FOR`, unless it is
+    /// blocked already or its last block began less than
+    /// [`BLOCK_AGAIN_AFTER`] ago; whether it blocked.
     pub fn block(
         &mut self,
         socket: &UdpSocket,
         source: SocketAddr,
         now: Instant,
-    ) -> io::Result<()> {
+    ) -> io::Result<bool> {
         let source = canonical(source);
-        self.blocked.retain(|(s, _)| *s != source);
+        self.last_blocked
+            .retain(|_, at| now.saturating_duration_since(*at) < BLOCK_AGAIN_AFTER);
+        if self.last_blocked.contains_key(&source) || self.blocked.iter().any(|(s, _)| *s == source)
+        {
+            return Ok(false);
+        }
+        if self.last_blocked.len() >= MAX_REMEMBERED {
+            if let Some(oldest) = self
+                .last_blocked
+                .iter()
+                .min_by_key(|(_, at)| **at)
+                .map(|(s, _)| *s)
+            {
+                self.last_blocked.remove(&oldest);
+            }
+        }
+        self.last_blocked.insert(source, now);
         if self.blocked.len() >= MAX_BLOCKED {
             self.blocked.remove(0);
         }
         self.blocked.push((source, now + BLOCK_FOR));
-        self.install(socket)
+        self.install(socket)?;
+        Ok(true)
     }
 
     /// Lets through the sockets whose time is up (a filter with no socket
@@ -360,14 +392,43 @@ mod tests {
             filter.next_expiry(),
             Some(t0 + Duration::from_millis(1) + BLOCK_FOR)
         );
-        // Blocking again renews, without a second entry.
-        filter
+        // Blocking again neither renews nor adds a second entry.
+        assert!(!filter
             .block(&server, source(1), t0 + Duration::from_secs(1))
-            .unwrap();
+            .unwrap());
         assert_eq!(filter.blocked().filter(|s| *s == source(1)).count(), 1);
         assert_eq!(
             filter.next_expiry(),
-            Some(t0 + Duration::from_millis(2) + BLOCK_FOR)
+            Some(t0 + Duration::from_millis(1) + BLOCK_FOR)
+        );
+    }
+
+    /// Spoofed floods every few seconds used to renew a victim socket's
+    /// block for ever; now it is blocked at most once a minute.
+    #[test]
+    fn a_socket_is_blocked_at_most_once_a_minute() {
+        let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut filter = FloodFilter::default();
+        let victim = SocketAddr::from(([10, 0, 0, 9], 4433));
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        assert!(filter.block(&server, victim, at(0)).unwrap());
+        let mut blocked_seconds = 0;
+        // A flood every 5 s for two minutes: blocked at 0 s and 60 s only.
+        for s in 0..120 {
+            if s % 5 == 0 {
+                filter.block(&server, victim, at(s)).unwrap();
+            }
+            filter.expire(&server, at(s)).unwrap();
+            if filter.blocked().any(|b| b == victim) {
+                blocked_seconds += 1;
+            }
+        }
+        let per_block = BLOCK_FOR.as_secs();
+        assert_eq!(
+            blocked_seconds,
+            2 * per_block,
+            "blocked {blocked_seconds} of 120 s"
         );
     }
 

@@ -134,11 +134,14 @@ impl std::fmt::Display for ExtensionSettings {
 /// they overlap: congestion control, flow control, idle timeout, extensions.
 #[derive(clap::Args, Clone, Debug)]
 pub struct TransportFlags {
-    /// Congestion control algorithm (see --list-cc-algorithms).
+    /// Congestion control algorithm (see --list-cc-algorithms); any case,
+    /// quiche's aliases accepted (bbr and bbr2_gcongestion are bbr2).
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CC_ALGORITHM)]
     pub cc_algorithm: String,
 
     /// A parameter of the congestion control algorithm; repeatable.
+    /// `--cc-param help` prints the parameters of --cc-algorithm (type,
+    /// default, accepted values, meaning) and exits.
     #[arg(long, value_name = "KEY=VALUE")]
     pub cc_param: Vec<String>,
 
@@ -184,6 +187,85 @@ pub struct TransportFlags {
     /// hand it to the connection. IPv4 only; off by default.
     #[arg(long)]
     pub aqt_from_ip_option: bool,
+
+    #[command(flatten)]
+    pub quiche: QuicheFlags,
+}
+
+/// quiche's own apps' transport flags (cloudflare/quiche `apps/src/args.rs`),
+/// with their names and meanings, each applied to `quiche::Config`.
+#[derive(clap::Args, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[command(next_help_heading = "quiche apps' transport flags")]
+pub struct QuicheFlags {
+    /// Initial congestion window, in packets (quiche's default 10); every
+    /// algorithm starts from it.
+    #[arg(long, value_name = "PACKETS",
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub initial_cwnd_packets: Option<u64>,
+
+    /// Disable HyStart++ (quiche's CUBIC and Reno slow start exit; our
+    /// algorithms have their own and ignore it).
+    #[arg(long)]
+    pub disable_hystart: bool,
+
+    /// Connection flow-control window ceiling for quiche's autotuning, in
+    /// bytes [default: --max-data, so the window stays what was asked].
+    #[arg(long, value_name = "BYTES")]
+    pub max_window: Option<u64>,
+
+    /// Stream flow-control window ceiling for quiche's autotuning, in bytes
+    /// [default: --max-stream-data].
+    #[arg(long, value_name = "BYTES")]
+    pub max_stream_window: Option<u64>,
+
+    /// Bidirectional streams the peer may open [default: 128].
+    #[arg(long, value_name = "N")]
+    pub max_streams_bidi: Option<u64>,
+
+    /// Unidirectional streams the peer may open [default: 16; HTTP/3 needs 3].
+    #[arg(long, value_name = "N")]
+    pub max_streams_uni: Option<u64>,
+
+    /// Do not send GREASE values (quiche sends them by default).
+    #[arg(long)]
+    pub no_grease: bool,
+
+    /// Connection IDs the peer may give us at once
+    /// (active_connection_id_limit, at least 2) [default: quiche's 2].
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(2..))]
+    pub max_active_cids: Option<u64>,
+
+    /// Do not pace: quiche hands out every packet at once (its send
+    /// time is now) and our outbox holds nothing back.
+    #[arg(long)]
+    pub disable_pacing: bool,
+}
+
+impl QuicheFlags {
+    /// Applies the flags given to `config`; `max_data` and
+    /// `max_stream_data` are the windows the ceilings default to.
+    pub fn apply(&self, config: &mut quiche::Config, max_data: u64, max_stream_data: u64) {
+        if let Some(n) = self.initial_cwnd_packets {
+            config.set_initial_congestion_window_packets(n as usize);
+        }
+        if self.disable_hystart {
+            config.enable_hystart(false);
+        }
+        config.set_max_connection_window(self.max_window.unwrap_or(max_data));
+        config.set_max_stream_window(self.max_stream_window.unwrap_or(max_stream_data));
+        config.set_initial_max_streams_bidi(self.max_streams_bidi.unwrap_or(MAX_STREAMS_BIDI));
+        config.set_initial_max_streams_uni(self.max_streams_uni.unwrap_or(MAX_STREAMS_UNI));
+        if self.no_grease {
+            config.grease(false);
+        }
+        if let Some(n) = self.max_active_cids {
+            config.set_active_connection_id_limit(n);
+        }
+        if self.disable_pacing {
+            config.enable_pacing(false);
+        }
+    }
 }
 
 impl TransportFlags {
@@ -199,6 +281,7 @@ impl TransportFlags {
             extensions: self.extensions.settings(),
             full_size_packets: !self.no_full_size_packets,
             ack_every: self.ack_every,
+            quiche: self.quiche,
         }
     }
 }
@@ -267,6 +350,8 @@ pub struct TransportSettings {
     /// As data receiver, ACK every this many ack-eliciting packets
     /// (`quiche::Config::set_ack_every`, patch 0007); 1 is stock quiche.
     pub ack_every: u64,
+    /// quiche's own apps' transport flags; none given by default.
+    pub quiche: QuicheFlags,
 }
 
 impl Default for TransportSettings {
@@ -279,6 +364,7 @@ impl Default for TransportSettings {
             extensions: ExtensionSettings::default(),
             full_size_packets: true,
             ack_every: DEFAULT_ACK_EVERY,
+            quiche: QuicheFlags::default(),
         }
     }
 }
@@ -288,8 +374,19 @@ impl TransportSettings {
     /// with these settings and the selected congestion controller. TLS
     /// certificates and peer verification are left to the caller.
     pub fn build_config(&self, alpns: &[&[u8]]) -> anyhow::Result<(quiche::Config, ResolvedCc)> {
-        let config = quiche::Config::new(quiche::PROTOCOL_VERSION)
-            .context("cannot create the QUIC configuration")?;
+        self.build_config_for_version(quiche::PROTOCOL_VERSION, alpns)
+    }
+
+    /// Like [`Self::build_config`], offering QUIC `version` (a client's
+    /// `--wire-version`; an unknown one draws a Version Negotiation).
+    pub fn build_config_for_version(
+        &self,
+        version: u32,
+        alpns: &[&[u8]],
+    ) -> anyhow::Result<(quiche::Config, ResolvedCc)> {
+        let config = quiche::Config::new(version).with_context(|| {
+            format!("cannot create a QUIC configuration for version {version:#x}")
+        })?;
         self.configure(config, alpns)
     }
 
@@ -323,13 +420,12 @@ impl TransportSettings {
         config.set_initial_max_stream_data_bidi_local(self.max_stream_data);
         config.set_initial_max_stream_data_bidi_remote(self.max_stream_data);
         config.set_initial_max_stream_data_uni(self.max_stream_data);
-        config.set_initial_max_streams_bidi(MAX_STREAMS_BIDI);
-        config.set_initial_max_streams_uni(MAX_STREAMS_UNI);
-        // quiche autotunes its windows up to these ceilings, 24 MB and 16 MB
-        // by default, and clamps the initial windows to them. Making the
-        // ceilings the initial windows keeps the windows what was asked for.
-        config.set_max_connection_window(self.max_data);
-        config.set_max_stream_window(self.max_stream_data);
+        // quiche autotunes its windows up to the ceilings (--max-window,
+        // --max-stream-window), 24 MB and 16 MB by default, and clamps the
+        // initial windows to them. Making the ceilings the initial windows
+        // keeps the windows what was asked for.
+        self.quiche
+            .apply(&mut config, self.max_data, self.max_stream_data);
         config.set_disable_active_migration(true);
         config.enable_full_size_packets(self.full_size_packets);
         if !(1..=MAX_ACK_EVERY).contains(&self.ack_every) {
@@ -463,5 +559,99 @@ mod tests {
         };
         let e = e.to_string();
         assert!(e.contains("unknown congestion control algorithm"), "{e}");
+    }
+
+    /// Completes a handshake between `client` and `server` configurations
+    /// in memory; the two connections.
+    fn handshake(
+        client: &mut quiche::Config,
+        server: &mut quiche::Config,
+    ) -> (quiche::Connection, quiche::Connection) {
+        let c_addr: std::net::SocketAddr = "127.0.0.1:1000".parse().unwrap();
+        let s_addr: std::net::SocketAddr = "127.0.0.1:2000".parse().unwrap();
+        let mut c = quiche::connect(
+            Some("localhost"),
+            &quiche::ConnectionId::from_ref(&[1; 16]),
+            c_addr,
+            s_addr,
+            client,
+        )
+        .unwrap();
+        let mut s = quiche::accept(
+            &quiche::ConnectionId::from_ref(&[2; 16]),
+            None,
+            s_addr,
+            c_addr,
+            server,
+        )
+        .unwrap();
+        let mut buf = [0u8; 65_535];
+        for _ in 0..20 {
+            while let Ok((n, _)) = c.send(&mut buf) {
+                let info = quiche::RecvInfo {
+                    from: c_addr,
+                    to: s_addr,
+                };
+                s.recv(&mut buf[..n], info).ok();
+            }
+            while let Ok((n, _)) = s.send(&mut buf) {
+                let info = quiche::RecvInfo {
+                    from: s_addr,
+                    to: c_addr,
+                };
+                c.recv(&mut buf[..n], info).ok();
+            }
+            if c.is_established() && s.is_established() {
+                break;
+            }
+        }
+        assert!(c.is_established() && s.is_established());
+        (c, s)
+    }
+
+    #[test]
+    fn quiche_app_flags_reach_the_connection() {
+        use clap::Parser;
+        let cli = Cli::try_parse_from([
+            "app",
+            "--initial-cwnd-packets",
+            "3",
+            "--max-streams-bidi",
+            "7",
+            "--max-streams-uni",
+            "5",
+            "--max-active-cids",
+            "4",
+            "--disable-hystart",
+            "--no-grease",
+            "--disable-pacing",
+            "--max-window",
+            "200000000",
+        ])
+        .unwrap();
+        let settings = cli.transport.settings();
+        let identity = crate::tls::Identity::self_signed().unwrap();
+        let (mut server, _) = settings.build_server_config(&[b"h3"], &identity).unwrap();
+        let (mut client, _) = settings.build_config(&[b"h3"]).unwrap();
+        client.verify_peer(false);
+        let (c, _s) = handshake(&mut client, &mut server);
+        let params = c.peer_transport_params().unwrap();
+        assert_eq!(params.initial_max_streams_bidi, 7);
+        assert_eq!(params.initial_max_streams_uni, 5);
+        assert_eq!(params.active_conn_id_limit, 4);
+        // Three packets where the default is ten.
+        let cwnd = c.path_stats().next().unwrap().cwnd;
+        assert!(cwnd <= 3 * MAX_DATAGRAM_SIZE, "cwnd {cwnd}");
+        // Without the flags, quiche's and our defaults.
+        let (mut server, _) = TransportSettings::default()
+            .build_server_config(&[b"h3"], &identity)
+            .unwrap();
+        let (mut client, _) = TransportSettings::default().build_config(&[b"h3"]).unwrap();
+        client.verify_peer(false);
+        let (c, _s) = handshake(&mut client, &mut server);
+        let params = c.peer_transport_params().unwrap();
+        assert_eq!(params.initial_max_streams_bidi, MAX_STREAMS_BIDI);
+        assert_eq!(params.initial_max_streams_uni, MAX_STREAMS_UNI);
+        assert!(c.path_stats().next().unwrap().cwnd > 3 * MAX_DATAGRAM_SIZE);
     }
 }

@@ -90,6 +90,9 @@ fn corrupt_or_hostile_stores_are_ignored_with_a_warning() {
         );
         download(&server, None, &sha);
         server.wait_for_closed_connection();
+        // The store is written off the event loop; a stopped server has
+        // written it.
+        assert!(server.stop(libc::SIGTERM).success(), "{:?}", server.log);
         check_store_dir(store.path(), content);
     }
 }
@@ -131,6 +134,7 @@ fn a_returning_client_is_checked_against_its_saved_path() {
     assert!(metrics
         .iter()
         .any(|d| d["cr_saved_congestion_window"] == 1_500_000));
+    assert!(server.stop(libc::SIGTERM).success(), "{:?}", server.log);
     check_store_dir(store.path(), content.as_bytes());
 }
 
@@ -217,10 +221,28 @@ fn a_returning_client_over_a_100_ms_path_jumps() {
         .args(["udp", "--quiet", "--no-realtime", "--listen", &listen])
         .args(["--server", &server.addr.to_string()])
         .arg(scenario.path())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Its "ready" line, not a guess at how long start-up takes on a loaded
+    // machine. The pipe stays open (read to the end by the thread) so that
+    // the emulator never writes to a closed stderr.
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let stderr = emulator.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.starts_with("vegas-emu: ready") {
+                ready_tx.send(()).ok();
+            }
+        }
+    });
+    ready_rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("vegas-emu did not say it was ready");
     let url = format!("https://{listen}/file");
     let mut ids = Vec::new();
     for _ in 0..2 {
@@ -252,4 +274,49 @@ fn a_returning_client_over_a_100_ms_path_jumps() {
         second.iter().any(|p| p == "unvalidated"),
         "the second connection jumped: {second:?}"
     );
+}
+
+/// A store directory others may write to is refused at start with the
+/// reason: anyone who can write there can plant what the server reads or
+/// writes through.
+#[test]
+fn a_store_directory_others_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let (root, _) = root_with_file();
+    for mode in [0o777, 0o1777, 0o770, 0o702] {
+        let store = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+        let mut cmd = std::process::Command::new(SERVER);
+        cmd.args(["--listen", "127.0.0.1:0", "--root"])
+            .arg(root.path())
+            .args(["--careful-resume", "--resume-store"])
+            .arg(store.path());
+        let out = cmd.output().unwrap();
+        assert_clean_failure(&out, &["writable by group or others", "refused"]);
+    }
+}
+
+/// A FIFO where the store should be no longer hangs start-up: it is not a
+/// regular file, so it is ignored with a warning and the server serves.
+#[test]
+fn a_fifo_at_the_store_path_does_not_hang_start_up() {
+    let (root, sha) = root_with_file();
+    let store = tempfile::tempdir().unwrap();
+    let fifo = std::ffi::CString::new(store.path().join(STORE).to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    // Server::start fails the test if the server does not listen in time.
+    let mut server = start(root.path(), store.path(), None);
+    assert!(
+        server
+            .log
+            .iter()
+            .any(|l| l.contains("ignoring the Careful Resume store")
+                && l.contains("not a regular file")),
+        "{:?}",
+        server.log
+    );
+    download(&server, None, &sha);
+    server.wait_for_closed_connection();
+    assert!(server.stop(libc::SIGTERM).success(), "{:?}", server.log);
 }

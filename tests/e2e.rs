@@ -98,7 +98,7 @@ fn download_with(cc: &str, root: &Path, expected_sha: &str) -> Result<(), String
     )) {
         return Err(format!("unexpected client report: {stdout}"));
     }
-    if !stdout.contains(&format!("cc={cc}")) {
+    if !stdout.contains(&format!("sender: quiche-vegas cc={cc}  ")) {
         return Err(format!("client report does not name {cc}: {stdout}"));
     }
     let dumped = std::fs::read(dump.path().join("file")).map_err(|e| e.to_string())?;

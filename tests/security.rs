@@ -87,21 +87,40 @@ fn answer_type(server: &Server) -> quiche::Type {
 }
 
 #[test]
-fn retry_validates_addresses_by_default() {
+fn retry_always_auto_and_never() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("f"), b"hello").unwrap();
     let root = root.path().to_str().unwrap();
-    let server = Server::start(&["--root", root], None);
+    let server = Server::start(&["--root", root, "--retry", "always"], None);
     assert_eq!(answer_type(&server), quiche::Type::Retry);
     // The apps' client follows the Retry.
     let out = client(&["--no-verify", &server.url("/f")], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("GET /f  5 bytes"));
 
-    let server = Server::start(&["--root", root, "--no-retry"], None);
-    assert_eq!(answer_type(&server), quiche::Type::Initial);
-    let out = client(&["--no-verify", &server.url("/f")], None);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The default, auto, on an idle server: no Retry, no round trip lost.
+    for args in [
+        &[][..],
+        &["--retry", "auto"],
+        &["--retry", "never"],
+        &["--no-retry"],
+    ] {
+        let server = Server::start(&[&["--root", root][..], args].concat(), None);
+        assert_eq!(answer_type(&server), quiche::Type::Initial, "{args:?}");
+        let out = client(&["--no-verify", &server.url("/f")], None);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let mut cmd = Command::new(SERVER);
+    cmd.args([
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        root,
+        "--retry",
+        "sometimes",
+    ]);
+    let (out, _) = output_within(cmd, Duration::from_secs(5));
+    assert_clean_failure(&out, &["always, auto, never"]);
 }
 
 #[test]
@@ -110,7 +129,10 @@ fn after_a_retry_the_server_uses_20_byte_connection_ids() {
     // took patch 0012 (tests/retry_connection_ids.rs); before it the server
     // used 16 bytes.
     let root = tempfile::tempdir().unwrap();
-    let server = Server::start(&["--root", root.path().to_str().unwrap()], None);
+    let server = Server::start(
+        &["--root", root.path().to_str().unwrap(), "--retry", "always"],
+        None,
+    );
     let mut c = RawClient::connect(server.addr, &mut client_config(1_000_000));
     c.establish();
     assert_eq!(c.conn.destination_id().len(), quiche::MAX_CONN_ID_LEN);
@@ -165,16 +187,21 @@ fn connections_beyond_the_limits_are_refused_not_left_hanging() {
     let root = root.path().to_str().unwrap();
     let server = Server::start(&["--root", root, "--max-connections", "2"], None);
     let held: Vec<RawClient> = (0..2).map(|_| open_connection(&server)).collect();
-    let started = Instant::now();
-    let e = refused(&server).expect("the third connection was not refused");
+    // At once: in answer to the client's first Initial (after the Retry),
+    // not to a retransmission. A client whose initial RTT is 20 s sends
+    // none for a minute (its first probe timeout), so a refusal within the
+    // 30 s it waits came before any, however loaded the machine.
+    let mut config = client_config(1_000_000);
+    config.set_initial_rtt(Duration::from_secs(20));
+    config.set_max_idle_timeout(120_000);
+    let mut c = RawClient::connect(server.addr, &mut config);
+    c.run_until(Duration::from_secs(30), |c| c.conn.peer_error().is_some());
+    let e = c
+        .conn
+        .peer_error()
+        .cloned()
+        .expect("the third connection was not refused before any retransmission");
     assert!(!e.is_app && e.error_code == CONNECTION_REFUSED, "{e:?}");
-    // At once: no waiting for retransmissions (the first Initial's probe
-    // timeout is 1 s).
-    assert!(
-        started.elapsed() < Duration::from_millis(900),
-        "refused only after {:?}",
-        started.elapsed()
-    );
     // The apps' client says so.
     let out = client(
         &["--no-verify", "--idle-timeout", "5000", &server.url("/f")],
@@ -186,7 +213,9 @@ fn connections_beyond_the_limits_are_refused_not_left_hanging() {
     let mut first = held.remove(0);
     first.conn.close(true, 0x100, b"").ok();
     first.run_until(Duration::from_secs(5), |c| c.conn.is_closed());
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // The server reaps the closed one when its draining ends (3 PTO):
+    // wide enough for a loaded machine.
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let mut config = client_config(1_000_000);
         let mut c = RawClient::connect(server.addr, &mut config);
@@ -640,4 +669,77 @@ fn sigkill_mid_transfer_leaves_the_old_file_intact() {
     for name in names_in(dump.path()) {
         assert!(name == "big" || name.starts_with(".big.partial-"), "{name}");
     }
+}
+
+/// A long-header Initial of an unknown version, `len` bytes in all (zero
+/// padding; connection IDs only when they fit).
+fn unknown_version_initial(len: usize) -> Vec<u8> {
+    let mut p = vec![0xc0, 0x1a, 0x2a, 0x3a, 0x4a];
+    if len >= 24 {
+        p.push(8);
+        p.extend_from_slice(&[0xd1; 8]);
+        p.push(8);
+        p.extend_from_slice(&[0x5c; 8]);
+    } else {
+        p.extend_from_slice(&[0, 0]);
+    }
+    p.push(0); // no token
+    p.resize(len.max(p.len()), 0);
+    p
+}
+
+#[test]
+fn version_negotiation_only_for_datagrams_of_1200_bytes_or_more() {
+    let root = tempfile::tempdir().unwrap();
+    let server = Server::start(&["--root", root.path().to_str().unwrap()], None);
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut buf = [0; 2048];
+    // RFC 9000 section 14.1: these are dropped, not answered.
+    for len in [8, 48, 1199] {
+        socket
+            .send_to(&unknown_version_initial(len), server.addr)
+            .unwrap();
+    }
+    socket
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    assert!(
+        socket.recv_from(&mut buf).is_err(),
+        "a datagram under 1200 bytes got an answer"
+    );
+    // A full-size one gets its Version Negotiation (the test can tell).
+    socket
+        .send_to(&unknown_version_initial(1200), server.addr)
+        .unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let (n, _) = socket.recv_from(&mut buf).expect("no Version Negotiation");
+    let hdr = quiche::Header::from_slice(&mut buf[..n], 8).unwrap();
+    assert_eq!(hdr.ty, quiche::Type::VersionNegotiation);
+}
+
+#[test]
+fn dump_saves_a_name_of_245_characters() {
+    // The hidden temporary name once added 26 bytes and passed the file
+    // system's 255.
+    let root = tempfile::tempdir().unwrap();
+    let name = "n".repeat(245);
+    std::fs::write(root.path().join(&name), b"long name").unwrap();
+    let server = Server::start(&["--root", root.path().to_str().unwrap()], None);
+    let dump = tempfile::tempdir().unwrap();
+    let out = client(
+        &[
+            "--no-verify",
+            "--dump-responses",
+            dump.path().to_str().unwrap(),
+            &server.url(&format!("/{name}")),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read(dump.path().join(&name)).unwrap(),
+        b"long name"
+    );
 }

@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use url::Url;
 
-use quiche_vegas::cc_select::listing_text;
+use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help};
 use quiche_vegas::net::{run_client, stop_client_on_signals, ClientReport, ClientSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
@@ -27,7 +27,7 @@ use quiche_vegas::transfer::{ClientSession, HttpVersion, RequestOutcome, Respons
 #[command(name = "quiche-client", version)]
 struct Args {
     /// URLs to download, e.g. https://127.0.0.1:4433/file.
-    #[arg(value_name = "URL", required_unless_present = "list_cc_algorithms")]
+    #[arg(value_name = "URL")]
     urls: Vec<String>,
 
     /// Do not verify the server's certificate.
@@ -52,6 +52,38 @@ struct Args {
     /// server in TLS and HTTP).
     #[arg(long, value_name = "ADDR")]
     connect_to: Option<SocketAddr>,
+
+    #[command(flatten)]
+    quiche_client: QuicheClientFlags,
+}
+
+/// quiche's own client's flags (cloudflare/quiche `apps/src/args.rs`), with
+/// their meanings.
+#[derive(clap::Args, Debug)]
+#[command(next_help_heading = "quiche client flags")]
+struct QuicheClientFlags {
+    /// Send each URL's request N times (on the one connection).
+    #[arg(short = 'n', long = "requests", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    requests: u64,
+
+    /// Send from this local UDP port (default: any).
+    #[arg(long, value_name = "PORT")]
+    source_port: Option<u16>,
+
+    /// Trust the CA certificates in this PEM file when verifying the server.
+    #[arg(long, value_name = "FILE")]
+    trust_origin_ca_pem: Option<PathBuf>,
+
+    /// QUIC version to offer, in hex (e.g. babababa, to see version
+    /// negotiation) [default: quiche's, 1].
+    #[arg(long, value_name = "VERSION", value_parser = parse_wire_version)]
+    wire_version: Option<u32>,
+}
+
+fn parse_wire_version(text: &str) -> Result<u32, String> {
+    let digits = text.trim_start_matches("0x");
+    u32::from_str_radix(digits, 16).map_err(|e| format!("'{text}' is not a hex version: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -60,6 +92,18 @@ fn main() -> ExitCode {
     if args.transport.list_cc_algorithms {
         print!("{}", listing_text());
         return ExitCode::SUCCESS;
+    }
+    if wants_param_help(&args.transport.cc_param) {
+        return match param_help_text(&args.transport.cc_algorithm) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("quiche-client: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
     }
     match run(args) {
         Ok(true) => ExitCode::SUCCESS,
@@ -138,10 +182,26 @@ fn resolve(target: &Target) -> anyhow::Result<SocketAddr> {
 }
 
 fn run(args: Args) -> anyhow::Result<bool> {
-    let target = parse_urls(&args.urls)?;
+    let mut target = parse_urls(&args.urls)?;
+    let flags = &args.quiche_client;
+    let once = target.paths.clone();
+    for _ in 1..flags.requests {
+        target.paths.extend(once.iter().cloned());
+    }
     let settings = args.transport.settings();
-    let (mut config, cc) = settings.build_config(&[args.http_version.alpn()])?;
+    let (mut config, cc) = match flags.wire_version {
+        Some(version) => settings.build_config_for_version(version, &[args.http_version.alpn()])?,
+        None => settings.build_config(&[args.http_version.alpn()])?,
+    };
     config.verify_peer(!args.no_verify);
+    if let Some(pem) = &flags.trust_origin_ca_pem {
+        let path = pem
+            .to_str()
+            .context("--trust-origin-ca-pem: the path is not UTF-8")?;
+        config
+            .load_verify_locations_from_file(path)
+            .map_err(|e| anyhow::anyhow!("cannot load CA certificates from {path}: {e}"))?;
+    }
     let peer = match args.connect_to {
         Some(addr) => addr,
         None => resolve(&target)?,
@@ -162,6 +222,7 @@ fn run(args: Args) -> anyhow::Result<bool> {
         idle_timeout_ms: settings.idle_timeout_ms,
         tick: show_progress.then_some(Duration::from_millis(200)),
         aqt_from_ip_option: args.transport.aqt_from_ip_option,
+        source_port: flags.source_port.unwrap_or(0),
     };
     let result = run_client(&mut config, session, &setup, &mut progress_bar);
     if show_progress {
@@ -174,7 +235,12 @@ fn run(args: Args) -> anyhow::Result<bool> {
     }
     println!(
         "{}",
-        summary_line(&summaries, &report, &cc.to_string(), args.http_version)
+        summary_line(
+            &summaries,
+            &report,
+            session.server_header(),
+            args.http_version
+        )
     );
     Ok(session.all_succeeded())
 }
@@ -202,10 +268,14 @@ fn response_line(s: &ResponseSummary) -> String {
     }
 }
 
+/// The summary names what the client knows of the sender: the server's
+/// `server` header (ours says `quiche-vegas cc=NAME`), or that it does not
+/// know (HTTP/0.9, or a server that does not say). The client's own
+/// controller only paces its requests and ACKs, so it is not named here.
 fn summary_line(
     summaries: &[ResponseSummary],
     report: &ClientReport,
-    cc: &str,
+    server_header: Option<&str>,
     version: HttpVersion,
 ) -> String {
     let bytes: u64 = summaries.iter().map(|s| s.bytes).sum();
@@ -218,9 +288,11 @@ fn summary_line(
     let rtt = report.path.as_ref().map_or_else(String::new, |p| {
         format!("  srtt={:.1}ms", p.rtt.as_secs_f64() * 1e3)
     });
+    let sender =
+        server_header.map_or_else(|| "sender unknown".to_string(), |s| format!("sender: {s}"));
     format!(
         "total  {bytes} bytes  {secs:.3} s  goodput {goodput:.2} Mbit/s  packets lost {}  \
-         (received {}, sent {}){rtt}  cc={cc}  {version}",
+         (received {}, sent {}){rtt}  {sender}  {version}",
         report.stats.lost, report.stats.recv, report.stats.sent
     )
 }

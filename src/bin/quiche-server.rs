@@ -10,11 +10,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 
-use quiche_vegas::careful_resume::{LossRule, ResumeStore};
-use quiche_vegas::cc_select::{listing_text, ResolvedCc};
+use quiche_vegas::careful_resume::{prepare_store_dir, LossRule, ResumeStore, StoreWriter};
+use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help, ResolvedCc};
 use quiche_vegas::net::{
-    bind_udp, run_server, CarefulResumeServer, ServerLimits, ServerSetup, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_CONNECTIONS_PER_IP,
+    bind_udp, run_server, stop_server_on_signals, CarefulResumeServer, RetryMode, ServerLimits,
+    ServerSetup, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
 };
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
@@ -33,11 +33,7 @@ struct Args {
 
     /// Directory whose files are served (required: nothing is served by
     /// accident). Dotfiles in it are not served unless --serve-dotfiles.
-    #[arg(
-        long,
-        value_name = "DIR",
-        required_unless_present = "list_cc_algorithms"
-    )]
+    #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 
     /// Serve files and directories whose names start with '.' too.
@@ -56,9 +52,17 @@ struct Args {
     #[command(flatten)]
     transport: TransportFlags,
 
-    /// Do not validate client addresses with a Retry round trip before
-    /// creating connection state (on by default: it makes floods of
-    /// Initial packets from forged addresses cheap).
+    /// When to validate a new client's address with a Retry round trip
+    /// before creating connection state: `always`; `auto`, only while the
+    /// unvalidated load is high (32 handshakes from unvalidated addresses
+    /// in progress, or a client socket over its Retry budget in the last
+    /// 10 s), so that a satellite user does not pay a round trip when no
+    /// attack is going on; `never`.
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_retry_mode,
+          conflicts_with = "no_retry")]
+    retry: RetryMode,
+
+    /// The same as --retry never.
     #[arg(long)]
     no_retry: bool,
 
@@ -67,10 +71,18 @@ struct Args {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections: usize,
 
-    /// Connections held at once from one IP address; one more is refused.
+    /// Connections held at once from one IP address (an IPv6 address's
+    /// /64 counts as one); one more is refused.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_IP,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections_per_ip: usize,
+
+    /// Once more than half of --max-connections are held, an address (IPv6:
+    /// its /64) holding N or more gets no more, so that a few addresses
+    /// cannot take every slot [default: --max-connections / 64, at least 2].
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    busy_connections_per_ip: Option<usize>,
 
     /// Do not print a line per closed connection on stderr.
     #[arg(long)]
@@ -84,8 +96,10 @@ struct Args {
     careful_resume: bool,
 
     /// Keep Careful Resume's saved paths in DIR/careful-resume.store across
-    /// restarts (written atomically when a connection closes; a corrupt file
-    /// is ignored with a warning). Without it they live in memory only.
+    /// restarts (written atomically by a thread of its own, at most once a
+    /// second, and at shutdown; a corrupt file is ignored with a warning).
+    /// DIR must belong to this user or root and be writable by nobody else
+    /// (created 0700 if missing). Without it they live in memory only.
     #[arg(long, value_name = "DIR", requires = "careful_resume")]
     resume_store: Option<PathBuf>,
 
@@ -113,6 +127,11 @@ struct Args {
     resume_lifetime: u64,
 }
 
+fn parse_retry_mode(word: &str) -> Result<RetryMode, String> {
+    RetryMode::from_word(word)
+        .ok_or_else(|| format!("expected one of {}", RetryMode::WORDS.join(", ")))
+}
+
 fn parse_loss_rule(word: &str) -> Result<LossRule, String> {
     LossRule::from_word(word)
         .ok_or_else(|| format!("expected one of {}", LossRule::WORDS.join(", ")))
@@ -124,6 +143,18 @@ fn main() -> ExitCode {
     if args.transport.list_cc_algorithms {
         print!("{}", listing_text());
         return ExitCode::SUCCESS;
+    }
+    if wants_param_help(&args.transport.cc_param) {
+        return match param_help_text(&args.transport.cc_algorithm) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("quiche-server: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
     }
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -152,41 +183,61 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     let (config, cc) = settings.build_server_config(&[ALPN_H3, ALPN_HQ], &identity)?;
-    let careful_resume = args.careful_resume.then(|| {
+    let careful_resume = if args.careful_resume {
         let lifetime = Duration::from_secs(args.resume_lifetime);
         let store = match &args.resume_store {
             None => ResumeStore::new(lifetime),
-            Some(dir) => ResumeStore::load(dir, lifetime).unwrap_or_else(|e| {
-                eprintln!("quiche-server: warning: ignoring the Careful Resume store: {e:#}");
-                ResumeStore::new(lifetime)
-            }),
+            Some(dir) => {
+                prepare_store_dir(dir)?;
+                ResumeStore::load(dir, lifetime).unwrap_or_else(|e| {
+                    eprintln!("quiche-server: warning: ignoring the Careful Resume store: {e:#}");
+                    ResumeStore::new(lifetime)
+                })
+            }
         };
         if matches!(cc, ResolvedCc::Quiche(_)) {
             eprintln!(
                 "quiche-server: warning: --careful-resume has no effect with quiche's own {cc}"
             );
         }
-        CarefulResumeServer {
+        let writer = match &args.resume_store {
+            Some(dir) => Some(StoreWriter::start(dir.clone(), store.clone())?),
+            None => None,
+        };
+        Some(CarefulResumeServer {
             cc: cc.clone(),
             store,
-            store_dir: args.resume_store.clone(),
+            writer,
             loss_rule: args.careful_resume_loss,
-        }
-    });
+        })
+    } else {
+        None
+    };
 
+    let retry = if args.no_retry {
+        RetryMode::Never
+    } else {
+        args.retry
+    };
+    let mut limits = ServerLimits::new(args.max_connections, args.max_connections_per_ip);
+    if let Some(n) = args.busy_connections_per_ip {
+        limits.busy_connections_per_ip = n;
+    }
     let socket = bind_udp(args.listen)?;
+    stop_server_on_signals().context("cannot handle SIGINT and SIGTERM")?;
     let local = socket
         .local_addr()
         .context("cannot get the local address")?;
     let qlog_dir = qlog_dir_from_env();
     eprintln!(
         "quiche-server: listening on {local}, serving {}, cc {cc}, HTTP/3 and hq-interop, \
-         extensions: {}, retry {}, at most {} connections ({} per IP){}{}",
+         extensions: {}, retry {}, at most {} connections ({} per IP, {} once half full){}{}",
         source.root().display(),
         settings.extensions,
-        if args.no_retry { "off" } else { "on" },
+        retry,
         args.max_connections,
-        args.max_connections_per_ip,
+        limits.max_connections_per_ip,
+        limits.busy_connections_per_ip,
         if args.tail_repeat {
             ", tail repeat"
         } else {
@@ -203,13 +254,11 @@ fn run(args: Args) -> anyhow::Result<()> {
             source: Arc::new(source),
             qlog_dir,
             cc_description: cc.to_string(),
+            cc_name: cc.name().to_string(),
             report_connections: !args.quiet,
             aqt_from_ip_option: args.transport.aqt_from_ip_option,
-            retry: !args.no_retry,
-            limits: ServerLimits {
-                max_connections: args.max_connections,
-                max_connections_per_ip: args.max_connections_per_ip,
-            },
+            retry,
+            limits,
             careful_resume,
             tail_repeat: args.tail_repeat,
         },

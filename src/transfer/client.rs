@@ -117,7 +117,14 @@ pub struct ClientSession {
     buf: Vec<u8>,
     closing: bool,
     saves_bodies: bool,
+    /// The first HTTP/3 `server` header received (printable ASCII, at most
+    /// [`MAX_SERVER_HEADER`] characters): what the client knows of the
+    /// sender.
+    server_header: Option<String>,
 }
+
+/// Characters of the `server` header kept for the summary.
+const MAX_SERVER_HEADER: usize = 100;
 
 impl ClientSession {
     /// Requests for `paths` (each starting with `/`, query allowed) on a
@@ -173,6 +180,7 @@ impl ClientSession {
             buf: vec![0; CHUNK],
             closing: false,
             saves_bodies: dump_dir.is_some(),
+            server_header: None,
         })
     }
 
@@ -203,6 +211,13 @@ impl ClientSession {
     /// Body bytes expected in all, once every response announced its length.
     pub fn bytes_expected(&self) -> Option<u64> {
         self.requests.iter().map(|r| r.content_length).sum()
+    }
+
+    /// The server's HTTP/3 `server` header, if a response carried one (our
+    /// server names its congestion controller there: `quiche-vegas
+    /// cc=vegas-sat`). HTTP/0.9 has no headers.
+    pub fn server_header(&self) -> Option<&str> {
+        self.server_header.as_deref()
     }
 
     pub fn summaries(&self) -> Vec<ResponseSummary> {
@@ -330,6 +345,14 @@ impl ClientSession {
                     for header in &list {
                         match header.name() {
                             b":status" => request.status = parse_status(header.value()),
+                            b"server" if self.server_header.is_none() => {
+                                let value: String = String::from_utf8_lossy(header.value())
+                                    .chars()
+                                    .filter(|c| c.is_ascii_graphic() || *c == ' ')
+                                    .take(MAX_SERVER_HEADER)
+                                    .collect();
+                                self.server_header = Some(value);
+                            }
                             b"content-length" => {
                                 let value = parse_content_length(header.value());
                                 bad_length |= value.is_none()

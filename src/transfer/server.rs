@@ -124,6 +124,8 @@ pub struct ServerSession {
     hq_requests: HashMap<u64, Vec<u8>>,
     buf: Vec<u8>,
     requests: u64,
+    /// The HTTP/3 `server` header's value.
+    server_header: Vec<u8>,
 }
 
 impl ServerSession {
@@ -135,7 +137,19 @@ impl ServerSession {
             hq_requests: HashMap::new(),
             buf: vec![0; CHUNK],
             requests: 0,
+            server_header: SERVER_NAME.to_vec(),
         }
+    }
+
+    /// Names the sending congestion controller in every HTTP/3 response's
+    /// `server` header (`quiche-vegas cc=NAME`): the only way a client can
+    /// know what sent its download.
+    pub fn with_sender_cc(mut self, cc_name: &str) -> Self {
+        let mut value = SERVER_NAME.to_vec();
+        value.extend_from_slice(b" cc=");
+        value.extend(cc_name.bytes().filter(|b| b.is_ascii_graphic()));
+        self.server_header = value;
+        self
     }
 
     /// Requests received so far.
@@ -181,6 +195,7 @@ impl ServerSession {
                 &mut self.responses,
                 &mut self.buf,
                 &mut self.requests,
+                &self.server_header,
             ),
             Proto::Http09 => {
                 self.read_hq(conn);
@@ -338,12 +353,13 @@ fn poll_h3(
     responses: &mut BTreeMap<u64, Response>,
     buf: &mut [u8],
     requests: &mut u64,
+    server_header: &[u8],
 ) -> anyhow::Result<()> {
     loop {
         match h3_conn.poll(conn) {
             Ok((id, h3::Event::Headers { list, .. })) => {
                 *requests += 1;
-                match respond_h3(source, &list, conn.trace_id()) {
+                match respond_h3(source, &list, conn.trace_id(), server_header) {
                     Some(response) => {
                         // The response depends on the headers alone; a
                         // request body is not read.
@@ -388,6 +404,7 @@ fn respond_h3(
     source: &dyn ContentSource,
     request: &[h3::Header],
     trace_id: &str,
+    server_header: &[u8],
 ) -> Option<Response> {
     let parsed = match parse_h3_request(request.iter().map(|h| (h.name(), h.value()))) {
         Ok(r) => r,
@@ -428,7 +445,7 @@ fn respond_h3(
     );
     let mut headers = vec![
         h3::Header::new(b":status", status.to_string().as_bytes()),
-        h3::Header::new(b"server", SERVER_NAME),
+        h3::Header::new(b"server", server_header),
         h3::Header::new(b"content-length", body.announced.to_string().as_bytes()),
     ];
     if status == 405 {

@@ -58,7 +58,11 @@ impl BodySink {
         let (temporary, file) = loop {
             let mut random = [0u8; 8];
             getrandom::fill(&mut random).map_err(|e| io::Error::other(e.to_string()))?;
-            let temporary = dir.join(format!(".{name}.partial-{}", hex::encode(random)));
+            let temporary = dir.join(format!(
+                ".{}.partial-{}",
+                name_prefix(&name, MAX_NAME_IN_TEMPORARY),
+                hex::encode(random)
+            ));
             match OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -136,6 +140,20 @@ impl BodySink {
     pub fn discard(&mut self) {
         self.file = None;
     }
+}
+
+/// Bytes of the destination's name kept in its temporary name, which adds
+/// 26 (`.` + `.partial-` + 16 hex digits): a name of up to 255 bytes, the
+/// file system's limit, still has a temporary name that fits.
+const MAX_NAME_IN_TEMPORARY: usize = 64;
+
+/// At most `max` bytes of `name`, cut at a character boundary.
+fn name_prefix(name: &str, max: usize) -> &str {
+    let mut end = name.len().min(max);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
 }
 
 /// The file name under `--dump-responses` for a request path: its last
@@ -222,6 +240,24 @@ mod tests {
         drop(a);
         assert_eq!(names(dir.path()), vec!["out"]);
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
+    }
+
+    #[test]
+    fn names_up_to_the_file_system_limit_save() {
+        let dir = tempfile::tempdir().unwrap();
+        // 245 bytes: the temporary name was 271 and could not be created;
+        // 255 is the most a name can have; multi-byte characters are not
+        // cut in half.
+        for name in ["a".repeat(245), "b".repeat(255), "é".repeat(127)] {
+            let path = dir.path().join(&name);
+            let mut s = BodySink::to_file(&path).unwrap();
+            let temporary = s.temporary_path().unwrap().to_path_buf();
+            assert!(temporary.file_name().unwrap().len() <= 255);
+            s.write(b"body").unwrap();
+            s.finish();
+            s.commit().unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), b"body");
+        }
     }
 
     #[test]

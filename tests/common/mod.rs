@@ -132,6 +132,29 @@ impl Server {
             .to_string()
     }
 
+    /// Sends `signal` to the server and waits for it to exit (failing the
+    /// test after [`WAIT`]); the rest of its stderr joins `log`.
+    pub fn stop(&mut self, signal: i32) -> std::process::ExitStatus {
+        // SAFETY: kill(2) on the child we started.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+        let deadline = Instant::now() + WAIT;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("cannot wait for the server") {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not exit within {WAIT:?} of signal {signal}; it said {:#?}",
+                self.log
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(5)) {
+            self.log.push(line);
+        }
+        status
+    }
+
     /// The server's process ID.
     pub fn pid(&self) -> u32 {
         self.child.id()

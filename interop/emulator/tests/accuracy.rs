@@ -122,8 +122,20 @@ fn droptail_drops_what_does_not_fit() {
         link.dropped_packets
     );
     // One in transmission and ten queued, plus any that left while the
-    // burst was still arriving (it takes well under 10 ms to send).
-    assert!((11..=14).contains(&got), "{got}");
+    // burst was still arriving: well under 10 ms to send on a quiet
+    // machine, longer if the sender is preempted, so the count is compared
+    // with the model fed the real send times (and bounded far below 50,
+    // which a link without the queue limit would deliver).
+    let model_delivers = r
+        .records
+        .iter()
+        .filter(|rec| rec.expected.is_some())
+        .count();
+    assert!(
+        got.abs_diff(model_delivers) <= 1,
+        "{got} delivered, the model at the real send times {model_delivers}"
+    );
+    assert!((11..=25).contains(&got), "{got}");
     assert_eq!(link.dropped_packets as usize, 50 - got);
     assert_eq!(link.max_queue_packets, 10);
 }
@@ -158,31 +170,69 @@ fn loss_models_lose_what_they_say() {
     }
 }
 
+/// The deepest queueing the model gives any probe of `r`, microseconds.
+fn deepest_expected_aqt_us(r: &ProbeRun) -> u32 {
+    r.records
+        .iter()
+        .filter_map(|rec| rec.expected_aqt_us)
+        .max()
+        .unwrap_or(0)
+}
+
 #[test]
 fn aqt_reaches_the_receiver_in_an_ip_option() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // 1250 wire bytes at 10 Mbit/s: the k-th of a burst waits k ms.
+    // 1250 wire bytes at 10 Mbit/s: the k-th of a back-to-back burst waits
+    // k ms. On a loaded machine the sender may be preempted mid-burst and
+    // the queue stays shallower (14 ms for the 20th probe at load 5 on two
+    // cores), so each probe's AQT is compared with the model fed the
+    // probes' real send times; a burst spread so much that the model
+    // queues no probe 10 ms is sent again, as it says nothing about AQT.
     let s = scenario(
         "rate_mbps = 10\ndelay_ms = 5\nqueue_packets = 100\naqt = true",
         "rate_mbps = 10\ndelay_ms = 5\nqueue_packets = 100",
     );
-    let r = run(&s, Direction::ToClient, 20, 1222, 0);
+    const DEEP_ENOUGH_US: u32 = 10_000;
+    const ATTEMPTS: usize = 5;
+    let mut r = run(&s, Direction::ToClient, 20, 1222, 0);
+    for _ in 1..ATTEMPTS {
+        if deepest_expected_aqt_us(&r) >= DEEP_ENOUGH_US || r.report.aqt_failed > 0 {
+            break;
+        }
+        r = run(&s, Direction::ToClient, 20, 1222, 0);
+    }
     assert_eq!(r.received(), 20);
     if r.report.aqt_failed > 0 {
         // IP_OPTIONS with an experimental option needs CAP_NET_RAW.
         eprintln!("skipped: this process may not set IP options (not root)");
         return;
     }
+    let deepest = deepest_expected_aqt_us(&r);
+    assert!(
+        deepest >= DEEP_ENOUGH_US,
+        "{ATTEMPTS} bursts of 20 never queued a probe {DEEP_ENOUGH_US} us in the model \
+         (deepest {deepest} us): the sender was too slow to test AQT"
+    );
     assert_eq!(r.report.aqt_marked, 20);
     let mut worst = 0i64;
+    let mut deepest_got = 0u32;
     for rec in &r.records {
-        let got = i64::from(rec.aqt_us.expect("every probe carries AQT"));
-        let want = i64::from(rec.expected_aqt_us.unwrap());
-        worst = worst.max((got - want).abs());
+        let got = rec.aqt_us.expect("every probe carries AQT");
+        let want = rec
+            .expected_aqt_us
+            .expect("the model has every probe's AQT");
+        worst = worst.max((i64::from(got) - i64::from(want)).abs());
+        deepest_got = deepest_got.max(got);
     }
-    let last = r.records.last().unwrap().aqt_us.unwrap();
-    eprintln!("AQT of the 20th probe of a burst: {last} us (19 ms expected); worst deviation from the model {worst} us");
-    assert!((17_000..=21_000).contains(&last), "{last}");
+    let last = r.records.last().unwrap();
+    eprintln!(
+        "AQT of the 20th probe of a burst: {} us (model at the real send times {} us, \
+         19 ms if back to back); deepest {deepest_got} us (model {deepest} us); worst \
+         deviation from the model {worst} us",
+        last.aqt_us.unwrap(),
+        last.expected_aqt_us.unwrap()
+    );
+    // Within the transmission time of two datagrams of the model.
     assert!(worst < 2_000, "{worst}");
     // The other direction has no AQT router: no option.
     let r = run(&s, Direction::ToServer, 5, 1222, 1000);
