@@ -178,8 +178,19 @@ def test_f5_after_counts_the_runs_that_delivered_nothing():
         (acc.REV, "reno", "after_mbps"): [0.0, 1.0, 1.1],
         **{(acc.REV, lab, "closed"): [0.0, 0.0, 0.0] for lab in acc.VENO_FAMILY},
     }
+    values.update(
+        {
+            (acc.REV, "venodb", "t_regain_s"): [3.0, 4.0, 5.0],
+            (acc.REV, "venodb", "regained"): [1.0, 1.0, 1.0],
+            (acc.REV, "veno", "t_regain_s"): [3.0, math.nan, math.nan],
+            (acc.REV, "veno", "regained"): [1.0, 0.0, 0.0],
+        }
+    )
     text = acc._f5_after(_results(values), "partly")
-    assert "some delivered nothing in those 10 s (Veno 2 of 3, NewReno 1 of 3 runs)" in text
+    assert "Some runs delivered nothing in those 50 s (Veno 2 of 3, NewReno 1 of 3 runs)" in text
+    # Censored times: the runs that regained the link and how many, never a zero-width number.
+    assert "VenoDB 4.0 ± 2.5 s (3 of 3 runs)" in text
+    assert "Veno 3.0 s (1 of 3 runs)" in text
     values.update({(acc.REV, lab, "after_mbps"): [1.0, 1.1, 1.2] for lab in acc.VENO_FAMILY})
     assert "delivered nothing" not in acc._f5_after(_results(values), "partly")
 
@@ -284,6 +295,7 @@ def test_f23_startup_attributes_the_window_only_when_the_numbers_fit():
     # 1.9 packets/s x 0.52 s is about one packet per round trip.
     assert "adds about one packet per 520 ms round trip" in text
     assert "τ" in text
+    assert "IV.C's re-entry into slow start" in text
     assert "IV.A extending" not in acc._f23_startup(_cbr(900.0, 381.0, 1.9, 0.96), "not")
     assert "IV.A extending" not in acc._f23_startup(_cbr(736.0, 381.0, 5.0, 0.96), "not")
     assert "one packet per 520 ms" not in acc._f23_startup(_cbr(736.0, 381.0, 5.0, 0.96), "not")
@@ -367,3 +379,18 @@ def test_f5_load_1_and_sweep_depend_on_the_ratios():
     # Vegas at zero: no ratio, no crash, no claim.
     points = {(acc.LOADS, lab, "goodput_kbps", 1.0): [0.0] * 3 for lab in ("rovegas", "vegas")}
     assert "far ahead" not in acc._f5_10(_results({}, points), "not")
+
+
+def test_f23_startup_reports_first_reach_censored_and_held_apart():
+    values = {
+        (acc.CBR, "vegas-w", "t_first_s"): [5.8, 6.2, 80.0],
+        (acc.CBR, "vegas-w", "reached_first"): [1.0, 1.0, 0.0],
+        (acc.CBR, "vegas", "t_first_s"): [math.nan, math.nan, math.nan],
+        (acc.CBR, "vegas", "reached_first"): [0.0, 0.0, 0.0],
+        (acc.CBR, "vegas-w", "reached_full"): [0.0, 1.0, 0.0],
+        (acc.CBR, "vegas", "reached_full"): [0.0, 0.0, 0.0],
+    }
+    text = acc._f23_startup(_results(values), "unresolved")
+    # The censored run is left out of the time, not counted as 80 s.
+    assert "Vegas-W 6.0 ± 2.5 s (2 of 3 runs), Vegas never (0 of 3 runs)" in text
+    assert "Held at ≥ 0.95 for 1 s, reported apart: Vegas-W in 1 of 3 runs and Vegas in 0 of 3" in text
