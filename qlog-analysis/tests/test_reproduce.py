@@ -143,6 +143,26 @@ def test_verdict_rule():
     assert v.verdict([]) == v.NOT
 
 
+def test_censored_times_in_the_ours_cell():
+    from vegas_qlog.reproduce.claims import Claim
+
+    results = _results(
+        {
+            ("e", "vegas-w", "t_first_s"): [6.0, 7.0, math.nan],
+            ("e", "vegas-w", "reached_first"): [1.0, 1.0, 0.0],
+            ("e", "vegas", "t_first_s"): [math.nan, math.nan, math.nan],
+            ("e", "vegas", "reached_first"): [0.0, 0.0, 0.0],
+        }
+    )
+    check = Check("sooner", Ref("e", "vegas-w", "t_first_s"), Ref("e", "vegas", "t_first_s"), reached="reached_first")
+    claim = Claim("x", "003", "Fig. 2", "Vegas-W is sooner.", "6.4 s", (check,))
+    cell = ours_cell(claim, results)
+    assert cell == "Vegas-W first 6.5 ± 6.4 s (2 of 3 runs); Vegas first never (0 of 3 runs) (n = 3)"
+    outcome, text = check.evaluate(results)
+    assert outcome.status == v.UNRESOLVED
+    assert "2 of 3 runs" in text
+
+
 def test_baseline_checks_do_not_count():
     # 000-F5a-newreno: NewReno over Vegas is the paper's starting point.
     claim = next(c for c in all_claims() if c.id == "000-F5a-newreno")

@@ -92,14 +92,14 @@ translation to QUIC below says how each is carried out):
 - **Initial window.** Two packets in every paper scenario (`initial_window_packets = 2`), the
   floor RFC 9002 allows; 004's TCP started with one segment. The reference GEO cases keep quiche's 10.
 - **Vegas's thresholds.** `vegas` defaults to alpha 1, beta 3 (Table 2's Vegas-1,3); Table 1's runs
-  use section 3.5.2's 2, 4, Table 2's both. 000, 002 and 003 give no thresholds: their Vegas runs
-  1, 3 (002's sensitivity column tries 2, 4).
+  use section 3.5.2's 2, 4, Table 2's both. 003 gives 1 and 3 (as "kb/s", read as packets); 000 and
+  002 give none, and their Vegas runs 1, 3 (002's sensitivity column tries 2, 4).
 - **Vegas-A and Vegas-L, Fig. 1 line 21.** Run as printed (`hold`: no update when Diff > beta at
   alpha's floor) under `profile=paper`, which every flow of ours runs here; `profile=quic` defaults
   to Vegas's cwnd − 1 there (`cc/src/vegas_a.rs` says why).
 - **Round RTT.** Vegas, Vegas-A, Vegas-L and RoVegas take the distinguished segment's RTT (004);
-  000, 002 and 003 simulated in ns-2, whose Vegas averages the round: only Vegas-W and 003's runs
-  take the mean.
+  000, 002 and 003 simulated in ns-2, whose Vegas averages the round; only Vegas-W takes the mean
+  here. Linux's Vegas and Veno take the round's minimum, as Linux does.
 - **Vegas-W, IV.A.** The slow-start extension "cwnd < b̂ × BaseRTT" uses a Tustin filter of
   τ = 500 ms (the paper gives no τ), which averages about one round at 520 ms: when Diff > gamma
   the product is below the window and the extension rarely fires; what carries Vegas-W's start-up
@@ -110,6 +110,15 @@ translation to QUIC below says how each is carried out):
   003's new route and access links. The sensitivity column tries one of them per experiment.
 - **Pacing.** Vegas-family members pace only as 004's spike suppression does (2 × cwnd/RTT in
   bursts of 2), through our pacer; quiche paces its Reno, CUBIC and BBR2 itself.
+- **Comparison algorithms.** "NewReno" is quiche's Reno (RFC 9002); 001's WestwoodNR is our
+  Westwood+; 004's 50 KB send buffer, which capped its Reno's window, has no counterpart (100 MB
+  flow-control windows).
+- **Delay signals.** VenoDB reads its relative delay from ACK receive timestamps and RoVegas its
+  AQT values from the routers through our QUIC extensions (docs/extensions.md), where the papers
+  used TCP options.
+- **Seeds.** A seed also jitters each flow's start, each link's delay and the cross traffic's phase,
+  so runs without random loss differ from seed to seed (004's one-on-one uses the paper's 12
+  configurations instead).
 - **Measures.** Goodput excludes headers; 001-F5's recovery is measured over the 50 s after the CBR;
   003's start-up as the first time the 1 s utilisation reaches 0.95.
 """

@@ -77,19 +77,27 @@ def evaluate(claims: Sequence[Claim], results: Results, alternatives: Sequence[E
 def ours_cell(claim: Claim, results: Results, limit: int = 8) -> str:
     """The claim's measured quantities: ``Vegas-L 2.31 ± 0.05; Vegas 1.02 ± 0.01 Mbit/s (n = 5)``."""
     refs = claim.shown()
+    # Times to an event are shown censored: the runs that reach it, and how many.
+    reached = {ref: c.reached for c in claim.checks if c.reached for ref in c.refs()}
     parts = []
     units, ns = set(), set()
     for ref in refs[:limit]:
-        ci = results.stat(ref)
         where = f" @{ref.point:g}" if ref.point is not None else ""
+        if ref in reached:
+            events = v.TimeToEvent.of(results.values(ref), results.values(replace(ref, metric=str(reached[ref]))))
+            parts.append((ref, f"{ref.title()}{where} first {events.text()}", events.n))
+            units.add("(time)")
+            ns.add(events.n)
+            continue
+        ci = results.stat(ref)
         parts.append((ref, f"{ref.title()}{where} {fmt(ci, ref.metric)}", ci.n))
         units.add(unit(ref.metric))
         ns.add(ci.n)
     if len(units) == 1:
         u = units.pop()
-        text = "; ".join(p for _, p, _ in parts) + (f" {u}" if u else "")
+        text = "; ".join(p for _, p, _ in parts) + (f" {u}" if u and u != "(time)" else "")
     else:
-        text = "; ".join(p + (f" {unit(r.metric)}" if unit(r.metric) else "") for r, p, _ in parts)
+        text = "; ".join(p + (f" {unit(r.metric)}" if unit(r.metric) and r not in reached else "") for r, p, _ in parts)
     if len(refs) > limit:
         text += f"; … ({len(refs) - limit} more below)"
     if len(ns) == 1:
