@@ -224,12 +224,12 @@ TRANSLATION_TEXT = """\
 def runs_text(experiments: Sequence[Experiment], records: Sequence[RunRecord], info: dict[str, Any]) -> str:
     total = sum(len(e.specs) for e in experiments)
     plan = (
-        "The plan: every paper experiment with the paper's algorithms and CUBIC and BBR2, over 10 seeds "
-        "(Table 2: 10 seeds × 3 buffer sizes; Table 1: the paper's 12 configurations), with 8 loss rates for "
-        "VenoDB's sweep, 3 for its five-flow runs and 7 backward loads for RoVegas's; the scenarios at their "
-        "own durations (up to 1000 s simulated); the reference GEO cases over 5 seeds; and the sensitivity "
-        "variants (experiments named `…~alt`) over 5 seeds. Ten seeds, where five left several two-flow "
-        "comparisons unresolved; the time it took is under 'Time' at the top. "
+        "The plan: every paper experiment with the paper's algorithms over 10 seeds and CUBIC and BBR2 over 5 "
+        "(Table 2: 10 seeds × 3 buffer sizes for all; Table 1: the paper's 12 configurations), with 8 loss "
+        "rates for VenoDB's sweep, 3 for its five-flow runs and 7 backward loads for RoVegas's; the scenarios "
+        "at their own durations (up to 1000 s simulated); the reference GEO cases over 3 seeds; and the "
+        "sensitivity variants (experiments named `…~alt`) over 3 seeds. Ten seeds, where five left several "
+        "two-flow comparisons unresolved; the time it took is under 'Time' at the top. "
         if info.get("mode") == "full"
         else "The quick plan: 2 seeds, fewer sweep points and configurations, every scenario time scaled down; "
         "its numbers only show that the pipeline works. "
