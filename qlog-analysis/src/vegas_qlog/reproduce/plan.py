@@ -541,7 +541,8 @@ _GEO_BUFFERS = Alternative(
     _links(("satellite-forward", "satellite-return"), "queue_packets", 100),
 )
 _VENO_BUFFER = Alternative(
-    "bottleneck buffer against the path's BDP (its figure's RTT is ours)",
+    "bottleneck buffer against the path's BDP (the paper's 60 packets are about 5 BDP of its 60 ms path; "
+    "how far its results rest on that deep a buffer it does not say)",
     "60 packets (about 5 BDP)",
     "15 packets (about 1 BDP)",
     "buffer 15",
