@@ -305,10 +305,10 @@ def test_f23_step_utilisation_during_the_cbr():
     assert "both give way to the CBR without leaving the link idle" in acc._f23_step(_cbr(736, 381, 1.9, 0.96), "")
     text = acc._f23_step(_cbr(736, 381, 1.9, 0.90), "partly")
     assert "Vegas-W keeps the link fuller" in text
-    assert "about half Vegas-W's" in text
+    assert "well below Vegas-W's" in text
     text = acc._f23_step(_cbr(736, 600, 1.9, 0.90), "partly")
     assert "Vegas-W keeps the link fuller" in text
-    assert "about half" not in text
+    assert "well below" not in text
     assert "'responds swiftly' is not what our Vegas-W does" in text
 
 
@@ -345,6 +345,12 @@ def test_t1_retransmissions_start_up_only_when_most_were_early():
     assert "90% of Vegas/Vegas's retransmitted bytes" in run(0.9)
     assert "mostly at start-up" in run(0.9)
     assert "mostly at start-up" not in run(0.2)
+    # Near the paper's 0.4 KB: no "does not come down" sentence, whatever the share.
+    values = {
+        **_flat(acc.E1, "total_retx_KB", {"reno/reno": 52.0, "vegas/vegas": 0.2}),
+        **_flat(acc.E1, "early_retx_share", {"vegas/vegas": 1.0}, spread=0.0),
+    }
+    assert "does not come down" not in acc._t1_retx(_results(values), "unresolved")
 
 
 def test_f2_2pct_lead_or_not():
