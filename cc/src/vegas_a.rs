@@ -36,8 +36,9 @@
 //! - Diff = (Expected_Th − Actual_Th) × Base (eqs. 1–3), in packets, is
 //!   [`VegasDiff`](crate::shared::vegas_diff::VegasDiff)'s as Vegas computes
 //!   it for the round: Base is the smallest RTT seen
-//!   ([`BaseRttTracker`](crate::shared::base_rtt::BaseRttTracker)), the RTT
-//!   the smallest of the round.
+//!   ([`BaseRttTracker`](crate::shared::base_rtt::BaseRttTracker)), the
+//!   round's RTT is the distinguished segment's, as Vegas's (004) is
+//!   (`round_rtt`, below).
 //! - Th(i) is the throughput of round i: the bytes acknowledged in the round
 //!   over the round's duration ([`CompletedRound::throughput_bytes_per_sec`],
 //!   rounds of the [`RoundClock`](crate::shared::round_clock::RoundClock)).
@@ -86,23 +87,24 @@
 //!   The round's throughput still becomes Th(i − 1) for the next round.
 //! - **Line 21** (`above_beta_at_alpha_min`). Taken as printed, Diff > β with
 //!   α = 1 updates nothing: once α is at its floor nothing shrinks the
-//!   window, and Vegas-A keeps whatever queue it has. Vegas-A is Vegas with
-//!   moving thresholds, and Vegas's own rule for Diff > β is Cwnd − 1; line
-//!   19 does that too while α > 1. We could not read Vegas-A's original
-//!   publication (Srijith, Jacob, Ananda) here, so the default rests on that
-//!   reasoning: `decrease` shrinks cwnd by one step and leaves α and β at the
-//!   floor; `hold` is line 21 as printed in 000. The consequence is not what
-//!   that reasoning expects: on the RoVegas VBR scenario
+//!   window, and Vegas-A keeps whatever queue it has. `hold` is line 21 as
+//!   printed in 000; `decrease` is Vegas's own rule for Diff > β (Cwnd − 1,
+//!   as line 19 does while α > 1), α and β left at the floor. We could not
+//!   read Vegas-A's original publication (Srijith, Jacob, Ananda) here to
+//!   tell which it meant. The default, `by_profile`, takes the paper as
+//!   printed under `profile=paper` (`hold`, what the reproduction runs) and
+//!   Vegas's rule under `profile=quic` (`decrease`). Neither bounds the
+//!   queue as Vegas's fixed β does: on the RoVegas VBR scenario
 //!   (`vegas-sim run interop/scenarios/rovegas-single-bottleneck-vbr.toml
-//!   --cc vegas-a [--cc-param above_beta_at_alpha_min=hold] --seed 1`, both
-//!   profiles alike) the flow's mean queueing delay is 216.6 ms with
-//!   `decrease` and 53.1 ms with `hold`, against Vegas's 19.7 ms. Each
-//!   decrease lowers the throughput, the next round's regain raises it, and
-//!   Fig. 1 answers a rising throughput with α + 1, β + 1: α climbs to 43
-//!   packets within 30 s (qlog `alpha`), and β follows, so the decrease at
-//!   the floor feeds the thresholds' ratchet. With `hold` α stays at 1-2 and
-//!   the window rests on the queue slow start left. Neither bounds the queue
-//!   as Vegas's fixed β does; the default stays Vegas's rule for Diff > β.
+//!   --cc vegas-a --cc-param above_beta_at_alpha_min=decrease|hold --seed
+//!   1`, measured before the papers' scenarios took a 2-packet initial
+//!   window) the flow's mean queueing delay was 216.6 ms with `decrease`
+//!   and 53.1 ms with `hold`, against Vegas's 19.7 ms. Each decrease lowers
+//!   the throughput, the next round's regain raises it, and Fig. 1 answers a
+//!   rising throughput with α + 1, β + 1: α climbed to 43 packets within
+//!   30 s (qlog `alpha`), so the decrease at the floor feeds the
+//!   thresholds' ratchet. With `hold` α stays at 1-2 and the window rests
+//!   on the queue slow start left.
 //! - **Losses** leave α and β where they are; Fig. 1 moves them only in
 //!   congestion avoidance.
 //! - **When Cwnd(i + 1) takes effect.** At the end of round i, at once, as
@@ -161,11 +163,12 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "above_beta_at_alpha_min",
-        default: 0.0,
+        default: 2.0,
         kind: ParamKind::Choice(AboveBetaAtFloor::WORDS),
         description: "Fig. 1 line 21, Diff > beta with alpha at its floor: decrease (cwnd - 1, \
-                      Vegas's rule) or hold (line 21 as printed: no update); see the module \
-                      docs for what each does to the queue",
+                      Vegas's rule), hold (line 21 as printed: no update) or by_profile (hold \
+                      under profile=paper, decrease under profile=quic); see the module docs \
+                      for what each does to the queue",
     },
     param_named(VEGAS_PARAMS, "gamma"),
     param_named(VEGAS_PARAMS, "ss_exit_factor"),
@@ -193,26 +196,45 @@ pub static INFO: AlgorithmInfo = AlgorithmInfo {
     build,
 };
 
-/// Fig. 1 line 21's two readings (`above_beta_at_alpha_min`).
+/// Fig. 1 line 21's two readings (`above_beta_at_alpha_min`), or the one
+/// the pacing profile implies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AboveBetaAtFloor {
     /// cwnd − 1, Vegas's rule for Diff > β.
     Decrease,
     /// No update, as Fig. 1 is printed.
     Hold,
+    /// `Hold` under `profile=paper` (the paper as printed), `Decrease`
+    /// under `profile=quic`.
+    ByProfile,
 }
 
-impl ChoiceParam for AboveBetaAtFloor {
-    const WORDS: &'static [&'static str] = &["decrease", "hold"];
-
-    fn from_index(index: usize) -> Option<Self> {
-        [AboveBetaAtFloor::Decrease, AboveBetaAtFloor::Hold]
-            .get(index)
-            .copied()
+impl AboveBetaAtFloor {
+    /// Whether line 21 shrinks cwnd under `profile`.
+    pub fn shrinks(self, profile: pacing_profile::Profile) -> bool {
+        match self {
+            AboveBetaAtFloor::Decrease => true,
+            AboveBetaAtFloor::Hold => false,
+            AboveBetaAtFloor::ByProfile => profile == pacing_profile::Profile::Quic,
+        }
     }
 }
 
-choice_param_type!(AboveBetaAtFloor, AboveBetaAtFloor::Decrease);
+impl ChoiceParam for AboveBetaAtFloor {
+    const WORDS: &'static [&'static str] = &["decrease", "hold", "by_profile"];
+
+    fn from_index(index: usize) -> Option<Self> {
+        [
+            AboveBetaAtFloor::Decrease,
+            AboveBetaAtFloor::Hold,
+            AboveBetaAtFloor::ByProfile,
+        ]
+        .get(index)
+        .copied()
+    }
+}
+
+choice_param_type!(AboveBetaAtFloor, AboveBetaAtFloor::ByProfile);
 
 /// Where a table keeps Vegas-A's parameters: Fig. 1's, and Vegas's that
 /// Vegas-A keeps. Vegas-L's table has them too.
@@ -295,8 +317,8 @@ pub enum Fig1Line {
     Line15,
     /// Diff > β and α > 1: Cwnd − 1, α − 1, β − 1.
     Line19,
-    /// Diff > β and α = 1: no update as Fig. 1 is printed, Cwnd − 1 with
-    /// `above_beta_at_alpha_min = decrease` (see the module docs).
+    /// Diff > β and α = 1: no update as Fig. 1 is printed, Cwnd − 1 where
+    /// `above_beta_at_alpha_min` reads Vegas's rule (see the module docs).
     Line21,
     /// Diff = α or Diff = β: Fig. 1 has no branch; no update.
     Boundary,
@@ -417,8 +439,9 @@ impl Fig1 {
             alpha_min: params.value(keys.alpha_min),
             cwnd_step_packets: params.value(keys.cwnd_step_packets),
             threshold_step_packets: params.value(keys.threshold_step_packets),
-            shrink_above_beta_at_floor: params.value(keys.above_beta_at_alpha_min)
-                == AboveBetaAtFloor::Decrease,
+            shrink_above_beta_at_floor: params
+                .value(keys.above_beta_at_alpha_min)
+                .shrinks(pacing_profile::PacingProfile::read(params, keys.vegas.pacing).profile),
         }
     }
 
@@ -717,5 +740,44 @@ mod tests {
                 beta: 5.0
             }
         );
+    }
+
+    #[test]
+    fn line_21_is_the_paper_as_printed_under_the_paper_profile() {
+        // (profile, above_beta_at_alpha_min, whether line 21 shrinks cwnd)
+        let cases = [
+            (None, None, true),
+            (Some("paper"), None, false),
+            (Some("quic"), None, true),
+            (Some("paper"), Some("decrease"), true),
+            (Some("quic"), Some("hold"), false),
+            (Some("paper"), Some("by_profile"), false),
+        ];
+        let floor = Thresholds {
+            alpha: 1.0,
+            beta: 3.0,
+        };
+        for (profile, line_21, shrinks) in cases {
+            let mut params = ParamValues::defaults(NAME, PARAMS);
+            if let Some(p) = profile {
+                params.set("profile", p).expect("a valid profile");
+            }
+            if let Some(l) = line_21 {
+                params
+                    .set("above_beta_at_alpha_min", l)
+                    .expect("a valid reading");
+            }
+            let fig1 = Fig1::from_params(&params, &KEYS);
+            assert_eq!(
+                fig1.shrink_above_beta_at_floor, shrinks,
+                "{profile:?} {line_21:?}"
+            );
+            // Diff > β at α's floor: line 21, cwnd − 1 only where it shrinks.
+            let step = fig1.decide(5.0, floor, Some(true));
+            assert_eq!(step.line, Fig1Line::Line21);
+            let expected = if shrinks { -1.0 } else { 0.0 };
+            assert_eq!(step.cwnd_packets, expected, "{profile:?} {line_21:?}");
+            assert_eq!(step.threshold_packets, 0.0);
+        }
     }
 }

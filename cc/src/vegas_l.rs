@@ -48,7 +48,10 @@
 //! below 1). Slow start, losses and pacing (spike suppression, and the
 //! `profile` that decides whether slow start is paced) are Vegas's, as for
 //! Vegas-A. Th(i) is the round's throughput (bytes acknowledged over the
-//! round's duration, [`ThroughputHistory`]).
+//! round's duration, [`ThroughputHistory`]). Fig. 1's line 21 is read as
+//! Vegas-A reads it (`above_beta_at_alpha_min`, [`crate::vegas_a`]): as
+//! printed (no update) under `profile=paper`, Vegas's cwnd − 1 under
+//! `profile=quic`.
 //!
 //! # Where the paper is ambiguous
 //!

@@ -178,8 +178,19 @@ def test_f5_after_counts_the_runs_that_delivered_nothing():
         (acc.REV, "reno", "after_mbps"): [0.0, 1.0, 1.1],
         **{(acc.REV, lab, "closed"): [0.0, 0.0, 0.0] for lab in acc.VENO_FAMILY},
     }
+    values.update(
+        {
+            (acc.REV, "venodb", "t_regain_s"): [3.0, 4.0, 5.0],
+            (acc.REV, "venodb", "regained"): [1.0, 1.0, 1.0],
+            (acc.REV, "veno", "t_regain_s"): [3.0, math.nan, math.nan],
+            (acc.REV, "veno", "regained"): [1.0, 0.0, 0.0],
+        }
+    )
     text = acc._f5_after(_results(values), "partly")
-    assert "some delivered nothing in those 10 s (Veno 2 of 3, NewReno 1 of 3 runs)" in text
+    assert "Some runs delivered nothing in those 50 s (Veno 2 of 3, NewReno 1 of 3 runs)" in text
+    # Censored times: the runs that regained the link and how many, never a zero-width number.
+    assert "VenoDB 4.0 ± 2.5 s (3 of 3 runs)" in text
+    assert "Veno 3.0 s (1 of 3 runs)" in text
     values.update({(acc.REV, lab, "after_mbps"): [1.0, 1.1, 1.2] for lab in acc.VENO_FAMILY})
     assert "delivered nothing" not in acc._f5_after(_results(values), "partly")
 
@@ -284,6 +295,7 @@ def test_f23_startup_attributes_the_window_only_when_the_numbers_fit():
     # 1.9 packets/s x 0.52 s is about one packet per round trip.
     assert "adds about one packet per 520 ms round trip" in text
     assert "τ" in text
+    assert "IV.C's re-entry into slow start" in text
     assert "IV.A extending" not in acc._f23_startup(_cbr(900.0, 381.0, 1.9, 0.96), "not")
     assert "IV.A extending" not in acc._f23_startup(_cbr(736.0, 381.0, 5.0, 0.96), "not")
     assert "one packet per 520 ms" not in acc._f23_startup(_cbr(736.0, 381.0, 5.0, 0.96), "not")
@@ -293,10 +305,10 @@ def test_f23_step_utilisation_during_the_cbr():
     assert "both give way to the CBR without leaving the link idle" in acc._f23_step(_cbr(736, 381, 1.9, 0.96), "")
     text = acc._f23_step(_cbr(736, 381, 1.9, 0.90), "partly")
     assert "Vegas-W keeps the link fuller" in text
-    assert "about half Vegas-W's" in text
+    assert "well below Vegas-W's" in text
     text = acc._f23_step(_cbr(736, 600, 1.9, 0.90), "partly")
     assert "Vegas-W keeps the link fuller" in text
-    assert "about half" not in text
+    assert "well below" not in text
     assert "'responds swiftly' is not what our Vegas-W does" in text
 
 
@@ -333,6 +345,12 @@ def test_t1_retransmissions_start_up_only_when_most_were_early():
     assert "90% of Vegas/Vegas's retransmitted bytes" in run(0.9)
     assert "mostly at start-up" in run(0.9)
     assert "mostly at start-up" not in run(0.2)
+    # Near the paper's 0.4 KB: no "does not come down" sentence, whatever the share.
+    values = {
+        **_flat(acc.E1, "total_retx_KB", {"reno/reno": 52.0, "vegas/vegas": 0.2}),
+        **_flat(acc.E1, "early_retx_share", {"vegas/vegas": 1.0}, spread=0.0),
+    }
+    assert "does not come down" not in acc._t1_retx(_results(values), "unresolved")
 
 
 def test_f2_2pct_lead_or_not():
@@ -367,3 +385,18 @@ def test_f5_load_1_and_sweep_depend_on_the_ratios():
     # Vegas at zero: no ratio, no crash, no claim.
     points = {(acc.LOADS, lab, "goodput_kbps", 1.0): [0.0] * 3 for lab in ("rovegas", "vegas")}
     assert "far ahead" not in acc._f5_10(_results({}, points), "not")
+
+
+def test_f23_startup_reports_first_reach_censored_and_held_apart():
+    values = {
+        (acc.CBR, "vegas-w", "t_first_s"): [5.8, 6.2, 80.0],
+        (acc.CBR, "vegas-w", "reached_first"): [1.0, 1.0, 0.0],
+        (acc.CBR, "vegas", "t_first_s"): [math.nan, math.nan, math.nan],
+        (acc.CBR, "vegas", "reached_first"): [0.0, 0.0, 0.0],
+        (acc.CBR, "vegas-w", "reached_full"): [0.0, 1.0, 0.0],
+        (acc.CBR, "vegas", "reached_full"): [0.0, 0.0, 0.0],
+    }
+    text = acc._f23_startup(_results(values), "unresolved")
+    # The censored run is left out of the time, not counted as 80 s.
+    assert "Vegas-W 6.0 ± 2.5 s (2 of 3 runs), Vegas never (0 of 3 runs)" in text
+    assert "Held at ≥ 0.95 for 1 s, reported apart: Vegas-W in 1 of 3 runs and Vegas in 0 of 3" in text

@@ -34,56 +34,143 @@ def ci(*values: float):
 # ---------------------------------------------------------------- verdict rule
 
 
-def test_greater_needs_order_separation_and_half_the_effect():
-    a, b = ci(10, 10.5, 9.5), ci(5, 5.2, 4.8)
+def test_greater_holds_within_the_band_and_says_short_or_overshoot_outside_it():
+    a, b = ci(10, 10.5, 9.5), ci(5, 5.2, 4.8)  # ×2.0, resolved: an effect of 100%
     assert v.greater(a, b).status == v.HOLDS
-    assert v.greater(b, a).status == v.FAILS
-    # Overlapping intervals: right order only.
-    assert v.greater(ci(6, 9, 3), ci(5, 5.5, 4.5)).status == v.WEAK
-    # ×2 measured; the paper's ×2.5 needs at least ×1.75, its ×4 needs ×2.5.
+    # Within ×½..×2 of the paper's effect: ×2.5 (150%) and ×1.6 (60%) both hold.
     assert v.greater(a, b, paper_ratio=2.5).status == v.HOLDS
-    weak = v.greater(a, b, paper_ratio=4.0)
-    assert weak.status == v.WEAK
-    assert "less than half the paper's effect" in weak.reason
+    assert v.greater(a, b, paper_ratio=1.6).status == v.HOLDS
+    # Below half the paper's effect: ×4 is 300%, half is 150%.
+    short = v.greater(a, b, paper_ratio=4.0)
+    assert short.status == v.SHORT
+    assert "below half the paper's" in short.reason
+    # Above twice the paper's effect: ×1.19 against the paper's ×1.02.
+    over = v.greater(ci(11.9, 12.0, 11.8), ci(10, 10.1, 9.9), paper_ratio=1.02)
+    assert over.status == v.OVERSHOOT
     assert v.greater(ci(), b).status == v.MISSING
-    # One run each: no interval, so never separated.
-    assert v.greater(ci(10), ci(5)).status == v.WEAK
+
+
+def test_much_needs_the_defined_effect():
+    # 5% apart and resolved: enough for a plain "higher", short of "much higher".
+    a, b = ci(105, 105.5, 104.5), ci(100, 100.5, 99.5)
+    assert v.greater(a, b).status == v.HOLDS
+    much = v.greater(a, b, much=True)
+    assert much.status == v.SHORT
+    assert f"{v.MUCH_EFFECT:.0%}" in much.reason
+    assert v.greater(ci(120, 121, 119), b, much=True).status == v.HOLDS
+    # 1% apart, resolved: below the 2% that any effect needs.
+    assert v.greater(ci(101, 101.1, 100.9), ci(100, 100.1, 99.9)).status == v.SHORT
+
+
+def test_fails_only_when_a_reversal_is_resolved_and_beyond_the_floor():
+    a, b = ci(10, 10.5, 9.5), ci(5, 5.2, 4.8)
+    assert v.greater(b, a).status == v.FAILS
+    # Overlapping intervals, either way round: unresolved.
+    assert v.greater(ci(6, 9, 3), ci(5, 5.5, 4.5)).status == v.UNRESOLVED
+    assert v.greater(ci(5, 5.5, 4.5), ci(6, 9, 3)).status == v.UNRESOLVED
+    # A resolved reversal of 0.5%: within the floor, unresolved.
+    tiny = v.greater(ci(99.5, 99.51, 99.49), ci(100, 100.01, 99.99))
+    assert tiny.status == v.UNRESOLVED
+    assert "floor" in tiny.reason
+    # One run each: no interval, so never resolved.
+    assert v.greater(ci(10), ci(5)).status == v.UNRESOLVED
+    assert v.greater(ci(5), ci(10)).status == v.UNRESOLVED
 
 
 def test_less_mirrors_greater():
-    a, b = ci(2, 2.1, 1.9), ci(10, 10.5, 9.5)
+    a, b = ci(2, 2.1, 1.9), ci(10, 10.5, 9.5)  # ×0.2: an effect of 80%
     assert v.less(a, b).status == v.HOLDS
-    assert v.less(a, b, paper_ratio=0.1).status == v.HOLDS  # ×0.2: 1 - 0.2 >= (1 - 0.1) / 2
-    # ×0.8 against the paper's ×0.1: less than half the effect.
-    assert v.less(ci(8, 8.1, 7.9), b, paper_ratio=0.1).status == v.WEAK
+    assert v.less(a, b, paper_ratio=0.1).status == v.HOLDS  # 80% within ×½..×2 of 90%
+    # ×0.8 (20%) against the paper's ×0.1 (90%): short.
+    assert v.less(ci(8, 8.1, 7.9), b, paper_ratio=0.1).status == v.SHORT
+    # ×0.2 (80%) against the paper's ×0.9 (10%): overshoot.
+    assert v.less(a, b, paper_ratio=0.9).status == v.OVERSHOOT
     assert v.less(b, a).status == v.FAILS
 
 
 def test_similar_not_below_and_bounds():
     assert v.similar(ci(100, 101), ci(95, 96)).status == v.HOLDS
-    assert v.similar(ci(100, 101), ci(85, 86)).status == v.WEAK
     assert v.similar(ci(100, 101), ci(70, 71)).status == v.FAILS
+    assert v.similar(ci(100, 140, 60), ci(80, 90, 70)).status == v.UNRESOLVED
     assert v.similar(ci(0, 0), ci(0, 0)).status == v.HOLDS
     assert v.not_below(ci(95, 95), ci(100, 100)).status == v.HOLDS
     assert v.not_below(ci(150, 150), ci(100, 100)).status == v.HOLDS
-    assert v.not_below(ci(85, 85), ci(100, 100)).status == v.WEAK
-    assert v.not_below(ci(50, 50), ci(100, 100)).status == v.FAILS
+    assert v.not_below(ci(84, 85, 86), ci(99, 100, 101)).status == v.FAILS
+    assert v.not_below(ci(60, 85, 110), ci(99, 100, 101)).status == v.UNRESOLVED
     assert v.at_least(ci(0.95, 0.96, 0.97), 0.9).status == v.HOLDS
-    assert v.at_least(ci(0.8, 1.05), 0.9).status == v.WEAK
-    assert v.at_least(ci(0.8, 0.85), 0.9).status == v.FAILS
+    assert v.at_least(ci(0.8, 1.05), 0.9).status == v.UNRESOLVED
+    assert v.at_least(ci(0.8, 0.81, 0.82), 0.9).status == v.FAILS
+    # Wholly below, but within the 2% floor: unresolved.
+    assert v.at_least(ci(0.895, 0.896), 0.9).status == v.UNRESOLVED
     assert v.at_most(ci(5, 6, 7), 12.8).status == v.HOLDS
-    assert v.at_most(ci(20, 21), 12.8).status == v.FAILS
+    assert v.at_most(ci(20, 21, 22), 12.8).status == v.FAILS
+
+
+def test_censored_times_are_time_to_event():
+    every = v.TimeToEvent((6.0, 6.5, 7.0))
+    none = v.TimeToEvent((None, None, None))
+    some = v.TimeToEvent((6.0, None, 30.0))
+    # Never a number of zero width: the runs that reach it, and how many.
+    assert none.text() == "never (0 of 3 runs)"
+    assert some.reached == 2
+    assert some.first.mean == 18.0
+    assert every.text() == "6.5 ± 1.2 s (3 of 3 runs)"
+    assert v.sooner(every, none).status == v.HOLDS
+    assert v.sooner(none, every).status == v.FAILS
+    assert v.sooner(none, none).status == v.UNRESOLVED
+    assert v.sooner(some, none).status == v.UNRESOLVED
+    assert v.sooner(every, v.TimeToEvent((20.0, 21.0, 22.0))).status == v.HOLDS
+    assert v.sooner(v.TimeToEvent(()), every).status == v.MISSING
+    assert v.within(every, 12.8).status == v.HOLDS
+    assert v.within(none, 12.8).status == v.FAILS
+    assert v.within(v.TimeToEvent((20.0, 30.0)), 12.8).status == v.FAILS
+    assert v.within(some, 12.8).status == v.UNRESOLVED
+    # From a time column and a reached column (a censored run's time is ignored).
+    assert v.TimeToEvent.of([6.0, 80.0, math.nan], [1.0, 0.0, 1.0]).times == (6.0, None, None)
 
 
 def test_verdict_rule():
-    h, w, f, m = (v.Outcome(s, "") for s in (v.HOLDS, v.WEAK, v.FAILS, v.MISSING))
+    h, s, o, u, f, m = (v.Outcome(x, "") for x in (v.HOLDS, v.SHORT, v.OVERSHOOT, v.UNRESOLVED, v.FAILS, v.MISSING))
     assert v.verdict([h, h]) == v.REPRODUCED
-    assert v.verdict([h, f]) == v.PARTLY
-    assert v.verdict([w, w]) == v.PARTLY
-    assert v.verdict([h, w]) == v.PARTLY
-    assert v.verdict([w, f]) == v.NOT
+    assert v.verdict([h, s]) == v.PARTLY
+    assert v.verdict([h, o]) == v.PARTLY
+    assert v.verdict([h, u]) == v.UNRESOLVED_VERDICT
+    assert v.verdict([s, u]) == v.UNRESOLVED_VERDICT
+    # One failing check makes the claim "not", however many hold.
+    assert v.verdict([h, h, h, f]) == v.NOT
+    assert v.verdict([u, f]) == v.NOT
     assert v.verdict([m]) == v.NOT
     assert v.verdict([]) == v.NOT
+
+
+def test_censored_times_in_the_ours_cell():
+    from vegas_qlog.reproduce.claims import Claim
+
+    results = _results(
+        {
+            ("e", "vegas-w", "t_first_s"): [6.0, 7.0, math.nan],
+            ("e", "vegas-w", "reached_first"): [1.0, 1.0, 0.0],
+            ("e", "vegas", "t_first_s"): [math.nan, math.nan, math.nan],
+            ("e", "vegas", "reached_first"): [0.0, 0.0, 0.0],
+        }
+    )
+    check = Check("sooner", Ref("e", "vegas-w", "t_first_s"), Ref("e", "vegas", "t_first_s"), reached="reached_first")
+    claim = Claim("x", "003", "Fig. 2", "Vegas-W is sooner.", "6.4 s", (check,))
+    cell = ours_cell(claim, results)
+    assert cell == "Vegas-W first 6.5 ± 6.4 s (2 of 3 runs); Vegas first never (0 of 3 runs) (n = 3)"
+    outcome, text = check.evaluate(results)
+    assert outcome.status == v.UNRESOLVED
+    assert "2 of 3 runs" in text
+
+
+def test_baseline_checks_do_not_count():
+    # 000-F5a-newreno: NewReno over Vegas is the paper's starting point.
+    claim = next(c for c in all_claims() if c.id == "000-F5a-newreno")
+    assert [c.baseline for c in claim.checks] == [True, False]
+    assert claim.distinguishing() == claim.checks[1:]
+    assert not claim.baseline
+    baseline_only = {c.id for c in all_claims() if c.baseline}
+    assert baseline_only == {"001-F2-low-loss", "002-F4-before"}
 
 
 # ---------------------------------------------------------------- plan
@@ -226,6 +313,22 @@ def test_checks_and_cells_from_results():
     assert ours_cell(claim, results) == "Vegas 2.00 ± 0.25; NewReno 1.00 ± 0.25 Mbit/s (n = 3)"
     [e] = evaluate([claim], results)
     assert e.verdict == v.REPRODUCED
+    assert e.sensitivity == ""
+    # The sensitivity column: the same claim on the runs with the scenario's other value.
+    from vegas_qlog.reproduce.plan import ALT_SUFFIX, Experiment
+
+    alt = Experiment("e" + ALT_SUFFIX, "000", "t", "vegas-l-geo-per-1e-6.toml", ("vegas", "reno"))
+    varied = _results(
+        {
+            ("e", "vegas", "goodput_mbps"): [2.0, 2.1, 1.9],
+            ("e", "reno", "goodput_mbps"): [1.0, 1.1, 0.9],
+            ("e~alt", "vegas", "goodput_mbps"): [1.0, 1.1, 0.9],
+            ("e~alt", "reno", "goodput_mbps"): [2.0, 2.1, 1.9],
+        }
+    )
+    [e] = evaluate([claim], varied, [alt])
+    assert e.verdict == v.REPRODUCED
+    assert e.sensitivity == "buffers 100: **not**"
     stats = {lab: results.stat(Ref("e", lab, "goodput_mbps")) for lab in ("vegas", "reno", "cubic")}
     word, sentence = answer(stats, "goodput_mbps", higher=True)
     assert word == "no"
@@ -262,7 +365,7 @@ def test_check_report(tmp_path):
     assert problems == [f"{doc}: claim a-3: 0 rows in the verdict table (expected 1)"]
     doc.write_text(GOOD_DOC.replace("**not**", "**maybe**").replace("one.png", "two.png"), encoding="utf-8")
     problems = check_report(doc, ["a-1", "a-2"])
-    assert any("verdict 'maybe' is not one of reproduced, partly, not" in p for p in problems)
+    assert any("verdict 'maybe' is not one of reproduced, partly, unresolved, not" in p for p in problems)
     assert any("figure figs/two.png does not exist" in p for p in problems)
     (tmp_path / "figs" / "two.png").write_bytes(b"0" * 200_000)
     assert any("200000 bytes" in p for p in check_report(doc, ["a-1", "a-2"]))

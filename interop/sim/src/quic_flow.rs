@@ -235,6 +235,9 @@ impl QuicFlow {
             .with_context(|| format!("flow {}", config.name))?;
         for c in [&mut client_config, &mut server_config] {
             c.set_max_send_udp_payload_size(env.max_datagram_bytes);
+            if let Some(packets) = config.initial_window_packets {
+                c.set_initial_congestion_window_packets(packets);
+            }
         }
         // The simulated server's certificate is a fixed self-signed one.
         client_config.verify_peer(false);

@@ -73,6 +73,10 @@ pub struct ScenarioSpec {
     /// Full-size data packets for every flow that does not set its own
     /// `full_size_packets` (default true, as the apps).
     pub full_size_packets: Option<bool>,
+    /// Every flow's initial congestion window in packets (quiche's
+    /// `set_initial_congestion_window_packets`); unset: quiche's 10. The
+    /// papers' TCPs started with one or two segments.
+    pub initial_window_packets: Option<usize>,
 }
 
 /// The timing a seed varies, as it varies in reality: when each flow
@@ -93,6 +97,9 @@ pub struct JitterSpec {
     /// Each cross-traffic source starts up to one datagram spacing late.
     pub cross_phase: bool,
 }
+
+/// The largest `initial_window_packets` a scenario may ask for.
+pub const MAX_INITIAL_WINDOW_PACKETS: usize = 1000;
 
 /// Defaults of [`JitterSpec`].
 pub const DEFAULT_FLOW_START_JITTER_MS: f64 = 10.0;
@@ -412,6 +419,8 @@ pub struct FlowConfig {
     pub full_size_packets: bool,
     /// ACK ratio of both endpoints as receivers (`TransportSettings::ack_every`).
     pub ack_every: u64,
+    /// The initial congestion window in packets; `None`: quiche's default.
+    pub initial_window_packets: Option<usize>,
     pub careful_resume: bool,
     pub careful_resume_loss: LossRule,
     /// The server repeats the unacknowledged tail (`Endpoint::set_tail_repeat`).
@@ -537,6 +546,15 @@ impl Scenario {
     ) -> Result<Scenario, String> {
         check_positive("duration_s", spec.duration_s)?;
         check_positive("sample_interval_ms", spec.sample_interval_ms)?;
+        if let Some(packets) = spec.initial_window_packets {
+            // RFC 9002 section 7.2: never below two datagrams.
+            if !(2..=MAX_INITIAL_WINDOW_PACKETS).contains(&packets) {
+                return Err(format!(
+                    "initial_window_packets: {packets} is out of range: expected 2 to \
+                     {MAX_INITIAL_WINDOW_PACKETS} (RFC 9002 allows no less than 2)"
+                ));
+            }
+        }
         if spec.sample_interval_ms < 1.0 {
             // Finer series would be larger than the qlogs and say no more.
             return Err(format!(
@@ -720,6 +738,7 @@ impl Scenario {
                     .or(spec.full_size_packets)
                     .unwrap_or(true),
                 ack_every: flow.ack_every,
+                initial_window_packets: spec.initial_window_packets,
                 tail_repeat: flow.tail_repeat,
                 careful_resume: flow.careful_resume,
                 careful_resume_loss: LossRule::from_word(&flow.careful_resume_loss).ok_or_else(

@@ -14,7 +14,7 @@ from ..sweep.spec import write_spec
 from .check import check_report
 from .claims import all_claims
 from .document import render
-from .plan import build_plan
+from .plan import build_alternatives, build_plan
 from .results import collect
 from .runner import RUN_FILE, existing_runs, run_all, snapshot_simulator, sweep_spec
 
@@ -54,7 +54,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.only:
         wanted = set(args.only.split(","))
         experiments = [e for e in experiments if e.key in wanted or e.key.split("-")[0] in wanted]
-    specs = [s for e in experiments for s in e.specs]
+    alternatives = build_alternatives(experiments, quick=quick)
+    specs = [s for e in experiments + alternatives for s in e.specs]
     if args.render_only:
         records = existing_runs(specs, runs_dir)
         hashes = {_recorded_hash(r.directory) for r in records if r.status == "cached"}
@@ -108,7 +109,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         info["made"] = json.loads(made.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         info["made"] = None
-    text = render(experiments, claims, results, records, root=root, doc_path=doc, fig_dir=fig_dir, info=info)
+    text = render(
+        experiments,
+        claims,
+        results,
+        records,
+        root=root,
+        doc_path=doc,
+        fig_dir=fig_dir,
+        info=info,
+        alternatives=alternatives,
+    )
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text, encoding="utf-8")
     print(f"reproduce: wrote {doc} and {fig_dir}/ in {time.monotonic() - started:.0f} s", file=sys.stderr)
@@ -123,7 +134,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_spec(args: argparse.Namespace) -> int:
     """Writes the reproduction's runs as a sweep spec (``vegas-qlog sweep`` runs it)."""
     root = Path(args.root).resolve()
-    specs = [s for e in build_plan(root, quick=args.quick) for s in e.specs]
+    experiments = build_plan(root, quick=args.quick)
+    specs = [s for e in experiments + build_alternatives(experiments, quick=args.quick) for s in e.specs]
     spec = sweep_spec(specs, root)
     text = write_spec(spec.entries, spec.scenario_dir)
     if args.output:

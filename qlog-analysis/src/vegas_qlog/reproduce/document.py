@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,16 @@ from ..stats import MeanCI
 from . import accounts, figures
 from . import verdict as v
 from .claims import PAPERS, Claim
-from .plan import MODERN, SCENARIO_DIR, VEGAS_FAMILY, Experiment, RunSpec, toml_value
+from .plan import (
+    ALT_SUFFIX,
+    MODERN,
+    SCENARIO_DIR,
+    VEGAS_FAMILY,
+    Experiment,
+    RunSpec,
+    alternative_of,
+    toml_value,
+)
 from .results import METRICS, Ref, Results, display, fmt, unit
 from .runner import RunRecord
 
@@ -31,32 +40,64 @@ class Evaluated:
     claim: Claim
     outcomes: list[tuple[v.Outcome, str]]
     verdict: str
+    # The verdict with the scenario's other value of its open assumption.
+    sensitivity: str = ""
 
 
-def evaluate(claims: Sequence[Claim], results: Results) -> list[Evaluated]:
+def claim_verdict(claim: Claim, results: Results) -> tuple[list[tuple[v.Outcome, str]], str]:
+    """Every check's outcome (in order) and the verdict of the distinguishing ones."""
+    outcomes = [check.evaluate(results) for check in claim.checks]
+    counted = [o for (o, _), check in zip(outcomes, claim.checks, strict=True) if check in claim.distinguishing()]
+    return outcomes, v.verdict(counted)
+
+
+def sensitivity(claim: Claim, results: Results, alternatives: Sequence[Experiment]) -> str:
+    """``"buffers 100: **unresolved**"``: the claim's verdict on the runs with its
+    scenario's other value (:data:`.plan.ALTERNATIVES`); "" without those runs."""
+    keys = {ref.experiment for check in claim.checks for ref in check.refs()}
+    alts = {a.key.removesuffix(ALT_SUFFIX): a for a in alternatives}
+    if not keys or not keys <= set(alts):
+        return ""
+    alt = alternative_of(alts[next(iter(sorted(keys)))])
+    if alt is None:
+        return ""
+    moved = replace(claim, checks=tuple(c.moved(ALT_SUFFIX) for c in claim.checks))
+    _, word = claim_verdict(moved, results)
+    return f"{alt.short}: **{word}**"
+
+
+def evaluate(claims: Sequence[Claim], results: Results, alternatives: Sequence[Experiment] = ()) -> list[Evaluated]:
     out = []
     for claim in claims:
-        outcomes = [check.evaluate(results) for check in claim.checks]
-        out.append(Evaluated(claim, outcomes, v.verdict([o for o, _ in outcomes])))
+        outcomes, word = claim_verdict(claim, results)
+        out.append(Evaluated(claim, outcomes, word, sensitivity(claim, results, alternatives)))
     return out
 
 
 def ours_cell(claim: Claim, results: Results, limit: int = 8) -> str:
     """The claim's measured quantities: ``Vegas-L 2.31 ± 0.05; Vegas 1.02 ± 0.01 Mbit/s (n = 5)``."""
     refs = claim.shown()
+    # Times to an event are shown censored: the runs that reach it, and how many.
+    reached = {ref: c.reached for c in claim.checks if c.reached for ref in c.refs()}
     parts = []
     units, ns = set(), set()
     for ref in refs[:limit]:
-        ci = results.stat(ref)
         where = f" @{ref.point:g}" if ref.point is not None else ""
+        if ref in reached:
+            events = v.TimeToEvent.of(results.values(ref), results.values(replace(ref, metric=str(reached[ref]))))
+            parts.append((ref, f"{ref.title()}{where} first {events.text()}", events.n))
+            units.add("(time)")
+            ns.add(events.n)
+            continue
+        ci = results.stat(ref)
         parts.append((ref, f"{ref.title()}{where} {fmt(ci, ref.metric)}", ci.n))
         units.add(unit(ref.metric))
         ns.add(ci.n)
     if len(units) == 1:
         u = units.pop()
-        text = "; ".join(p for _, p, _ in parts) + (f" {u}" if u else "")
+        text = "; ".join(p for _, p, _ in parts) + (f" {u}" if u and u != "(time)" else "")
     else:
-        text = "; ".join(p + (f" {unit(r.metric)}" if unit(r.metric) else "") for r, p, _ in parts)
+        text = "; ".join(p + (f" {unit(r.metric)}" if unit(r.metric) and r not in reached else "") for r, p, _ in parts)
     if len(refs) > limit:
         text += f"; … ({len(refs) - limit} more below)"
     if len(ns) == 1:
@@ -81,17 +122,20 @@ def verdict_table(evaluated: Sequence[Evaluated], results: Results) -> str:
             "Paper (where)": paper_ref(e.claim),
             "Paper's figure": e.claim.paper_figure,
             "Ours (mean ± 95% CI, n)": ours_cell(e.claim, results),
+            "Sensitivity (other value: verdict)": e.sensitivity or "-",
             "Verdict": f"**{e.verdict}**",
         }
         for e in evaluated
     ]
-    return markdown_table(pd.DataFrame(rows), align=["l", "l", "l", "l", "l"])
+    return markdown_table(pd.DataFrame(rows), align=["l", "l", "l", "l", "l", "l"])
 
 
 def claim_details(e: Evaluated) -> str:
-    lines = [f"- **`{e.claim.id}`** ({paper_ref(e.claim)}): {e.verdict}."]
-    for outcome, text in e.outcomes:
-        lines.append(f"  - {text}: {outcome.status} ({outcome.reason})")
+    kind = " (a baseline claim: the paper's starting point)" if e.claim.baseline else ""
+    lines = [f"- **`{e.claim.id}`** ({paper_ref(e.claim)}): {e.verdict}{kind}."]
+    for (outcome, text), check in zip(e.outcomes, e.claim.checks, strict=True):
+        tag = " [baseline, not counted]" if check.baseline and not e.claim.baseline else ""
+        lines.append(f"  - {text}: {outcome.status} ({outcome.reason}){tag}")
     return "\n".join(lines)
 
 
@@ -476,6 +520,16 @@ def figure_specs(experiments: Sequence[Experiment]) -> dict[str, list[FigureSpec
                 ),
             ),
             FigureSpec(
+                "001-reverse-seeds",
+                "Fig. 5 setting: goodput per 2 s of every seed, one panel per algorithm; shaded: the reverse CBR.",
+                lambda r: f.per_seed_goodput(
+                    r,
+                    "001-reverse",
+                    ("venodb", "veno", "westwood", "reno"),
+                    shade=window("001-reverse", "cross"),
+                ),
+            ),
+            FigureSpec(
                 "001-five-flow-jain",
                 "Fig. 6 setting: Jain's index of five flows per loss rate.",
                 lambda r: f.bars(
@@ -657,12 +711,16 @@ def render(
     doc_path: Path,
     fig_dir: Path,
     info: dict[str, Any],
+    alternatives: Sequence[Experiment] = (),
 ) -> str:
     """The whole Markdown document (and the figures, written to ``fig_dir``)."""
-    evaluated = evaluate(claims, results)
+    evaluated = evaluate(claims, results, alternatives)
     drawn = make_figures(experiments, results, fig_dir, root)
     fig_rel = _rel(fig_dir, doc_path.parent)
-    counts = {w: sum(1 for e in evaluated if e.verdict == w) for w in VERDICT_WORDS}
+    main = [e for e in evaluated if not e.claim.baseline]
+    base = [e for e in evaluated if e.claim.baseline]
+    counts = {w: sum(1 for e in main if e.verdict == w) for w in VERDICT_WORDS}
+    base_counts = {w: sum(1 for e in base if e.verdict == w) for w in VERDICT_WORDS}
     by_paper: dict[str, list[Evaluated]] = {}
     for e in evaluated:
         by_paper.setdefault(e.claim.paper, []).append(e)
@@ -679,11 +737,17 @@ def render(
     )
     parts.append(accounts.provenance(info))
     parts.append(
-        f"**Summary:** of {len(evaluated)} claims, {counts['reproduced']} reproduced, "
-        f"{counts['partly']} partly, {counts['not']} not.\n"
+        f"**Summary:** of {len(main)} claims on the papers' contributions, {counts['reproduced']} reproduced, "
+        f"{counts['partly']} partly, {counts['unresolved']} unresolved, {counts['not']} not; "
+        f"{len(base)} baseline claims (the setting a paper starts from, not counted above): "
+        + ", ".join(f"{base_counts[w]} {w}" for w in VERDICT_WORDS if base_counts[w])
+        + ".\n"
     )
-    parts.append("## How to read the table\n")
+    parts.append("## Verdict rules\n")
     parts.append(accounts.RULE_TEXT)
+    parts.append(accounts.sensitivity_text(alternatives))
+    parts.append("## Departures\n")
+    parts.append(accounts.DEPARTURES_TEXT)
     parts.append("## Verdicts\n")
     parts.append(verdict_table(evaluated, results))
     parts.append("")
@@ -711,7 +775,7 @@ def render(
     parts.append(accounts.TRANSLATION_TEXT)
     parts.append("## Runs\n")
     parts.append(accounts.runs_text(experiments, records, info))
-    parts.append(commands_section(experiments, records, root))
+    parts.append(commands_section([*experiments, *alternatives], records, root))
     if results.problems:
         parts.append("## Runs that failed, and flows that ended early\n")
         parts.append(

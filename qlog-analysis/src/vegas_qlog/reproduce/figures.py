@@ -272,3 +272,46 @@ def time_series(
             ax.axvspan(start, stop, color="0.9", linewidth=0, zorder=0)
         ax.legend(loc="best", ncol=2)
     return fig
+
+
+def per_seed_goodput(
+    results: Results,
+    experiment: str,
+    labels: Sequence[str],
+    *,
+    bin_s: float = 2.0,
+    shade: Sequence[tuple[float, float]] = (),
+) -> Figure | None:
+    """Goodput per ``bin_s`` of the flow under test, one panel per algorithm
+    and one thin line per seed: what a mean over seeds hides (a run that
+    resumes late beside one that resumes at once)."""
+    panels: list[tuple[str, list[pd.DataFrame]]] = []
+    for label in labels:
+        curves = []
+        rows = results.rows(experiment, label)
+        for _, row in rows.sort_values("seed").iterrows() if not rows.empty else ():
+            try:
+                run = load_run(row["directory"])
+                name = next(f["name"] for f in run.summary["flows"] if f.get("under_test"))
+                data = run.flow_series(name)
+            except (SimOutputError, StopIteration):
+                continue
+            end = float(run.summary.get("simulated_s", data["time_s"].max()))
+            curves.append(binned_goodput(data, bin_s, end))
+        if curves:
+            panels.append((display(label), curves))
+    if not panels:
+        return None
+    fig, axes = plots.new_figure(size=(3.5, 1.1 * len(panels) + 0.4), rows=len(panels))
+    axes = np.atleast_1d(axes)
+    with plots.style():
+        for ax, (name, curves) in zip(axes, panels, strict=True):
+            for start, stop in shade:
+                ax.axvspan(start, stop, color="0.9", linewidth=0, zorder=0)
+            for data in curves:
+                ax.plot(data["time_s"], data["goodput_bps"] / 1e6, linewidth=0.6, alpha=0.7, color="#0072B2")
+            ax.set_ylabel("Mbit/s")
+            ax.set_ylim(bottom=0)
+            ax.set_title(f"{name} ({len(curves)} seeds)", fontsize="small")
+        axes[-1].set_xlabel("Time (s)")
+    return fig

@@ -26,6 +26,13 @@ from ..sim import SimRun
 # Bottleneck utilisation that counts as "full", and for how long it must last.
 FULL_UTILIZATION = 0.95
 FULL_HOLD_S = 1.0
+# The averaging window of "first reaches": how a reader smooths a throughput
+# figure (003's "first at 95% after 6.4 s").
+SMOOTH_S = 1.0
+# 001-F5: the flow has regained the link when its goodput over this window
+# reaches this share of the bottleneck's rate.
+REGAIN_WINDOW_S = 2.0
+REGAIN_SHARE = 0.5
 
 
 def _flow(run: SimRun, name: str) -> dict[str, Any]:
@@ -164,16 +171,48 @@ def single_flow(run: SimRun, table: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def first_reach(times: np.ndarray, values: np.ndarray, level: float, after: float, until: float) -> float:
+    """First time in ``(after, until]`` at which ``values`` reach ``level`` (NaN: never)."""
+    sel = (times > after + 1e-9) & (times <= until + 1e-9) & (values >= level)
+    return float(times[sel][0]) if sel.any() else math.nan
+
+
+def smoothed(series: pd.DataFrame, column: str, window_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """``column`` averaged over the trailing ``window_s`` at every sample time."""
+    data = series[["time_s", column]].dropna()
+    times = data["time_s"].to_numpy(dtype=float)
+    if len(times) < 2:
+        return times, data[column].to_numpy(dtype=float)
+    step = float(np.median(np.diff(times)))
+    k = max(1, round(window_s / step)) if step > 0 else 1
+    values = data[column].rolling(k, min_periods=k).mean().to_numpy(dtype=float)
+    return times, values
+
+
+def trailing_goodput_bps(series: pd.DataFrame, window_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Goodput over the trailing ``window_s`` at every sample time."""
+    data = series[["time_s", "bytes_delivered"]].dropna()
+    times = data["time_s"].to_numpy(dtype=float)
+    rates = np.array([window_goodput_bps(series, t - window_s, t) if t >= window_s else math.nan for t in times])
+    return times, rates
+
+
 def reverse(run: SimRun, table: dict[str, Any]) -> dict[str, float]:
     tested = _under_test(run)[0]
     series = run.flow_series(tested["name"])
     cbr = _cross(table, "d2-s2")
     start, stop, end = float(cbr["start_s"]), float(cbr["stop_s"]), float(table["duration_s"])
+    rate = float(table["links"]["bottleneck"]["rate_mbps"]) * 1e6
+    times, rates = trailing_goodput_bps(series, REGAIN_WINDOW_S)
+    # Counted from the CBR's stop, once a full window lies after it.
+    regain = first_reach(times, rates, REGAIN_SHARE * rate, stop + REGAIN_WINDOW_S, end)
     out = _common(run)
     out.update(
         goodput_mbps=_num(tested["goodput_bps"]) / 1e6,
         during_mbps=window_goodput_bps(series, start, stop) / 1e6,
-        after_mbps=window_goodput_bps(series, stop, stop + (end - stop) / 5) / 1e6,
+        after_mbps=window_goodput_bps(series, stop, end) / 1e6,
+        t_regain_s=regain - stop if not math.isnan(regain) else math.nan,
+        regained=float(not math.isnan(regain)),
     )
     return out
 
@@ -290,14 +329,23 @@ def cbr_step(run: SimRun, table: dict[str, Any]) -> dict[str, float]:
     start, stop, end = float(cbr["start_s"]), float(cbr["stop_s"]), float(table["duration_s"])
     t_full, reached = _time_to_full(queue, 0.0, start)
     t_back, back = _time_to_full(queue, stop, end)
+    # As a reader takes it from a figure: the first time the utilisation,
+    # averaged over SMOOTH_S, reaches the level (censored: NaN and 0).
+    times, util = smoothed(queue, "utilization", SMOOTH_S)
+    first = first_reach(times, util, FULL_UTILIZATION, 0.0, start)
+    again = first_reach(times, util, FULL_UTILIZATION, stop + SMOOTH_S, end)
     out = _common(run)
     out.update(
         goodput_mbps=_num(tested["goodput_bps"]) / 1e6,
         t_full_s=t_full,
         reached_full=reached,
+        t_first_s=first,
+        reached_first=float(not math.isnan(first)),
         util_cbr=window_mean(queue, "utilization", start, stop),
         t_recover_s=t_back,
         recovered=back,
+        t_back_s=again - stop if not math.isnan(again) else math.nan,
+        back_first=float(not math.isnan(again)),
     )
     # Before the CBR: how full the link is and the window against the path's BDP.
     series = run.flow_series(tested["name"])

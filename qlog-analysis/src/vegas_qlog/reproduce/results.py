@@ -13,7 +13,7 @@ import pandas as pd
 from ..sim import SimOutputError, load_run
 from ..stats import MeanCI, mean_ci
 from .measures import MEASURES
-from .plan import RunSpec, effective_scenario
+from .plan import ALT_SUFFIX, RunSpec, effective_scenario
 from .runner import RunRecord
 
 # How algorithms are named in the report (the papers' names).
@@ -55,7 +55,13 @@ METRICS: dict[str, tuple[str, int, str]] = {
     "jain": ("", 3, "Jain's fairness index"),
     "goodput_mbps": ("Mbit/s", 2, "goodput"),
     "during_mbps": ("Mbit/s", 2, "goodput while the reverse CBR runs"),
-    "after_mbps": ("Mbit/s", 2, "goodput in the first fifth of the rest after the CBR stops"),
+    "after_mbps": ("Mbit/s", 2, "goodput after the CBR stops (to the end of the run)"),
+    "t_regain_s": ("s", 1, "time to half the bottleneck's rate after the CBR stops (runs that reach it)"),
+    "regained": ("", 2, "share of runs that regain half the bottleneck's rate"),
+    "t_first_s": ("s", 1, "first time the 1 s utilisation reaches 0.95 (runs that reach it)"),
+    "reached_first": ("", 2, "share of runs whose 1 s utilisation reaches 0.95 before the CBR"),
+    "t_back_s": ("s", 1, "first time the 1 s utilisation reaches 0.95 after the CBR stops (runs that reach it)"),
+    "back_first": ("", 2, "share of runs whose 1 s utilisation reaches 0.95 again after the CBR"),
     "total_mbps": ("Mbit/s", 2, "sum of the flows' goodputs"),
     "short_mbps": ("Mbit/s", 2, "goodput of the short-RTT flow"),
     "long_mbps": ("Mbit/s", 2, "goodput of the long-RTT flow"),
@@ -68,7 +74,7 @@ METRICS: dict[str, tuple[str, int, str]] = {
     "test_pair_during_kbps": ("kbit/s", 0, "pair under test's goodput while the VBR runs"),
     "vegas_pair_during_kbps": ("kbit/s", 0, "Vegas pair's goodput while the VBR runs"),
     "jain_before": ("", 3, "Jain's index of the four flows before the VBR starts"),
-    "t_full_s": ("s", 1, "time to full bottleneck utilisation"),
+    "t_full_s": ("s", 1, "time to utilisation ≥ 0.95 held for 1 s (censored runs at 80 s)"),
     "util_cbr": ("", 3, "bottleneck utilisation while the CBR runs"),
     "t_recover_s": ("s", 1, "time to full utilisation again after the CBR stops"),
     "change_mbps": ("Mbit/s", 2, "goodput on the new route"),
@@ -153,6 +159,11 @@ class Results:
         return mean_ci(self.values(ref))
 
 
+def base_experiment(key: str) -> str:
+    """The experiment a sensitivity variant (``KEY~alt``) varies."""
+    return key.split(ALT_SUFFIX)[0]
+
+
 def collect(records: Sequence[RunRecord], root: Path) -> Results:
     """Loads every run and applies its experiment's measure."""
     rows = []
@@ -184,7 +195,7 @@ def collect(records: Sequence[RunRecord], root: Path) -> Results:
             ended = "; ".join(f"{f['name']}: {f['failure']}" for f in run.summary["flows"] if f.get("failure"))
             problems.append(f"{spec.experiment} {spec.label} seed {spec.seed}: ended early ({ended})")
         try:
-            row.update(MEASURES[spec.experiment](run, table))
+            row.update(MEASURES[base_experiment(spec.experiment)](run, table))
         except (KeyError, SimOutputError, ValueError) as e:
             problems.append(f"{spec.experiment} {spec.label} seed {spec.seed}: cannot measure ({e})")
         rows.append(row)
