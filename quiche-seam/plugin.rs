@@ -114,6 +114,7 @@ pub(crate) fn judged_counts(
 /// `Congestion::on_packets_acked` when a plug-in controller runs on this
 /// path: the newly acknowledged `packets` with the ACK's delay (already
 /// scaled by the peer's ack_delay_exponent) and the peer's report.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn on_ack(
     r: &mut Congestion, bytes_in_flight: usize, packets: &mut Vec<Acked>,
     rtt_stats: &RttStats, now: Instant, ack_delay: Duration,
