@@ -16,7 +16,9 @@ use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help};
 use quiche_vegas::net::{run_client, stop_client_on_signals, ClientReport, ClientSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
-use quiche_vegas::transfer::{ClientSession, HttpVersion, RequestOutcome, ResponseSummary};
+use quiche_vegas::transfer::{
+    ClientSession, HttpVersion, RequestOptions, RequestOutcome, ResponseRecord, ResponseSummary,
+};
 
 /// Downloads every URL (all on one server) over one QUIC connection.
 ///
@@ -79,6 +81,40 @@ struct QuicheClientFlags {
     /// negotiation) [default: quiche's, 1].
     #[arg(long, value_name = "VERSION", value_parser = parse_wire_version)]
     wire_version: Option<u32>,
+
+    /// HTTP request method (HTTP/3 only for anything but GET). Our server
+    /// answers POST and PUT by counting and hashing the body (an upload
+    /// measures the client-to-server direction).
+    #[arg(long, value_name = "METHOD", default_value = "GET")]
+    method: String,
+
+    /// Send FILE's contents as every request's body (HTTP/3; with a
+    /// content-length).
+    #[arg(long, value_name = "FILE")]
+    body: Option<PathBuf>,
+
+    /// Add a request header field, "Name: value" (repeatable; the name is
+    /// sent lowercase, as HTTP/3 requires).
+    #[arg(short = 'H', long = "header", value_name = "HEADER", value_parser = parse_header)]
+    headers: Vec<(String, String)>,
+
+    /// Print the responses (header fields and body, the first 1 MiB of
+    /// each, as UTF-8 with invalid bytes replaced) as one JSON document on
+    /// stdout; the per-response lines and the summary then go to stderr.
+    #[arg(long)]
+    dump_json: bool,
+}
+
+/// "Name: value" → (lowercase name, value without surrounding blanks).
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("header '{text}' is not 'Name: value'"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("header '{text}' has no name"));
+    }
+    Ok((name.to_ascii_lowercase(), value.trim().to_string()))
 }
 
 fn parse_wire_version(text: &str) -> Result<u32, String> {
@@ -206,12 +242,27 @@ fn run(args: Args) -> anyhow::Result<bool> {
         Some(addr) => addr,
         None => resolve(&target)?,
     };
+    let body = match &flags.body {
+        Some(path) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("cannot read --body file {}", path.display()))?
+                .into(),
+        ),
+        None => None,
+    };
+    let options = RequestOptions {
+        method: Some(flags.method.clone()),
+        headers: flags.headers.clone(),
+        body,
+        record: flags.dump_json,
+    };
     let session = ClientSession::new(
         args.http_version,
         &target.authority,
         &target.paths,
         args.dump_responses.as_deref(),
-    )?;
+    )?
+    .with_options(options)?;
     stop_client_on_signals().context("cannot handle SIGINT/SIGTERM")?;
     let show_progress = std::io::stderr().is_terminal();
     let setup = ClientSetup {
@@ -230,41 +281,70 @@ fn run(args: Args) -> anyhow::Result<bool> {
     }
     let (session, report) = result?;
     let summaries = session.summaries();
-    for s in &summaries {
-        println!("{}", response_line(s));
+    let mut lines: Vec<String> = summaries
+        .iter()
+        .map(|s| response_line(&flags.method, s))
+        .collect();
+    lines.push(summary_line(
+        &summaries,
+        &report,
+        session.server_header(),
+        args.http_version,
+    ));
+    if flags.dump_json {
+        println!("{}", responses_json(&session.records()));
+        for line in &lines {
+            eprintln!("{line}");
+        }
+    } else {
+        for line in &lines {
+            println!("{line}");
+        }
     }
-    println!(
-        "{}",
-        summary_line(
-            &summaries,
-            &report,
-            session.server_header(),
-            args.http_version
-        )
-    );
     Ok(session.all_succeeded())
 }
 
-fn response_line(s: &ResponseSummary) -> String {
+/// `--dump-json`: `{"entries": [{"path", "headers": [[name, value]...],
+/// "body", "body_truncated"}...]}`, one entry per request in order.
+fn responses_json(records: &[&ResponseRecord]) -> String {
+    let entries: Vec<serde_json::Value> = records
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "path": r.path,
+                "headers": r.headers.iter().map(|(n, v)| [n, v]).collect::<Vec<_>>(),
+                "body": String::from_utf8_lossy(&r.body),
+                "body_truncated": r.body_truncated,
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({ "entries": entries }))
+        .unwrap_or_else(|e| format!("{{\"error\": \"cannot encode responses: {e}\"}}"))
+}
+
+fn response_line(method: &str, s: &ResponseSummary) -> String {
     let status = s
         .status
         .map_or_else(String::new, |st| format!("  status={st}"));
     match &s.outcome {
         Some(RequestOutcome::Complete { sha256 }) if s.is_success() => {
-            format!("GET {}  {} bytes  sha256={sha256}{status}", s.path, s.bytes)
+            format!(
+                "{method} {}  {} bytes  sha256={sha256}{status}",
+                s.path, s.bytes
+            )
         }
         Some(RequestOutcome::Complete { .. }) => {
             format!(
-                "GET {}  FAILED: status {}  {} bytes",
+                "{method} {}  FAILED: status {}  {} bytes",
                 s.path,
                 s.status.unwrap_or(0),
                 s.bytes
             )
         }
         Some(RequestOutcome::Failed(reason)) => {
-            format!("GET {}  FAILED: {reason}  {} bytes", s.path, s.bytes)
+            format!("{method} {}  FAILED: {reason}  {} bytes", s.path, s.bytes)
         }
-        None => format!("GET {}  FAILED: unfinished  {} bytes", s.path, s.bytes),
+        None => format!("{method} {}  FAILED: unfinished  {} bytes", s.path, s.bytes),
     }
 }
 

@@ -40,6 +40,11 @@ struct Args {
     #[arg(long)]
     serve_dotfiles: bool,
 
+    /// The file served for a path that names a directory (quiche's
+    /// server's --index).
+    #[arg(long, value_name = "FILE", default_value = quiche_vegas::transfer::DEFAULT_INDEX)]
+    index: String,
+
     /// TLS certificate chain (PEM). Without --cert and --key a self-signed
     /// certificate for localhost is made at start, in memory only.
     #[arg(long, value_name = "FILE", requires = "key")]
@@ -168,7 +173,9 @@ fn main() -> ExitCode {
 fn run(args: Args) -> anyhow::Result<()> {
     let settings = args.transport.settings();
     let root = args.root.as_deref().context("--root is required")?;
-    let source = DirSource::new(root)?.with_dotfiles(args.serve_dotfiles);
+    let source = DirSource::new(root)?
+        .with_dotfiles(args.serve_dotfiles)
+        .with_index(&args.index)?;
     let identity = match (&args.cert, &args.key) {
         (Some(cert), Some(key)) => Identity::from_files(&CertFiles {
             cert: cert.clone(),

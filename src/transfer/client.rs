@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
 use quiche::h3::{self, NameValue};
@@ -56,9 +57,79 @@ impl ResponseSummary {
     }
 }
 
+/// What every request of a session sends besides its path (quiche's
+/// client's `--method`, `-H`, `--body`), and whether to keep responses'
+/// headers and bodies for `--dump-json`.
+#[derive(Clone, Debug, Default)]
+pub struct RequestOptions {
+    /// `None`: GET.
+    pub method: Option<String>,
+    /// Extra header fields, in order (names lowercase, no pseudo-headers).
+    pub headers: Vec<(String, String)>,
+    /// A request body, sent after the headers (HTTP/3 only).
+    pub body: Option<Arc<[u8]>>,
+    /// Keep each response's header fields and up to
+    /// [`MAX_RECORDED_BODY`] bytes of its body ([`ClientSession::records`]).
+    pub record: bool,
+}
+
+/// Body bytes of one response kept for `--dump-json`: a 10 MiB download
+/// must not become 10 MiB of JSON in memory.
+pub const MAX_RECORDED_BODY: usize = 1 << 20;
+
+impl RequestOptions {
+    /// Checks what the user gave: a method is an HTTP token (RFC 9110
+    /// section 9.1); a header field name is a lowercase token and not a
+    /// pseudo-header (RFC 9114 section 4.2); a value has no CR, LF or NUL;
+    /// a method other than GET, a header or a body need HTTP/3.
+    pub fn validate(&self, version: HttpVersion) -> anyhow::Result<()> {
+        let is_token = |t: &str| {
+            !t.is_empty()
+                && t.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        };
+        if let Some(method) = &self.method {
+            if !is_token(method) {
+                bail!("method '{method}' is not an HTTP method token");
+            }
+        }
+        for (name, value) in &self.headers {
+            if !is_token(name) || name.bytes().any(|b| b.is_ascii_uppercase()) {
+                bail!("header name '{name}' must be a lowercase HTTP token (no pseudo-header)");
+            }
+            if value.contains(['\r', '\n', '\0']) {
+                bail!("the value of header '{name}' contains CR, LF or NUL");
+            }
+        }
+        let plain_get = self.method.as_deref().is_none_or(|m| m == "GET")
+            && self.headers.is_empty()
+            && self.body.is_none();
+        if version == HttpVersion::Http09 && !plain_get {
+            bail!("HTTP/0.9 sends only GET requests: a method, headers or a body need HTTP/3");
+        }
+        Ok(())
+    }
+}
+
+/// One response as `--dump-json` shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResponseRecord {
+    pub path: String,
+    /// Header fields as received, pseudo-headers included.
+    pub headers: Vec<(String, String)>,
+    /// The first [`MAX_RECORDED_BODY`] bytes of the body.
+    pub body: Vec<u8>,
+    /// The body was longer than what is kept.
+    pub body_truncated: bool,
+}
+
 struct Request {
     path: String,
     stream_id: Option<u64>,
+    /// Bytes of the request body handed to quiche; `None` once all of it is
+    /// (or once the server stopped reading it).
+    body_sent: Option<usize>,
+    record: Option<ResponseRecord>,
     /// Bytes of the hq-interop request line sent so far.
     hq_sent: usize,
     status: Option<u16>,
@@ -117,6 +188,7 @@ pub struct ClientSession {
     buf: Vec<u8>,
     closing: bool,
     saves_bodies: bool,
+    options: RequestOptions,
     /// The first HTTP/3 `server` header received (printable ASCII, at most
     /// [`MAX_SERVER_HEADER`] characters): what the client knows of the
     /// sender.
@@ -162,6 +234,8 @@ impl ClientSession {
             requests.push(Request {
                 path: path.clone(),
                 stream_id: None,
+                body_sent: None,
+                record: None,
                 hq_sent: 0,
                 status: None,
                 content_length: None,
@@ -180,8 +254,31 @@ impl ClientSession {
             buf: vec![0; CHUNK],
             closing: false,
             saves_bodies: dump_dir.is_some(),
+            options: RequestOptions::default(),
             server_header: None,
         })
+    }
+
+    /// Sends every request with these options (see [`RequestOptions`]).
+    pub fn with_options(mut self, options: RequestOptions) -> anyhow::Result<Self> {
+        options.validate(self.version)?;
+        for request in &mut self.requests {
+            request.record = options.record.then(|| ResponseRecord {
+                path: request.path.clone(),
+                ..ResponseRecord::default()
+            });
+        }
+        self.options = options;
+        Ok(self)
+    }
+
+    /// The responses kept for `--dump-json`, in request order (empty unless
+    /// [`RequestOptions::record`]).
+    pub fn records(&self) -> Vec<&ResponseRecord> {
+        self.requests
+            .iter()
+            .filter_map(|r| r.record.as_ref())
+            .collect()
     }
 
     pub fn version(&self) -> HttpVersion {
@@ -289,19 +386,43 @@ impl ClientSession {
         let Some(h3_conn) = self.h3.as_mut() else {
             return Ok(());
         };
+        let method = self.options.method.as_deref().unwrap_or("GET");
+        // An empty body is no body: the headers carry FIN.
+        let body = self.options.body.as_deref().filter(|b| !b.is_empty());
+        let content_length = self.options.body.as_ref().map(|b| b.len());
+        // Bodies of requests already sent, before any new request: a
+        // request does not wait behind the next one's headers.
+        if let Some(body) = body {
+            for request in &mut self.requests[..self.next] {
+                send_request_body(h3_conn, conn, request, body)?;
+            }
+        }
         while let Some(request) = self.requests.get_mut(self.next) {
-            let headers = [
-                h3::Header::new(b":method", b"GET"),
+            let mut headers = vec![
+                h3::Header::new(b":method", method.as_bytes()),
                 h3::Header::new(b":scheme", b"https"),
                 h3::Header::new(b":authority", self.authority.as_bytes()),
                 h3::Header::new(b":path", request.path.as_bytes()),
                 h3::Header::new(b"user-agent", USER_AGENT),
             ];
-            match h3_conn.send_request(conn, &headers, true) {
+            for (name, value) in &self.options.headers {
+                headers.push(h3::Header::new(name.as_bytes(), value.as_bytes()));
+            }
+            if let Some(len) = content_length {
+                headers.push(h3::Header::new(
+                    b"content-length",
+                    len.to_string().as_bytes(),
+                ));
+            }
+            match h3_conn.send_request(conn, &headers, body.is_none()) {
                 Ok(id) => {
                     request.stream_id = Some(id);
                     self.by_stream.insert(id, self.next);
                     self.next += 1;
+                    if let Some(body) = body {
+                        request.body_sent = Some(0);
+                        send_request_body(h3_conn, conn, request, body)?;
+                    }
                 }
                 Err(h3::Error::StreamBlocked)
                 | Err(h3::Error::TransportError(quiche::Error::StreamLimit)) => break,
@@ -341,6 +462,14 @@ impl ClientSession {
             };
             match event {
                 h3::Event::Headers { list, .. } => {
+                    if let Some(record) = request.record.as_mut() {
+                        record.headers.extend(list.iter().map(|h| {
+                            (
+                                String::from_utf8_lossy(h.name()).into_owned(),
+                                String::from_utf8_lossy(h.value()).into_owned(),
+                            )
+                        }));
+                    }
                     let mut bad_length = false;
                     for header in &list {
                         match header.name() {
@@ -379,6 +508,11 @@ impl ClientSession {
                 h3::Event::Data => loop {
                     match h3_conn.recv_body(conn, id, &mut self.buf) {
                         Ok(n) => {
+                            if let Some(record) = request.record.as_mut() {
+                                let room = MAX_RECORDED_BODY - record.body.len();
+                                record.body.extend_from_slice(&self.buf[..n.min(room)]);
+                                record.body_truncated |= n > room;
+                            }
                             if let Err(e) = request.sink.write(&self.buf[..n]) {
                                 request.fail(format!("cannot write response body: {e}"));
                                 conn.stream_shutdown(
@@ -470,6 +604,47 @@ impl ClientSession {
             }
         }
     }
+}
+
+/// Hands quiche as much of `request`'s body as flow control allows; the
+/// body ends with FIN. A server that stopped reading it (STOP_SENDING, e.g.
+/// an early error response) ends the upload: its response says why.
+fn send_request_body(
+    h3_conn: &mut h3::Connection,
+    conn: &mut quiche::Connection,
+    request: &mut Request,
+    body: &[u8],
+) -> anyhow::Result<()> {
+    let (Some(id), Some(sent)) = (request.stream_id, request.body_sent) else {
+        return Ok(());
+    };
+    let mut sent = sent;
+    loop {
+        match h3_conn.send_body(conn, id, &body[sent..], true) {
+            Ok(n) => {
+                sent += n;
+                if sent == body.len() {
+                    request.body_sent = None;
+                    return Ok(());
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+            Err(h3::Error::Done) => break,
+            Err(h3::Error::TransportError(quiche::Error::StreamStopped(_)))
+            | Err(h3::Error::TransportError(quiche::Error::InvalidStreamState(_))) => {
+                request.body_sent = None;
+                return Ok(());
+            }
+            Err(e) => {
+                conn.close(true, H3_INTERNAL_ERROR, b"").ok();
+                bail!("cannot send the request body for {}: {e}", request.path);
+            }
+        }
+    }
+    request.body_sent = Some(sent);
+    Ok(())
 }
 
 fn hq_reset_reason(code: u64) -> String {

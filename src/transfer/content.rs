@@ -47,8 +47,8 @@ pub trait ContentSource: Send + Sync {
 /// Files under a root directory. Paths are resolved segment by segment; `..`
 /// segments, paths not starting with `/`, dotfiles (any segment starting
 /// with `.`, unless allowed), and anything that resolves (through symbolic
-/// links) outside the root are not found. A directory serves its
-/// `index.html`.
+/// links) outside the root are not found. A directory serves its index
+/// file (`index.html` unless [`DirSource::with_index`] names another).
 ///
 /// A body holds no open file: each chunk is read by opening the file,
 /// reading at the offset, and closing it again, so that any number of
@@ -59,7 +59,13 @@ pub trait ContentSource: Send + Sync {
 pub struct DirSource {
     root: PathBuf,
     dotfiles: bool,
+    /// The file a directory's path serves.
+    index: String,
 }
+
+/// The index file served for a directory unless told otherwise (quiche's
+/// server's default too).
+pub const DEFAULT_INDEX: &str = "index.html";
 
 impl DirSource {
     pub fn new(root: &Path) -> anyhow::Result<Self> {
@@ -88,7 +94,18 @@ impl DirSource {
         Ok(DirSource {
             root,
             dotfiles: false,
+            index: DEFAULT_INDEX.to_string(),
         })
+    }
+
+    /// Serve `name` for a path naming a directory (quiche's `--index`). A
+    /// file name, not a path: one segment, not `.`/`..`, no NUL.
+    pub fn with_index(mut self, name: &str) -> anyhow::Result<Self> {
+        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+            bail!("index '{name}' must be a file name (one path segment)");
+        }
+        self.index = name.to_string();
+        Ok(self)
     }
 
     /// Serve dotfiles (`/.env`, `/.git/config`) too; refused by default.
@@ -107,7 +124,7 @@ impl DirSource {
         let mut candidate = self.root.clone();
         candidate.extend(segments);
         if candidate.is_dir() {
-            candidate.push("index.html");
+            candidate.push(&self.index);
         }
         // Resolves symbolic links; whatever leaves the root is refused.
         let resolved = candidate.canonicalize().ok()?;

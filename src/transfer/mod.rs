@@ -22,8 +22,13 @@ mod sink;
 use std::fmt;
 use std::str::FromStr;
 
-pub use client::{ClientSession, RequestOutcome, ResponseSummary};
-pub use content::{Body, ContentSource, DirSource, Lookup, SyntheticReader, SyntheticSource};
+pub use client::{
+    ClientSession, RequestOptions, RequestOutcome, ResponseRecord, ResponseSummary,
+    MAX_RECORDED_BODY,
+};
+pub use content::{
+    Body, ContentSource, DirSource, Lookup, SyntheticReader, SyntheticSource, DEFAULT_INDEX,
+};
 pub use server::ServerSession;
 pub use sink::{dump_file_name, BodySink};
 

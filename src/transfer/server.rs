@@ -1,5 +1,6 @@
 //! The server side: answers HTTP/3 and hq-interop GET requests from a
-//! [`ContentSource`].
+//! [`ContentSource`], and takes HTTP/3 uploads (POST, PUT) to measure the
+//! client-to-server direction: the body is counted and hashed, never stored.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
@@ -7,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail};
 use quiche::h3::{self, NameValue};
+use sha2::{Digest, Sha256};
 
 use super::content::{Body, ContentSource, Lookup};
 use super::request::{parse_h3_request, parse_hq_request};
@@ -64,6 +66,13 @@ impl BodyCursor {
         })
     }
 
+    fn from_vec(bytes: Vec<u8>) -> Self {
+        BodyCursor::new(Body {
+            len: bytes.len() as u64,
+            reader: Box::new(io::Cursor::new(bytes)),
+        })
+    }
+
     /// No body, announcing `len` bytes (HEAD: what GET would send).
     fn announced(len: u64) -> Self {
         BodyCursor {
@@ -101,6 +110,49 @@ impl BodyCursor {
     }
 }
 
+/// An upload (an HTTP/3 POST or PUT) being received. Its body is counted
+/// and hashed as it arrives and then dropped, so an upload of any size costs
+/// the server no memory; the answer, once the body has ended, says what
+/// arrived (`{"received_bytes":N,"sha256":"..."}`) so the client can check
+/// its upload end to end.
+struct Upload {
+    bytes: u64,
+    hasher: Sha256,
+}
+
+impl Upload {
+    fn new() -> Self {
+        Upload {
+            bytes: 0,
+            hasher: Sha256::new(),
+        }
+    }
+
+    fn take(&mut self, data: &[u8]) {
+        self.bytes += data.len() as u64;
+        self.hasher.update(data);
+    }
+
+    fn response(self, server_header: &[u8]) -> Response {
+        let body = format!(
+            "{{\"received_bytes\":{},\"sha256\":\"{}\"}}\n",
+            self.bytes,
+            hex::encode(self.hasher.finalize())
+        )
+        .into_bytes();
+        let headers = vec![
+            h3::Header::new(b":status", b"200"),
+            h3::Header::new(b"server", server_header),
+            h3::Header::new(b"content-type", b"application/json"),
+            h3::Header::new(b"content-length", body.len().to_string().as_bytes()),
+        ];
+        Response {
+            headers: Some(headers),
+            body: BodyCursor::from_vec(body),
+        }
+    }
+}
+
 struct Response {
     /// HTTP/3 headers not sent yet.
     headers: Option<Vec<h3::Header>>,
@@ -120,6 +172,8 @@ pub struct ServerSession {
     source: Arc<dyn ContentSource>,
     proto: Proto,
     responses: BTreeMap<u64, Response>,
+    /// HTTP/3 uploads whose body has not ended yet, by stream.
+    uploads: BTreeMap<u64, Upload>,
     /// hq-interop request bytes received so far, by stream.
     hq_requests: HashMap<u64, Vec<u8>>,
     buf: Vec<u8>,
@@ -134,6 +188,7 @@ impl ServerSession {
             source,
             proto: Proto::Handshake,
             responses: BTreeMap::new(),
+            uploads: BTreeMap::new(),
             hq_requests: HashMap::new(),
             buf: vec![0; CHUNK],
             requests: 0,
@@ -157,9 +212,10 @@ impl ServerSession {
         self.requests
     }
 
-    /// Responses not yet completely handed to quiche.
+    /// Responses not yet completely handed to quiche, and uploads whose
+    /// body is still arriving.
     pub fn pending_responses(&self) -> usize {
-        self.responses.len()
+        self.responses.len() + self.uploads.len()
     }
 
     /// The protocol spoken, once the handshake has chosen it.
@@ -192,7 +248,10 @@ impl ServerSession {
                 h3_conn,
                 conn,
                 self.source.as_ref(),
-                &mut self.responses,
+                &mut H3Streams {
+                    responses: &mut self.responses,
+                    uploads: &mut self.uploads,
+                },
                 &mut self.buf,
                 &mut self.requests,
                 &self.server_header,
@@ -206,6 +265,7 @@ impl ServerSession {
         if let Err(e) = result {
             self.proto = Proto::Closed;
             self.responses.clear();
+            self.uploads.clear();
             return Err(e);
         }
         self.write_responses(conn);
@@ -346,25 +406,39 @@ impl ServerSession {
     }
 }
 
+/// The HTTP/3 streams a server connection is answering.
+struct H3Streams<'a> {
+    responses: &'a mut BTreeMap<u64, Response>,
+    uploads: &'a mut BTreeMap<u64, Upload>,
+}
+
 fn poll_h3(
     h3_conn: &mut h3::Connection,
     conn: &mut quiche::Connection,
     source: &dyn ContentSource,
-    responses: &mut BTreeMap<u64, Response>,
+    streams: &mut H3Streams,
     buf: &mut [u8],
     requests: &mut u64,
     server_header: &[u8],
 ) -> anyhow::Result<()> {
     loop {
         match h3_conn.poll(conn) {
-            Ok((id, h3::Event::Headers { list, .. })) => {
+            Ok((id, h3::Event::Headers { list, more_frames })) => {
                 *requests += 1;
                 match respond_h3(source, &list, conn.trace_id(), server_header) {
-                    Some(response) => {
+                    Some(Answer::Now(response)) => {
                         // The response depends on the headers alone; a
                         // request body is not read.
                         conn.stream_shutdown(id, quiche::Shutdown::Read, 0).ok();
-                        responses.insert(id, response);
+                        streams.responses.insert(id, response);
+                    }
+                    Some(Answer::AfterBody) if more_frames => {
+                        streams.uploads.insert(id, Upload::new());
+                    }
+                    Some(Answer::AfterBody) => {
+                        streams
+                            .responses
+                            .insert(id, Upload::new().response(server_header));
                     }
                     None => {
                         conn.stream_shutdown(id, quiche::Shutdown::Read, H3_MESSAGE_ERROR)
@@ -375,18 +449,27 @@ fn poll_h3(
                 }
             }
             Ok((id, h3::Event::Data)) => {
+                let mut upload = streams.uploads.get_mut(&id);
                 while let Ok(n) = h3_conn.recv_body(conn, id, buf) {
                     if n == 0 {
                         break;
                     }
+                    if let Some(upload) = upload.as_mut() {
+                        upload.take(&buf[..n]);
+                    }
+                }
+            }
+            Ok((id, h3::Event::Finished)) => {
+                if let Some(upload) = streams.uploads.remove(&id) {
+                    log::info!("{} upload of {} bytes", conn.trace_id(), upload.bytes);
+                    streams.responses.insert(id, upload.response(server_header));
                 }
             }
             Ok((id, h3::Event::Reset(_))) => {
-                responses.remove(&id);
+                streams.responses.remove(&id);
+                streams.uploads.remove(&id);
             }
-            Ok((_, h3::Event::Finished))
-            | Ok((_, h3::Event::PriorityUpdate))
-            | Ok((_, h3::Event::GoAway)) => {}
+            Ok((_, h3::Event::PriorityUpdate)) | Ok((_, h3::Event::GoAway)) => {}
             Err(h3::Error::Done) => return Ok(()),
             Err(e) => {
                 // quiche closes the connection itself on protocol errors.
@@ -397,15 +480,24 @@ fn poll_h3(
     }
 }
 
-/// The response to an HTTP/3 request; `None` if the request is malformed
+/// How a well-formed HTTP/3 request is answered.
+enum Answer {
+    /// From its headers alone (GET, HEAD, errors).
+    Now(Response),
+    /// Once its body has arrived (an upload: POST or PUT).
+    AfterBody,
+}
+
+/// The answer to an HTTP/3 request; `None` if the request is malformed
 /// (the stream is then reset with H3_MESSAGE_ERROR). GET and HEAD are
 /// served; HEAD gets GET's headers, content-length included, and no body.
+/// POST and PUT are uploads, answered once their body has ended.
 fn respond_h3(
     source: &dyn ContentSource,
     request: &[h3::Header],
     trace_id: &str,
     server_header: &[u8],
-) -> Option<Response> {
+) -> Option<Answer> {
     let parsed = match parse_h3_request(request.iter().map(|h| (h.name(), h.value()))) {
         Ok(r) => r,
         Err(e) => {
@@ -415,6 +507,14 @@ fn respond_h3(
     };
     let method = parsed.method;
     let path = parsed.path;
+    if matches!(method, b"POST" | b"PUT") && path.is_some() {
+        log::info!(
+            "{trace_id} {} {} upload",
+            String::from_utf8_lossy(method),
+            path.unwrap_or("-")
+        );
+        return Some(Answer::AfterBody);
+    }
     let head = method == b"HEAD";
     let found = |len: u64, body: Option<Body>| match body {
         Some(body) => BodyCursor::new(body),
@@ -449,13 +549,13 @@ fn respond_h3(
         h3::Header::new(b"content-length", body.announced.to_string().as_bytes()),
     ];
     if status == 405 {
-        headers.push(h3::Header::new(b"allow", b"GET, HEAD"));
+        headers.push(h3::Header::new(b"allow", b"GET, HEAD, POST, PUT"));
     }
     let body = if head { BodyCursor::announced(0) } else { body };
-    Some(Response {
+    Some(Answer::Now(Response {
         headers: Some(headers),
         body,
-    })
+    }))
 }
 
 fn write_h3(

@@ -201,12 +201,16 @@ pub fn first_initial(peer: SocketAddr) -> (RawClient, Vec<u8>) {
     (client, out[..n].to_vec())
 }
 
+/// One request's header fields, as (name, value) text.
+pub type HeaderFields = Vec<(String, String)>;
+
 /// A server that answers every HTTP/3 request with `headers` and `body`
 /// (and FIN), whatever they say: a content-length it does not keep, a
 /// status it does not mean. Runs in a thread until the returned guard is
-/// dropped.
+/// dropped. Every request's header fields are kept in `requests`.
 pub struct LyingServer {
     pub addr: SocketAddr,
+    pub requests: std::sync::Arc<std::sync::Mutex<Vec<HeaderFields>>>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -236,6 +240,8 @@ impl LyingServer {
         let body = body.to_vec();
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let stop_flag = stop.clone();
+        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = requests.clone();
         let thread = std::thread::spawn(move || {
             socket
                 .set_read_timeout(Some(Duration::from_millis(5)))
@@ -281,7 +287,17 @@ impl LyingServer {
                     }
                     if let Some(h3_conn) = h3_conn.as_mut() {
                         while let Ok((id, event)) = h3_conn.poll(conn) {
-                            if let h3::Event::Headers { .. } = event {
+                            if let h3::Event::Headers { list, .. } = event {
+                                let fields = list
+                                    .iter()
+                                    .map(|h| {
+                                        (
+                                            String::from_utf8_lossy(h.name()).into_owned(),
+                                            String::from_utf8_lossy(h.value()).into_owned(),
+                                        )
+                                    })
+                                    .collect();
+                                seen.lock().unwrap().push(fields);
                                 h3_conn.send_response(conn, id, &headers, false).ok();
                                 h3_conn.send_body(conn, id, &body, true).ok();
                             }
@@ -296,6 +312,7 @@ impl LyingServer {
         });
         LyingServer {
             addr,
+            requests,
             stop,
             thread: Some(thread),
         }
