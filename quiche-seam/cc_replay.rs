@@ -34,6 +34,9 @@ pub struct ReplayOutcome {
 pub struct Replay {
     recovery: Recovery,
     start: Instant,
+    /// The receive times of the ACK being replayed, sorted as the
+    /// connection hands them over; reused for every ACK.
+    receive_times: Vec<vegas_cc::PeerStamp>,
     #[cfg(feature = "qlog")]
     qlog: Option<qlog::streamer::QlogStreamer>,
 }
@@ -66,6 +69,7 @@ impl Replay {
         Replay {
             recovery: Recovery::new_with_config(&recovery_config),
             start,
+            receive_times: Vec::new(),
             #[cfg(feature = "qlog")]
             qlog: qlog.then(|| discarding_streamer(start)),
         }
@@ -116,27 +120,26 @@ impl Replay {
         for &(low, high) in ranges {
             set.insert(low..high.saturating_add(1));
         }
-        let with_times = !receive_times.is_empty();
-        if with_times {
-            if let Some(report) = self.recovery.ack_report_mut() {
-                report.set_receive_times(receive_times);
-            }
-        }
-        let outcome = self.recovery.on_ack_received(
+        crate::extensions::peer_stamps(
+            &mut self.receive_times,
+            receive_times
+                .iter()
+                .map(|t| (t.packet_number, t.receive_time)),
+        );
+        let report = vegas_cc::PeerReport {
+            receive_times: &self.receive_times,
+            ..Default::default()
+        };
+        let outcome = self.recovery.on_ack_received_with_report(
             &set,
             ack_delay.as_micros() as u64,
+            &report,
             Epoch::Application,
             ESTABLISHED,
             now,
             None,
             "",
-        );
-        if with_times {
-            if let Some(report) = self.recovery.ack_report_mut() {
-                report.clear_packet_reports();
-            }
-        }
-        let outcome = outcome?;
+        )?;
         self.maybe_qlog(now);
         Ok(ReplayOutcome {
             lost_packets: outcome.lost_packets,

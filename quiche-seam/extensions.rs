@@ -19,6 +19,8 @@ use quic_ext::ExtensionParams;
 use quic_ext::ExtensionStats;
 use quic_ext::FrameError;
 use quic_ext::ParamError;
+use vegas_cc::PeerReport;
+use vegas_cc::PeerStamp;
 
 use crate::frame::Frame;
 use crate::packet;
@@ -71,6 +73,17 @@ fn ack_ranges(ranges: &RangeSet) -> Vec<AckRange> {
             largest: r.end - 1,
         })
         .collect()
+}
+
+/// `stamps` as the host expects them: ascending packet numbers, the first
+/// of a repeated number kept.
+pub(crate) fn peer_stamps(
+    out: &mut Vec<PeerStamp>, stamps: impl Iterator<Item = (u64, Duration)>,
+) {
+    out.clear();
+    out.extend(stamps.map(|(pkt_num, value)| PeerStamp { pkt_num, value }));
+    out.sort_by_key(|s| s.pkt_num);
+    out.dedup_by_key(|s| s.pkt_num);
 }
 
 /// Our ACK ranges as quiche's.
@@ -215,6 +228,15 @@ pub(crate) struct Extensions {
     /// An ACK_FREQUENCY frame a test forces into the next 1-RTT packet,
     /// negotiated or not (`Connection::send_ack_frequency_frame_for_testing`).
     forced_ack_frequency: Option<quic_ext::AckFrequencyFrame>,
+    /// What the peer reported for the ACK frame about to be processed, as
+    /// received (the plug-in's host judges it): the receive times of an
+    /// ACK_RECEIVE_TIMESTAMPS frame, the forward queueing times of the
+    /// QUEUEING_TIME frame before it, the AQT of the datagram carrying it.
+    /// Handed to recovery with the ACK ([`Extensions::peer_report`]); the
+    /// per-packet ones are dropped after it and at the next datagram.
+    receive_times: Vec<PeerStamp>,
+    forward_queueing: Vec<PeerStamp>,
+    datagram_queueing: Option<Duration>,
     /// Fields of the extension frames of the packet being received, for its
     /// qlog event; holds one packet's frames at most.
     #[cfg(feature = "qlog")]
@@ -244,9 +266,27 @@ impl Extensions {
             state: ConnectionExtensions::new(created_at),
             disabled: !config.extensions_enabled,
             forced_ack_frequency: None,
+            receive_times: Vec::new(),
+            forward_queueing: Vec::new(),
+            datagram_queueing: None,
             #[cfg(feature = "qlog")]
             qlog_received: Vec::new(),
         }
+    }
+
+    /// What the peer reported for the ACK frame being processed.
+    pub(crate) fn peer_report(&self) -> PeerReport<'_> {
+        PeerReport {
+            receive_times: &self.receive_times,
+            forward_queueing: &self.forward_queueing,
+            backward_queueing: self.datagram_queueing,
+        }
+    }
+
+    /// Forgets the per-packet reports (after their ACK was processed).
+    pub(crate) fn clear_packet_reports(&mut self) {
+        self.receive_times.clear();
+        self.forward_queueing.clear();
     }
 
     /// The ACK frame to send for `ranges` with `ack_delay`: an
@@ -558,8 +598,7 @@ impl<F: BufFactory> Connection<F> {
             .state
             .stats(&self.local_transport_params.extensions, peer);
         for (_, p) in self.paths.iter() {
-            if let Some(report) = p.recovery.ack_report() {
-                let h = report.handed;
+            if let Some(h) = p.recovery.judged_counts() {
                 stats.handed.receive_times += h.receive_times;
                 stats.handed.forward_queueing += h.forward_queueing;
                 stats.handed.backward_queueing += h.backward_queueing;
@@ -600,13 +639,8 @@ impl<F: BufFactory> Connection<F> {
     /// queueing time of the ACKs in it, and per-packet reports left over from
     /// the previous datagram are dropped.
     pub(crate) fn start_extension_datagram(&mut self) {
-        let queueing = self.ext.state.start_datagram();
-        for (_, p) in self.paths.iter_mut() {
-            if let Some(report) = p.recovery.ack_report_mut() {
-                report.set_datagram_queueing(queueing);
-                report.clear_packet_reports();
-            }
-        }
+        self.ext.datagram_queueing = self.ext.state.start_datagram();
+        self.ext.clear_packet_reports();
     }
 
     /// Packet `pn` of type `ty` in `epoch` was accepted at `now`: as data
@@ -650,8 +684,7 @@ impl<F: BufFactory> Connection<F> {
 
     /// Processes a received frame of ours (quiche's `process_frame`).
     pub(crate) fn process_extension_frame(
-        &mut self, frame: ExtensionFrame, hdr: &packet::Header,
-        recv_path_id: usize, epoch: packet::Epoch, now: Instant,
+        &mut self, frame: ExtensionFrame, epoch: packet::Epoch, now: Instant,
     ) -> Result<()> {
         match frame {
             ExtensionFrame::AckReceiveTimestamps(f) => {
@@ -663,27 +696,18 @@ impl<F: BufFactory> Connection<F> {
                         &f,
                     )
                     .map_err(frame_error)?;
-                for (_, p) in self.paths.iter_mut() {
-                    if let Some(report) = p.recovery.ack_report_mut() {
-                        report.set_receive_times(times);
-                    }
-                }
-
-                // The rest is an ACK frame like any other.
-                let ack = Frame::ACK {
-                    ack_delay: f.ack_delay(),
-                    ranges: range_set(f.ack_ranges()),
-                    ecn_counts: None, // quiche does not use ECN counts
-                };
-                let result =
-                    self.process_frame(ack, hdr, recv_path_id, epoch, now);
-
-                for (_, p) in self.paths.iter_mut() {
-                    if let Some(report) = p.recovery.ack_report_mut() {
-                        report.clear_packet_reports();
-                    }
-                }
-                result
+                peer_stamps(
+                    &mut self.ext.receive_times,
+                    times.iter().map(|t| (t.packet_number, t.receive_time)),
+                );
+                // Its ranges and delay are an ACK frame's, processed as one
+                // with the receive times beside them.
+                self.process_ack_frame(
+                    &range_set(f.ack_ranges()),
+                    f.ack_delay(),
+                    epoch,
+                    now,
+                )
             },
 
             ExtensionFrame::AckFrequency(f) => self
@@ -710,11 +734,12 @@ impl<F: BufFactory> Connection<F> {
                     )
                     .map_err(frame_error)?;
                 // Read by the ACK frame that follows in the same packet.
-                for (_, p) in self.paths.iter_mut() {
-                    if let Some(report) = p.recovery.ack_report_mut() {
-                        report.set_forward_queueing(f.entries());
-                    }
-                }
+                peer_stamps(
+                    &mut self.ext.forward_queueing,
+                    f.entries()
+                        .iter()
+                        .map(|e| (e.packet_number, e.forward_queueing())),
+                );
                 Ok(())
             },
         }

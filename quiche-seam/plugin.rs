@@ -9,12 +9,12 @@
 use std::time::Duration;
 use std::time::Instant;
 
-use quic_ext::AckReport;
-use vegas_cc::AckEvent;
+use vegas_cc::AckReceived;
 use vegas_cc::AckedPacket;
 use vegas_cc::ControllerHost;
 use vegas_cc::ControllerSpec;
 use vegas_cc::PacketSent;
+use vegas_cc::PeerReport;
 use vegas_cc::RttSnapshot;
 use vegas_cc::WindowConfig;
 
@@ -25,17 +25,10 @@ use crate::recovery::rtt::RttStats;
 use crate::recovery::Sent;
 
 /// Per-path state of a plug-in controller, held by quiche's `Congestion`.
+/// The window lives here only: quiche reads it through [`cwnd`] and
+/// [`ssthresh`].
 pub(crate) struct Plugin {
     host: ControllerHost,
-    /// ACK delay of the ACK frame being processed (set before the acked
-    /// packets are handed over; quiche's `on_packets_acked` does not carry it).
-    ack_delay: Duration,
-    /// What the peer reported about the packets of the ACK being processed
-    /// (receive times, AQT-echo) and the AQT of the datagram carrying it,
-    /// filled in by the extensions seam (`quiche-seam/extensions.rs`).
-    ack_report: AckReport,
-    /// Reused for every ACK so the per-ACK path does not allocate.
-    acked: Vec<AckedPacket>,
 }
 
 impl Plugin {
@@ -48,9 +41,6 @@ impl Plugin {
                 max_datagram_size,
                 initial_cwnd_packets,
             }),
-            ack_delay: Duration::ZERO,
-            ack_report: AckReport::default(),
-            acked: Vec::new(),
         }
     }
 }
@@ -58,7 +48,7 @@ impl Plugin {
 pub(crate) static PLUGIN: CongestionControlOps = CongestionControlOps {
     on_init,
     on_packet_sent,
-    on_packets_acked,
+    on_packets_acked: on_packets_acked_without_report,
     congestion_event,
     checkpoint,
     rollback,
@@ -67,19 +57,17 @@ pub(crate) static PLUGIN: CongestionControlOps = CongestionControlOps {
     debug_fmt,
 };
 
-/// Mirrors the controller's window into the fields quiche reads.
-fn sync_window(r: &mut Congestion) {
-    let Some(p) = r.plugin.as_ref() else { return };
-    let (cwnd, ssthresh) = (p.host.cwnd(), p.host.ssthresh());
-    r.congestion_window = cwnd;
-    if ssthresh != r.ssthresh.get() {
-        r.ssthresh.update(ssthresh, false);
-    }
+/// The congestion window, when a plug-in controller runs on this path.
+pub(crate) fn cwnd(r: &Congestion) -> Option<usize> {
+    r.plugin.as_ref().map(|p| p.host.cwnd())
 }
 
-fn on_init(r: &mut Congestion) {
-    sync_window(r);
+/// The slow-start threshold, when a plug-in controller runs on this path.
+pub(crate) fn ssthresh(r: &Congestion) -> Option<usize> {
+    r.plugin.as_ref().map(|p| p.host.ssthresh())
 }
+
+fn on_init(_r: &mut Congestion) {}
 
 // quiche's hook carries no packet number; `sent` below is called instead.
 fn on_packet_sent(
@@ -100,11 +88,6 @@ pub(crate) fn sent(
         time_sent: now,
         bytes_in_flight,
     });
-    // Careful Resume jumps the window when a packet fills it. Without it the
-    // window changes only on ACKs and losses, as before.
-    if p.host.careful_resume().is_some() {
-        sync_window(r);
-    }
 }
 
 /// What the host observed of the path for Careful Resume (bytes
@@ -120,41 +103,33 @@ pub(crate) fn max_bandwidth(
     ))
 }
 
-/// Called by `LegacyRecovery::on_ack_received` with the frame's ACK delay in
-/// microseconds (already scaled by the peer's ack_delay_exponent).
-pub(crate) fn set_ack_delay(r: &mut Congestion, ack_delay_us: u64) {
-    if let Some(p) = r.plugin.as_mut() {
-        p.ack_delay = Duration::from_micros(ack_delay_us);
-    }
+/// What the plug-in's judge handed over and refused of the peer's reports.
+pub(crate) fn judged_counts(
+    r: &Congestion,
+) -> Option<vegas_cc::shared::peer_reports::JudgedCounts> {
+    r.plugin.as_ref().map(|p| p.host.judged_counts())
 }
 
-fn on_packets_acked(
+/// Called by `LegacyRecovery::on_ack_received` instead of
+/// `Congestion::on_packets_acked` when a plug-in controller runs on this
+/// path: the newly acknowledged `packets` with the ACK's delay (already
+/// scaled by the peer's ack_delay_exponent) and the peer's report.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn on_ack(
     r: &mut Congestion, bytes_in_flight: usize, packets: &mut Vec<Acked>,
-    now: Instant, rtt_stats: &RttStats,
+    rtt_stats: &RttStats, now: Instant, ack_delay: Duration,
+    report: &PeerReport<'_>,
 ) {
+    // quiche's delivery rate, for `PathStats.delivery_rate`.
+    for pkt in packets.iter() {
+        r.delivery_rate.update_rate_sample(pkt, now);
+    }
+    r.delivery_rate.generate_rate_sample(*rtt_stats.min_rtt);
     let Some(p) = r.plugin.as_mut() else { return };
-    let Plugin {
-        acked, ack_report, ..
-    } = p;
-    acked.clear();
-    // Ascending packet numbers, as the report's checks expect.
-    acked.extend(packets.drain(..).map(|a| AckedPacket {
-        pkt_num: a.pkt_num,
-        size: a.size,
-        time_sent: a.time_sent,
-        time_acked: now,
-        rtt: a.rtt,
-        receive_time: ack_report.receive_time(a.pkt_num, a.time_sent, a.rtt),
-        forward_queueing: ack_report.forward_queueing(a.pkt_num, a.rtt),
-    }));
-    let largest_rtt = acked.iter().map(|a| a.rtt).max().unwrap_or_default();
-    let backward_queueing = ack_report.backward_queueing(largest_rtt);
-    ack_report.clear_packet_reports();
-    p.host.set_max_ack_delay(rtt_stats.max_ack_delay);
-    let event = AckEvent {
+    let ack = AckReceived {
         now,
-        acked: &p.acked,
-        ack_delay: p.ack_delay,
+        ack_delay,
+        max_ack_delay: rtt_stats.max_ack_delay,
         rtt: RttSnapshot {
             min_rtt: rtt_stats.min_rtt().unwrap_or(rtt_stats.latest_rtt),
             smoothed_rtt: rtt_stats.rtt(),
@@ -162,21 +137,42 @@ fn on_packets_acked(
             rttvar: rtt_stats.rttvar,
         },
         bytes_in_flight,
-        // The host decides per packet at send time (RFC 9002 section 7.8);
-        // quiche's own flag, taken at ACK time, misreads pacing.
-        app_limited: false,
-        backward_queueing,
+        report: *report,
     };
-    p.host.on_ack(&event);
-    sync_window(r);
+    // Ascending packet numbers, as the judge expects.
+    p.host
+        .on_ack_received(&ack, packets.drain(..).map(|a| AckedPacket {
+            rtt: a.rtt,
+            ..AckedPacket::new(a.pkt_num, a.size, a.time_sent, now)
+        }));
+}
+
+/// quiche's own hook, for callers without an ACK frame at hand (none in
+/// the connection: `LegacyRecovery` calls [`on_ack`]).
+fn on_packets_acked_without_report(
+    r: &mut Congestion, bytes_in_flight: usize, packets: &mut Vec<Acked>,
+    now: Instant, rtt_stats: &RttStats,
+) {
+    on_ack(
+        r,
+        bytes_in_flight,
+        packets,
+        rtt_stats,
+        now,
+        Duration::ZERO,
+        &PeerReport::default(),
+    );
 }
 
 fn congestion_event(
     r: &mut Congestion, bytes_in_flight: usize, lost_bytes: usize,
     largest_lost_pkt: &Sent, now: Instant,
 ) {
-    let before = r.congestion_window;
     let Some(p) = r.plugin.as_mut() else { return };
+    // The host keeps the recovery period and saves the window for a
+    // rollback; quiche's `congestion_recovery_start_time` stays unset, so
+    // quiche asks for a checkpoint before every event and [`checkpoint`]
+    // leaves the decision to the host.
     p.host.on_congestion_event(
         now,
         lost_bytes,
@@ -184,37 +180,15 @@ fn congestion_event(
         largest_lost_pkt.time_sent,
         bytes_in_flight,
     );
-    sync_window(r);
-    // quiche checkpoints the window only for losses after the start of the
-    // current recovery period, so that a spurious loss undoes one reaction.
-    if r.congestion_window < before {
-        r.congestion_recovery_start_time = Some(now);
-    }
 }
 
-fn checkpoint(r: &mut Congestion) {
-    if let Some(p) = r.plugin.as_mut() {
-        p.host.checkpoint();
-    }
-}
+fn checkpoint(_r: &mut Congestion) {}
 
 fn rollback(r: &mut Congestion) -> bool {
     let Some(p) = r.plugin.as_mut() else {
         return false;
     };
-    let undone = p.host.rollback();
-    sync_window(r);
-    undone
-}
-
-/// The extensions seam's reports for the next ACK, when a plug-in controller
-/// runs on this path.
-pub(crate) fn ack_report_mut(r: &mut Congestion) -> Option<&mut AckReport> {
-    r.plugin.as_mut().map(|p| &mut p.ack_report)
-}
-
-pub(crate) fn ack_report(r: &Congestion) -> Option<&AckReport> {
-    r.plugin.as_ref().map(|p| &p.ack_report)
+    p.host.rollback()
 }
 
 /// Called when PMTUD changes the path's maximum datagram size.
@@ -222,7 +196,6 @@ pub(crate) fn on_max_datagram_size(r: &mut Congestion, size: usize) {
     if let Some(p) = r.plugin.as_mut() {
         p.host.on_max_datagram_size(size);
     }
-    sync_window(r);
 }
 
 /// When the packet just sent should leave: the controller's pacing, or `now`.

@@ -1360,4 +1360,48 @@ mod tests {
         // Below four initial windows (4 x 20 000): not worth saving.
         assert_eq!(o.observation(2 * IW), None);
     }
+
+    /// vegas-sat's phase, as its qlog internals name it.
+    fn phase(controller: &dyn crate::controller::CongestionController) -> Option<InternalValue> {
+        let mut out = crate::controller::Internals::default();
+        controller.internals(&mut out);
+        out.get("phase")
+    }
+
+    #[test]
+    fn a_window_set_by_careful_resume_is_not_a_spurious_loss_undone() {
+        // vegas-sat leaves start-up at its first congestive loss (twelve
+        // packets in flight: at least ten could be queued). Its spurious-loss
+        // undo returns it to start-up when the restored window is one of slow
+        // start; a window Careful Resume sets must leave the phase alone.
+        let spec = match crate::registry::ControllerSpec::new("vegas-sat") {
+            Ok(spec) => spec,
+            Err(e) => panic!("vegas-sat: {e:?}"),
+        };
+        let window = crate::registry::WindowConfig {
+            max_datagram_size: MDS,
+            initial_cwnd_packets: 10,
+        };
+        let after_loss = || {
+            let mut c = spec.build(window);
+            let now = Instant::now();
+            c.on_congestion_event(&crate::events::CongestionEvent {
+                now,
+                lost_bytes: MDS,
+                largest_lost_pkt_num: 1,
+                largest_lost_time_sent: now,
+                persistent_congestion: false,
+                bytes_in_flight: 12 * MDS,
+            });
+            assert_eq!(phase(c.as_ref()), Some(InternalValue::Text("avoidance")));
+            c
+        };
+        let mut undone = after_loss();
+        undone.on_spurious_loss(20 * MDS, usize::MAX);
+        assert_eq!(phase(undone.as_ref()), Some(InternalValue::Text("startup")));
+        let mut set = after_loss();
+        set.set_window(20 * MDS, usize::MAX);
+        assert_eq!(set.cwnd(), 20 * MDS);
+        assert_eq!(phase(set.as_ref()), Some(InternalValue::Text("avoidance")));
+    }
 }

@@ -129,12 +129,11 @@ pub trait CongestionController: Send + Debug {
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool;
 
     /// Careful Resume (`crate::careful_resume`) sets the window on leaving
-    /// its Unvalidated phase and on a Safe Retreat. The default takes the
-    /// spurious-loss path, which every algorithm implements as "this is your
-    /// window now, out of any recovery epoch".
-    fn set_window(&mut self, cwnd: usize, ssthresh: usize) {
-        self.on_spurious_loss(cwnd, ssthresh);
-    }
+    /// its Unvalidated phase and on a Safe Retreat: this is the window now,
+    /// out of any recovery epoch. No loss is undone, so what a member does
+    /// on a spurious loss beyond that (vegas-sat's return to start-up) must
+    /// not run here.
+    fn set_window(&mut self, cwnd: usize, ssthresh: usize);
 
     /// Congestion window in bytes.
     fn cwnd(&self) -> usize;

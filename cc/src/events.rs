@@ -95,6 +95,46 @@ pub struct AckEvent<'a> {
     pub backward_queueing: Option<Duration>,
 }
 
+/// One value the peer reported about one of our packets: a receive time (on
+/// the peer's clock, since its timestamp basis) or a queueing time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerStamp {
+    pub pkt_num: u64,
+    pub value: Duration,
+}
+
+/// What the peer reported with one ACK, as it came off the wire: nothing of
+/// it is judged yet. The host judges it once
+/// ([`crate::shared::peer_reports::PeerReportJudge`]) while it builds the
+/// [`AckEvent`]; no controller sees an unjudged value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PeerReport<'a> {
+    /// Receive times (draft-ietf-quic-receive-ts), ascending and distinct
+    /// packet numbers.
+    pub receive_times: &'a [PeerStamp],
+    /// Forward queueing times echoed by the receiver (RoVegas's AQT-echo),
+    /// ascending and distinct packet numbers.
+    pub forward_queueing: &'a [PeerStamp],
+    /// AQT of the datagram that carried the ACK.
+    pub backward_queueing: Option<Duration>,
+}
+
+/// One ACK frame as the stack received it, for
+/// [`crate::host::ControllerHost::on_ack_received`]: everything the host
+/// needs beside the newly acknowledged packets.
+#[derive(Clone, Copy, Debug)]
+pub struct AckReceived<'a> {
+    pub now: Instant,
+    /// ACK delay the peer reported, scaled by its ack_delay_exponent.
+    pub ack_delay: Duration,
+    /// The peer's max_ack_delay (RFC 9002's PTO, for persistent congestion).
+    pub max_ack_delay: Duration,
+    pub rtt: RttSnapshot,
+    /// Bytes in flight before the acknowledged packets were removed.
+    pub bytes_in_flight: usize,
+    pub report: PeerReport<'a>,
+}
+
 /// Packets declared lost by one run of loss detection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CongestionEvent {

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use crate::careful_resume::{CapacityObserver, CarefulResume, SavedPath, SetWindow};
 use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
-use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent, RttSnapshot};
+use crate::events::{AckEvent, AckReceived, AckedPacket, CongestionEvent, PacketSent, RttSnapshot};
 use crate::registry::{ControllerSpec, WindowConfig};
-use crate::shared::peer_reports;
+use crate::shared::peer_reports::{self, JudgedCounts, PeerReportJudge};
 
 /// RFC 9002 section 7.6.1: persistent congestion spans three PTOs.
 const PERSISTENT_CONGESTION_THRESHOLD: u32 = 3;
@@ -288,6 +288,15 @@ pub struct ControllerHost {
     forward_scratch: Vec<Option<Duration>>,
     /// Queueing times the bound cut (forward per packet, backward per ACK).
     clamped_queueing_reports: u64,
+    /// Judges the peer's reports of every ACK the stack hands over.
+    judge: PeerReportJudge,
+    /// The packets of the ACK being handled, reused for every ACK.
+    acked: Vec<AckedPacket>,
+    /// When the window last went down in reaction to a loss: losses of
+    /// packets sent before then belong to that reaction's recovery period,
+    /// and only a loss after it saves the window for a rollback (RFC 9002's
+    /// recovery period, as quiche keeps it for its own algorithms).
+    recovery_start: Option<Instant>,
 }
 
 impl ControllerHost {
@@ -329,7 +338,50 @@ impl ControllerHost {
             bounded: Vec::new(),
             forward_scratch: Vec::new(),
             clamped_queueing_reports: 0,
+            judge: PeerReportJudge::default(),
+            acked: Vec::new(),
+            recovery_start: None,
         }
+    }
+
+    /// What the judge of the peer's reports handed over and refused so far.
+    pub fn judged_counts(&self) -> JudgedCounts {
+        self.judge.counts()
+    }
+
+    /// An ACK frame arrived: `packets` are the packets it newly acknowledges,
+    /// in ascending packet-number order, as the stack knows them (their
+    /// `receive_time` and `forward_queueing` are ignored: they come from
+    /// `ack.report`, judged here). Builds the ACK's one [`AckEvent`] and
+    /// hands it on ([`ControllerHost::on_ack`]).
+    pub fn on_ack_received(
+        &mut self,
+        ack: &AckReceived<'_>,
+        packets: impl IntoIterator<Item = AckedPacket>,
+    ) {
+        self.max_ack_delay = ack.max_ack_delay;
+        let mut acked = std::mem::take(&mut self.acked);
+        acked.clear();
+        let report = &ack.report;
+        let judge = &mut self.judge;
+        acked.extend(packets.into_iter().map(|p| AckedPacket {
+            receive_time: judge.receive_time(report.receive_times, p.pkt_num, p.time_sent, p.rtt),
+            forward_queueing: judge.forward_queueing(report.forward_queueing, p.pkt_num, p.rtt),
+            ..p
+        }));
+        let largest_rtt = acked.iter().map(|a| a.rtt).max().unwrap_or_default();
+        let backward_queueing = judge.backward_queueing(report.backward_queueing, largest_rtt);
+        self.on_ack(&AckEvent {
+            now: ack.now,
+            acked: &acked,
+            ack_delay: ack.ack_delay,
+            rtt: ack.rtt,
+            bytes_in_flight: ack.bytes_in_flight,
+            // Decided in `on_ack`, per packet at send time.
+            app_limited: false,
+            backward_queueing,
+        });
+        self.acked = acked;
     }
 
     /// How many reported queueing times the bound has cut so far.
@@ -590,8 +642,38 @@ impl ControllerHost {
     }
 
     /// Loss detection declared packets lost. `persistent_congestion` of the
-    /// event is filled in here.
+    /// event is filled in here. The window is saved for a rollback
+    /// ([`ControllerHost::checkpoint`]) unless the largest lost packet was
+    /// sent within the current recovery period, which a loss reaction that
+    /// lowers the window begins.
     pub fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        lost_bytes: usize,
+        largest_lost_pkt_num: u64,
+        largest_lost_time_sent: Instant,
+        bytes_in_flight: usize,
+    ) {
+        if self
+            .recovery_start
+            .is_none_or(|start| largest_lost_time_sent > start)
+        {
+            self.checkpoint();
+        }
+        let before = self.cwnd();
+        self.react_to_loss(
+            now,
+            lost_bytes,
+            largest_lost_pkt_num,
+            largest_lost_time_sent,
+            bytes_in_flight,
+        );
+        if self.cwnd() < before {
+            self.recovery_start = Some(now);
+        }
+    }
+
+    fn react_to_loss(
         &mut self,
         now: Instant,
         lost_bytes: usize,
@@ -852,6 +934,7 @@ mod probe {
         fn on_spurious_loss(&mut self, _: usize, _: usize) -> bool {
             false
         }
+        fn set_window(&mut self, _: usize, _: usize) {}
         fn cwnd(&self) -> usize {
             self.cwnd
         }

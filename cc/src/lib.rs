@@ -29,7 +29,10 @@ pub use careful_resume::{CarefulResumeConfig, SavedPath};
 pub use controller::{
     CcState, CongestionController, InternalValue, Internals, Pacing, MINIMUM_WINDOW_PACKETS,
 };
-pub use events::{AckEvent, AckedPacket, CongestionEvent, PacketSent, RttSnapshot};
+pub use events::{
+    AckEvent, AckReceived, AckedPacket, CongestionEvent, PacketSent, PeerReport, PeerStamp,
+    RttSnapshot,
+};
 pub use host::ControllerHost;
 pub use params::{ParamError, ParamInfo, ParamKind, ParamValues};
 pub use registry::{resolve, AlgorithmInfo, ControllerSpec, SpecError, WindowConfig};

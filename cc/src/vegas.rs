@@ -1245,11 +1245,15 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
     }
 
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
+        self.set_window(cwnd, ssthresh);
+        self.rules.spurious_loss_undone(&self.window);
+        true
+    }
+
+    fn set_window(&mut self, cwnd: usize, ssthresh: usize) {
         self.window.restore(cwnd, ssthresh);
         self.epoch.undo();
         self.rules.forget_increase_credit();
-        self.rules.spurious_loss_undone(&self.window);
-        true
     }
 
     fn cwnd(&self) -> usize {

@@ -624,10 +624,14 @@ impl<R: VenoRules> CongestionController for Veno<R> {
     }
 
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
+        self.set_window(cwnd, ssthresh);
+        true
+    }
+
+    fn set_window(&mut self, cwnd: usize, ssthresh: usize) {
         self.window.restore(cwnd, ssthresh);
         self.epoch.undo();
         self.ai_credit = 0.0;
-        true
     }
 
     fn cwnd(&self) -> usize {

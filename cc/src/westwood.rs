@@ -302,9 +302,13 @@ impl CongestionController for Westwood {
     }
 
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
+        self.set_window(cwnd, ssthresh);
+        true
+    }
+
+    fn set_window(&mut self, cwnd: usize, ssthresh: usize) {
         self.window.restore(cwnd, ssthresh);
         self.epoch.undo();
-        true
     }
 
     fn cwnd(&self) -> usize {

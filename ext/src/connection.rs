@@ -11,7 +11,6 @@ use crate::ack_frequency::{
 use crate::ack_receive_timestamps::{
     ranges_contain, AckRange, AckReceiveTimestampsFrame, PacketReceiveTime,
 };
-use crate::ack_report::HandedCounts;
 use crate::error::FrameError;
 use crate::params::ExtensionParams;
 use crate::queueing_time::QueueingTimeFrame;
@@ -19,6 +18,18 @@ use crate::received_packets::ReceivedPacketLog;
 
 /// Most receive timestamps we put in one frame, whatever the peer allows.
 pub const MAX_TIMESTAMPS_PER_FRAME_SENT: u64 = 255;
+
+/// What the congestion controller's host judged of the peer's reports:
+/// handed to the controller, and refused (filled in by the stack).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HandedCounts {
+    pub receive_times: u64,
+    pub forward_queueing: u64,
+    pub backward_queueing: u64,
+    pub rejected_receive_times: u64,
+    pub rejected_forward_queueing: u64,
+    pub rejected_backward_queueing: u64,
+}
 
 /// Counters of one connection's extension traffic.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

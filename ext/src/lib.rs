@@ -4,8 +4,9 @@
 //!
 //! - ACK receive timestamps, draft-ietf-quic-receive-ts-02: the
 //!   ACK_RECEIVE_TIMESTAMPS frame ([`ack_receive_timestamps`]), the
-//!   receiver's bounded record of receive times ([`received_packets`]), the
-//!   sender's decoding and checks ([`ack_report`]);
+//!   receiver's bounded record of receive times ([`received_packets`]) and
+//!   the sender's decoding (the checks of what the peer reports are the
+//!   congestion controller host's: `vegas_cc::shared::peer_reports`);
 //! - RoVegas's queueing times (AQT) in QUIC: the QUEUEING_TIME frame
 //!   ([`queueing_time`]) that echoes the forward queueing time AQT-enabled
 //!   routers reported for each datagram (the fallback estimate of both
@@ -24,7 +25,6 @@
 
 pub mod ack_frequency;
 pub mod ack_receive_timestamps;
-pub mod ack_report;
 pub mod aqt_ip_option;
 pub mod codepoints;
 pub mod connection;
@@ -38,8 +38,7 @@ pub use ack_frequency::{AckFrequencyFrame, AckPolicy, AckRequest, SenderView};
 pub use ack_receive_timestamps::{
     AckRange, AckReceiveTimestampsFrame, EcnCounts, PacketReceiveTime, TimestampRange,
 };
-pub use ack_report::{AckReport, HandedCounts};
-pub use connection::{ConnectionExtensions, ExtensionStats};
+pub use connection::{ConnectionExtensions, ExtensionStats, HandedCounts};
 pub use error::{FrameError, ParamError};
 pub use frame::ExtensionFrame;
 pub use params::{ExtensionParams, ReceiveTimestampsRequest};

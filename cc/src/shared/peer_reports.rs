@@ -58,16 +58,17 @@
 //! # Where this lives
 //!
 //! In `vegas-cc` (`shared/`), not in the wire crate `quic-ext`: the rule is
-//! about delays and RTT samples, the controller's own quantities, and
-//! `vegas-cc` depends on nothing, so `quic-ext` (which judges receive times
-//! as it hands them over, `AckReport`) depends on it and quiche depends on
-//! both: no cycle. The controller side must stay safe when any stack or
-//! test feeds it events, and its estimators apply the rule to samples the
-//! wire side never sees (delay floors, baselines, local stand-in stamps).
+//! about delays and RTT samples, the controller's own quantities. The wire
+//! side only decodes what the peer sent; the host judges every report of an
+//! ACK once, with [`PeerReportJudge`], as it builds the ACK's event, so
+//! `quic-ext` does not depend on this crate. The controller side must stay
+//! safe when any stack or test feeds it events, and its estimators apply the
+//! rule to samples the wire side never sees (delay floors, baselines, local
+//! stand-in stamps).
 
 use std::time::{Duration, Instant};
 
-use crate::events::RttSnapshot;
+use crate::events::{PeerStamp, RttSnapshot};
 
 /// RFC 9002's kGranularity: the slack of the plausibility bounds.
 pub const GRANULARITY: Duration = Duration::from_millis(1);
@@ -202,6 +203,136 @@ pub fn bound_jointly(
         *qf = qf.map(shrink);
     }
     backward.map(shrink)
+}
+
+/// The how-many-th impossible receive time in a row is believed: the peer's
+/// clock is then taken to have stepped.
+pub const REANCHOR_AFTER: u32 = 8;
+
+/// What the judge handed to the controller, and what it refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JudgedCounts {
+    pub receive_times: u64,
+    pub forward_queueing: u64,
+    pub backward_queueing: u64,
+    pub rejected_receive_times: u64,
+    pub rejected_forward_queueing: u64,
+    pub rejected_backward_queueing: u64,
+}
+
+/// The receive time last believed, the reference for the next one.
+#[derive(Clone, Copy, Debug)]
+struct Anchor {
+    receive_time: Duration,
+    time_sent: Instant,
+    rtt: Duration,
+}
+
+/// Judges what the peer reports with each ACK before any controller sees it
+/// (each rejected value becomes "unknown", and the controller behaves as
+/// without the extension for that packet):
+/// - receive times: between two consecutive packets handed over, the change
+///   in one-way delay must pass [`judge`]. A receive time outside it is a
+///   clock that jumped forward or went backwards; the [`REANCHOR_AFTER`]-th
+///   impossible value in a row is believed (the clock stepped) and becomes
+///   the new reference.
+/// - queueing times (AQT and AQT-echo) are parts of a round trip: one larger
+///   than the RTT sample it belongs to is impossible ([`queueing_possible`]).
+///   What a possible but exaggerated one can do is bounded afterwards by the
+///   host with the sender's RTT estimates ([`queueing_bound`]).
+#[derive(Clone, Debug, Default)]
+pub struct PeerReportJudge {
+    anchor: Option<Anchor>,
+    consecutive_rejections: u32,
+    counts: JudgedCounts,
+}
+
+impl PeerReportJudge {
+    pub fn counts(&self) -> JudgedCounts {
+        self.counts
+    }
+
+    /// The receive time `stamps` report for `pkt_num`, if plausible. Call in
+    /// ascending packet-number order, once per acknowledged packet, with the
+    /// packet's send time and RTT sample.
+    pub fn receive_time(
+        &mut self,
+        stamps: &[PeerStamp],
+        pkt_num: u64,
+        time_sent: Instant,
+        rtt: Duration,
+    ) -> Option<Duration> {
+        let receive_time = find(stamps, pkt_num)?;
+        let current = Anchor {
+            receive_time,
+            time_sent,
+            rtt,
+        };
+        if let Some(anchor) = self.anchor {
+            if !plausible(anchor, current) && self.consecutive_rejections + 1 < REANCHOR_AFTER {
+                self.consecutive_rejections += 1;
+                self.counts.rejected_receive_times += 1;
+                return None;
+            }
+        }
+        self.consecutive_rejections = 0;
+        self.anchor = Some(current);
+        self.counts.receive_times += 1;
+        Some(receive_time)
+    }
+
+    /// The forward queueing time (AQT-echo) `stamps` report for `pkt_num`,
+    /// if no larger than the packet's RTT sample `rtt`.
+    pub fn forward_queueing(
+        &mut self,
+        stamps: &[PeerStamp],
+        pkt_num: u64,
+        rtt: Duration,
+    ) -> Option<Duration> {
+        let queueing = find(stamps, pkt_num)?;
+        if !queueing_possible(queueing, rtt) {
+            self.counts.rejected_forward_queueing += 1;
+            return None;
+        }
+        self.counts.forward_queueing += 1;
+        Some(queueing)
+    }
+
+    /// The backward queueing time (AQT of the ACK's datagram), if known and
+    /// no larger than `rtt`, the largest RTT sample of the ACK.
+    pub fn backward_queueing(
+        &mut self,
+        queueing: Option<Duration>,
+        rtt: Duration,
+    ) -> Option<Duration> {
+        let queueing = queueing?;
+        if !queueing_possible(queueing, rtt) {
+            self.counts.rejected_backward_queueing += 1;
+            return None;
+        }
+        self.counts.backward_queueing += 1;
+        Some(queueing)
+    }
+}
+
+/// The value `stamps` (ascending packet numbers) hold for `pkt_num`.
+fn find(stamps: &[PeerStamp], pkt_num: u64) -> Option<Duration> {
+    let i = stamps.binary_search_by_key(&pkt_num, |s| s.pkt_num).ok()?;
+    stamps.get(i).map(|s| s.value)
+}
+
+/// Whether the one-way delay can have changed from `a`'s to `b`'s (the
+/// rule; `a`'s send time is the epoch of both samples).
+fn plausible(a: Anchor, b: Anchor) -> bool {
+    let earlier = DelaySample {
+        delay_nanos: nanos(a.receive_time),
+        rtt: a.rtt,
+    };
+    let later = DelaySample {
+        delay_nanos: forward_delay_nanos(b.receive_time, b.time_sent, a.time_sent),
+        rtt: b.rtt,
+    };
+    judge(earlier, later, GRANULARITY).is_plausible()
 }
 
 /// A duration in signed nanoseconds (any `Duration` fits).
@@ -415,5 +546,126 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(forward, [Some(Duration::ZERO)]);
+    }
+
+    /// A judge's view of `times` as the stack hands them over: sorted.
+    fn stamps(times: &[(u64, u64)]) -> Vec<PeerStamp> {
+        let mut v: Vec<PeerStamp> = times
+            .iter()
+            .map(|&(pkt_num, t)| PeerStamp {
+                pkt_num,
+                value: ms(t),
+            })
+            .collect();
+        v.sort_by_key(|s| s.pkt_num);
+        v
+    }
+
+    #[test]
+    fn reported_times_are_handed_over_and_unknown_packets_are_none() {
+        let t0 = Instant::now();
+        let times = stamps(&[(5, 1000), (4, 990)]);
+        let mut j = PeerReportJudge::default();
+        assert_eq!(j.receive_time(&times, 3, t0, ms(600)), None);
+        assert_eq!(j.receive_time(&times, 4, t0, ms(600)), Some(ms(990)));
+        assert_eq!(
+            j.receive_time(&times, 5, t0 + ms(10), ms(600)),
+            Some(ms(1000))
+        );
+        assert_eq!(j.counts().receive_times, 2);
+    }
+
+    #[test]
+    fn a_forward_jump_is_rejected_until_it_persists() {
+        let t0 = Instant::now();
+        let rtt = ms(600);
+        let last = 1 + u64::from(REANCHOR_AFTER);
+        // Packet 1 is normal; from packet 2 on the peer clock is 5 s ahead,
+        // impossible given a 600 ms RTT.
+        let times: Vec<(u64, u64)> = (1..=last + 1)
+            .map(|n| (n, 1000 + 10 * (n - 1) + if n > 1 { 5000 } else { 0 }))
+            .collect();
+        let times = stamps(&times);
+        let mut j = PeerReportJudge::default();
+        assert!(j.receive_time(&times, 1, t0, rtt).is_some());
+        for n in 2..last {
+            assert_eq!(
+                j.receive_time(&times, n, t0 + ms(10 * (n - 1)), rtt),
+                None,
+                "packet {n}"
+            );
+        }
+        // The REANCHOR_AFTER-th impossible value is believed: the clock stepped.
+        assert!(j
+            .receive_time(&times, last, t0 + ms(10 * (last - 1)), rtt)
+            .is_some());
+        assert!(j
+            .receive_time(&times, last + 1, t0 + ms(10 * last), rtt)
+            .is_some());
+        assert_eq!(
+            j.counts().rejected_receive_times,
+            u64::from(REANCHOR_AFTER) - 1
+        );
+    }
+
+    #[test]
+    fn a_clock_going_backwards_is_rejected() {
+        let t0 = Instant::now();
+        let times = stamps(&[(1, 10_000), (2, 8_000)]);
+        let mut j = PeerReportJudge::default();
+        assert!(j.receive_time(&times, 1, t0, ms(600)).is_some());
+        assert_eq!(j.receive_time(&times, 2, t0 + ms(10), ms(600)), None);
+        assert_eq!(j.counts().rejected_receive_times, 1);
+    }
+
+    #[test]
+    fn the_receive_time_bound_is_the_round_trip_plus_the_granularity() {
+        let t0 = Instant::now();
+        let rtt = ms(600);
+        // Packet 1 sent at 0, received at 1000 (peer clock); packet 2 sent
+        // 10 ms later. D = (R_2 - R_1) - (S_2 - S_1) may reach RTT + 1 ms.
+        let accepted_r2 = Duration::from_millis(1000 + 10 + 600 + 1);
+        let rejected_r2 = accepted_r2 + Duration::from_micros(1);
+        for (r2, expected) in [(accepted_r2, true), (rejected_r2, false)] {
+            let d = r2.as_micros() as i64 - 1_000_000 - 10_000;
+            assert_eq!(d <= 601_000, expected);
+            let times = [
+                PeerStamp {
+                    pkt_num: 1,
+                    value: ms(1000),
+                },
+                PeerStamp {
+                    pkt_num: 2,
+                    value: r2,
+                },
+            ];
+            let mut j = PeerReportJudge::default();
+            assert!(j.receive_time(&times, 1, t0, rtt).is_some());
+            assert_eq!(
+                j.receive_time(&times, 2, t0 + ms(10), rtt).is_some(),
+                expected
+            );
+        }
+    }
+
+    #[test]
+    fn queueing_times_larger_than_the_rtt_are_rejected() {
+        let forward = stamps(&[(1, 50), (2, 900)]);
+        let mut j = PeerReportJudge::default();
+        assert_eq!(j.forward_queueing(&forward, 1, ms(600)), Some(ms(50)));
+        assert_eq!(j.forward_queueing(&forward, 2, ms(600)), None);
+        assert_eq!(j.forward_queueing(&forward, 3, ms(600)), None);
+        assert_eq!(j.backward_queueing(Some(ms(20)), ms(600)), Some(ms(20)));
+        assert_eq!(j.backward_queueing(Some(ms(20)), ms(10)), None);
+        assert_eq!(j.backward_queueing(None, ms(600)), None);
+        let counts = j.counts();
+        assert_eq!(
+            (counts.forward_queueing, counts.rejected_forward_queueing),
+            (1, 1)
+        );
+        assert_eq!(
+            (counts.backward_queueing, counts.rejected_backward_queueing),
+            (1, 1)
+        );
     }
 }
