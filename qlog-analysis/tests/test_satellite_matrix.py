@@ -303,3 +303,11 @@ def test_markdown_says_where_vegas_sat_loses():
         "| 12.0 ± 0.1 | **MISSED**: Jain >= 0.95; **MISSED**: min >= half fair; **MISSED**: join drops < 25 |"
     ) in text
     assert "Targets met: 0 of 3." in text
+
+
+def test_a_cell_shared_by_two_tables_is_one_scenario_file():
+    # The loss table's 0 % is the paths table's run: the same bytes, so the
+    # sweep runs it once and reuses it whichever table planned it first.
+    assert m.scenario_toml(m.Cell("paths", m.GEO_20_2, m.Buffer(bdp=1.0), 40)) == m.scenario_toml(
+        m.Cell("loss", m.GEO_20_2, m.Buffer(bdp=1.0), 40)
+    )

@@ -731,7 +731,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SpecError, OSError, ValueError, KeyError) as e:
         _say(f"satellite: error: {e}")
         return 1
-    text = markdown(tables, args.invocation) + matrix_text
+    others = {k: v for k, v in tables.items() if k != "matrix"}
+    text = (markdown(others, args.invocation) if others or not matrix_text else "") + matrix_text
     tmp = args.out / "satellite.md.tmp"
     tmp.write_text(text)
     tmp.replace(args.out / "satellite.md")
