@@ -405,9 +405,12 @@ class MatrixRun:
         return f"matrix/{self.cell.name}/{self.algorithm.slug}/seed-{self.seed}"
 
 
-def plan_runs(quick: bool = False) -> list[MatrixRun]:
-    seeds = QUICK_SEEDS if quick else SEEDS
-    return [MatrixRun(c, a, s) for c in plan_cells(quick) for a in ALGORITHMS for s in seeds]
+def plan_runs(quick: bool = False, seeds: Sequence[int] | None = None) -> list[MatrixRun]:
+    """Seed by seed (all cells of seed 1 first): an interrupted run leaves
+    whole matrices of fewer seeds, which ``--seeds`` can render."""
+    if seeds is None:
+        seeds = QUICK_SEEDS if quick else SEEDS
+    return [MatrixRun(c, a, s) for s in seeds for c in plan_cells(quick) for a in ALGORITHMS]
 
 
 def write_scenarios(cells: Iterable[Cell], directory: Path) -> None:
@@ -791,10 +794,10 @@ def rows_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
 SCENARIO_SUBDIR = "matrix/scenarios"
 
 
-def run(out: Path, sim: Path, jobs: int, quick: bool = False) -> list[Row]:
+def run(out: Path, sim: Path, jobs: int, quick: bool = False, seeds: Sequence[int] | None = None) -> list[Row]:
     """Generates the scenarios, runs what the same binary has not run yet
     (``jobs`` at a time) and measures every run."""
-    runs = plan_runs(quick)
+    runs = plan_runs(quick, seeds)
     scenarios = out / SCENARIO_SUBDIR
     write_scenarios((r.cell for r in runs), scenarios)
     # Tables share cells (the loss table's 0 % is the paths table's run):

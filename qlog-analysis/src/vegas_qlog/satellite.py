@@ -674,6 +674,20 @@ def ablation_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
     return rows
 
 
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """``1,2,3`` or ``1-3``: the seeds to run."""
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            low, _, high = part.strip().partition("-")
+            seeds += range(int(low), int(high or low) + 1)
+    except ValueError as e:
+        raise SpecError(f"--seeds: expected numbers like 1,2,3 or 1-5, got {text!r}") from e
+    if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise SpecError(f"--seeds: expected distinct seeds >= 0, got {text!r}")
+    return tuple(seeds)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="satellite", description=__doc__.split("\n\n")[0])
     p.add_argument("--root", type=Path, default=Path("."), help="the repository (default: .)")
@@ -689,6 +703,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=",".join(SECTIONS),
         help=f"sections, of {','.join(SECTIONS + EXTRA_SECTIONS)} (default: all but {','.join(EXTRA_SECTIONS)})",
     )
+    p.add_argument("--seeds", default=None, help="seeds, e.g. 1,2,3 (default 1-5; --quick: 1)")
     p.add_argument("--sim", type=Path, default=None, help=f"vegas-sim binary (default {DEFAULT_SIM})")
     p.add_argument("--invocation", default="scripts/satellite", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -696,7 +711,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sections = [s.strip() for s in args.only.split(",") if s.strip()]
         if args.jobs < 1:
             raise SpecError("--jobs: at least 1")
-        seeds = QUICK_SEEDS if args.quick else SEEDS
+        seeds = parse_seeds(args.seeds) if args.seeds else (QUICK_SEEDS if args.quick else SEEDS)
         runs = plan_runs(sections, seeds, args.quick)
         sim = (args.sim or args.root / DEFAULT_SIM).resolve()
         if not sim.is_file():
@@ -709,7 +724,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "matrix" in sections:
             from . import matrix
 
-            matrix_rows = matrix.run(args.out, sim, args.jobs, args.quick)
+            matrix_rows = matrix.run(args.out, sim, args.jobs, args.quick, seeds if args.seeds else None)
             matrix_text = matrix.markdown(matrix_rows, args.invocation)
             tables["matrix"] = matrix.rows_json(matrix_rows)
         if "completion" in sections:
