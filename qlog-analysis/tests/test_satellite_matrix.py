@@ -311,3 +311,9 @@ def test_a_cell_shared_by_two_tables_is_one_scenario_file():
     assert m.scenario_toml(m.Cell("paths", m.GEO_20_2, m.Buffer(bdp=1.0), 40)) == m.scenario_toml(
         m.Cell("loss", m.GEO_20_2, m.Buffer(bdp=1.0), 40)
     )
+
+
+def test_a_unit_follows_the_spread():
+    cell = m.Cell("paths", m.GEO_20_2, m.Buffer(bdp=1.0), 40)
+    r = row(cell, m.Algorithm("cubic"), goodput_mbps=18.0, utilisation=0.957, queue_ms=347.1)
+    assert "| GEO 20/2 | cubic | 18.00 ± 0.10 | 95.7 ± 10.0 % | 347.1 ± 0.1 |" in m.markdown([r], "x")

@@ -640,10 +640,10 @@ def targets_of(row: Row, rows: Sequence[Row]) -> list[tuple[bool, str]]:
 def _cell(stat: Stat | None, scale: float = 1.0, digits: int = 2, suffix: str = "") -> str:
     if stat is None or stat.mean is None:
         return "-"
-    text = f"{stat.mean * scale:.{digits}f}{suffix}"
+    text = f"{stat.mean * scale:.{digits}f}"
     if stat.std is not None:
         text += f" ± {stat.std * scale:.{digits}f}"
-    return text
+    return text + suffix
 
 
 def _target_cell(row: Row) -> str:
