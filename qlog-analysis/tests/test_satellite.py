@@ -177,3 +177,18 @@ def test_any_client_sets_every_flow_without_receive_timestamps(tmp_path):
     with pytest.raises(SpecError, match="unknown client"):
         sat.client_sets(tmp_path, sat.Run("clients", "two", "vegas-sat", (), 1, "browser"))
     assert sat.Run("clients", "two", "vegas-sat", (), 1, "any").directory == "two/vegas-sat+any-client/seed-1"
+
+
+def test_seeds_option():
+    assert sat.parse_seeds("1-3") == (1, 2, 3)
+    assert sat.parse_seeds("4,1") == (4, 1)
+    assert sat.parse_seeds("2-3,5") == (2, 3, 5)
+    for bad in ("x", "1,1", "", "3-1"):
+        with pytest.raises(SpecError, match="--seeds"):
+            sat.parse_seeds(bad)
+
+
+def test_the_matrix_runs_only_when_named():
+    assert "matrix" not in sat.SECTIONS
+    # The matrix plans its own runs: the satellite plan has none for it.
+    assert sat.plan_runs(["matrix"], (1,), quick=True) == []

@@ -30,6 +30,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -133,6 +134,9 @@ CLIENTS = tuple(CLIENT_EXTENSIONS)
 CLIENT_TITLES = {"ours": "our client", "ack-frequency": "ACK frequency only", "any": "any client"}
 
 SECTIONS = ("completion", "clients", "picoquic", "bulk", "step", "coexistence", "ablation")
+#: Sections run only when named with --only (the condition matrix of issue
+#: 25 is its own benchmark: see vegas_qlog.matrix).
+EXTRA_SECTIONS = ("matrix",)
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,8 @@ def plan_runs(sections: Sequence[str], seeds: Sequence[int], quick: bool) -> lis
             for sc in ("fau-sat-vs-cubic", "fau-sat-vs-bbr2"):
                 for cc in (OURS, "cubic", "bbr2"):
                     runs += [Run(section, sc, cc, (), s) for s in long_seeds]
+        elif section in EXTRA_SECTIONS:
+            pass  # planned by its own module
         elif section == "ablation":
             for _, params in ABLATION:
                 for sc in ("fau-sat", "fau-satl"):
@@ -249,7 +255,7 @@ def plan_runs(sections: Sequence[str], seeds: Sequence[int], quick: bool) -> lis
                 for sc in ("fau-sat-delay-step", "fau-sat-vs-cubic", "fau-satl-bulk"):
                     runs += [Run(section, sc, OURS, params, s) for s in long_seeds]
         else:
-            raise SpecError(f"unknown section {section!r}; sections: {', '.join(SECTIONS)}")
+            raise SpecError(f"unknown section {section!r}; sections: {', '.join(SECTIONS + EXTRA_SECTIONS)}")
     return runs
 
 
@@ -403,7 +409,13 @@ def completion_table(root: Path, out: Path, runs: Sequence[Run]) -> list[dict[st
 def bulk_link_use(out: Path, run: Run) -> tuple[float, float]:
     """A bulk run's mean link utilisation and mean queue (packets) at the
     forward bottleneck after start-up."""
-    samples = [row for row in load_csv(out / run.directory / "queue-forward.csv") if float(row["time_s"]) > STARTUP_S]
+    return link_use(out / run.directory, STARTUP_S)
+
+
+def link_use(directory: Path, after_s: float) -> tuple[float, float]:
+    """A run's mean utilisation and mean queue (packets) of the forward link
+    after ``after_s``, from its queue series."""
+    samples = [row for row in load_csv(directory / "queue-forward.csv") if float(row["time_s"]) > after_s]
     return mean(float(r["utilization"]) for r in samples), mean(float(r["queue_packets"]) for r in samples)
 
 
@@ -662,13 +674,36 @@ def ablation_table(out: Path, runs: Sequence[Run]) -> list[dict[str, Any]]:
     return rows
 
 
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """``1,2,3`` or ``1-3``: the seeds to run."""
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            low, _, high = part.strip().partition("-")
+            seeds += range(int(low), int(high or low) + 1)
+    except ValueError as e:
+        raise SpecError(f"--seeds: expected numbers like 1,2,3 or 1-5, got {text!r}") from e
+    if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise SpecError(f"--seeds: expected distinct seeds >= 0, got {text!r}")
+    return tuple(seeds)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="satellite", description=__doc__.split("\n\n")[0])
     p.add_argument("--root", type=Path, default=Path("."), help="the repository (default: .)")
     p.add_argument("--out", type=Path, default=Path("out/satellite"), help="runs and tables (default out/satellite)")
-    p.add_argument("--jobs", type=int, default=2, help="simulations at a time (default 2)")
-    p.add_argument("--quick", action="store_true", help="one seed, fau-sat and fau-satl only")
-    p.add_argument("--only", default=",".join(SECTIONS), help=f"sections, of {','.join(SECTIONS)}")
+    p.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="simulations at a time (default: the core count)"
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="one seed, fau-sat and fau-satl only (matrix: one cell of each kind)"
+    )
+    p.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"sections, of {','.join(SECTIONS + EXTRA_SECTIONS)} (default: all but {','.join(EXTRA_SECTIONS)})",
+    )
+    p.add_argument("--seeds", default=None, help="seeds, e.g. 1,2,3 (default 1-5; --quick: 1)")
     p.add_argument("--sim", type=Path, default=None, help=f"vegas-sim binary (default {DEFAULT_SIM})")
     p.add_argument("--invocation", default="scripts/satellite", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -676,14 +711,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         sections = [s.strip() for s in args.only.split(",") if s.strip()]
         if args.jobs < 1:
             raise SpecError("--jobs: at least 1")
-        seeds = QUICK_SEEDS if args.quick else SEEDS
+        seeds = parse_seeds(args.seeds) if args.seeds else (QUICK_SEEDS if args.quick else SEEDS)
         runs = plan_runs(sections, seeds, args.quick)
         sim = (args.sim or args.root / DEFAULT_SIM).resolve()
         if not sim.is_file():
             raise SpecError(f"{sim}: no simulator binary (run ./scripts/setup)")
         args.out.mkdir(parents=True, exist_ok=True)
-        execute(args.root, runs, args.out, sim, args.jobs)
+        if runs:
+            execute(args.root, runs, args.out, sim, args.jobs)
+        matrix_text = ""
         tables: dict[str, list[dict[str, Any]]] = {}
+        if "matrix" in sections:
+            from . import matrix
+
+            matrix_rows = matrix.run(args.out, sim, args.jobs, args.quick, seeds if args.seeds else None)
+            matrix_text = matrix.markdown(matrix_rows, args.invocation)
+            tables["matrix"] = matrix.rows_json(matrix_rows)
         if "completion" in sections:
             tables["completion"] = completion_table(args.root, args.out, runs)
         if "clients" in sections or "picoquic" in sections:
@@ -703,7 +746,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SpecError, OSError, ValueError, KeyError) as e:
         _say(f"satellite: error: {e}")
         return 1
-    text = markdown(tables, args.invocation)
+    others = {k: v for k, v in tables.items() if k != "matrix"}
+    text = (markdown(others, args.invocation) if others or not matrix_text else "") + matrix_text
     tmp = args.out / "satellite.md.tmp"
     tmp.write_text(text)
     tmp.replace(args.out / "satellite.md")
