@@ -275,16 +275,25 @@ impl SyntheticReader {
             .len()
             .min(usize::try_from(self.end - self.pos).unwrap_or(usize::MAX));
         // One splitmix64 per 8 bytes, not per byte: the simulator's server
-        // makes every body byte here.
-        let mut out = &mut buf[..n];
-        while !out.is_empty() {
-            let word = splitmix64(self.seed.wrapping_add(self.pos / 8)).to_le_bytes();
-            let skip = (self.pos % 8) as usize;
-            let take = (8 - skip).min(out.len());
-            out[..take].copy_from_slice(&word[skip..skip + take]);
-            out = &mut out[take..];
-            self.pos += take as u64;
+        // makes every body byte here. First the rest of a word begun by the
+        // previous read, then whole words, then the start of the next.
+        let word = |index: u64| splitmix64(self.seed.wrapping_add(index)).to_le_bytes();
+        let skip = (self.pos % 8) as usize;
+        let head = if skip == 0 { 0 } else { (8 - skip).min(n) };
+        let (first, rest) = buf[..n].split_at_mut(head);
+        if head > 0 {
+            first.copy_from_slice(&word(self.pos / 8)[skip..skip + head]);
         }
+        let mut index = (self.pos + head as u64) / 8;
+        let mut words = rest.chunks_exact_mut(8);
+        for chunk in &mut words {
+            chunk.copy_from_slice(&word(index));
+            index += 1;
+        }
+        let tail = words.into_remainder();
+        let tail_len = tail.len();
+        tail.copy_from_slice(&word(index)[..tail_len]);
+        self.pos += n as u64;
         n
     }
 }
