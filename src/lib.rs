@@ -29,5 +29,6 @@ pub mod pacing;
 pub mod qlog_output;
 pub mod retry;
 pub mod settings;
+pub mod sockets;
 pub mod tls;
 pub mod transfer;
