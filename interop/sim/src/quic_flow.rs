@@ -246,11 +246,12 @@ impl QuicFlow {
             ..TransportSettings::default()
         };
         let alpn = [config.protocol.alpn()];
+        // Neither end checks a certificate: no CA store to load.
         let (mut client_config, _) = settings
-            .build_config(&alpn)
+            .build_config_without_ca_store(&alpn)
             .with_context(|| format!("flow {}", config.name))?;
         let (mut server_config, resolved) = settings
-            .build_config(&alpn)
+            .build_config_without_ca_store(&alpn)
             .with_context(|| format!("flow {}", config.name))?;
         for c in [&mut client_config, &mut server_config] {
             c.set_max_send_udp_payload_size(env.max_datagram_bytes);
