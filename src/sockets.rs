@@ -52,9 +52,9 @@ impl Received {
 
 /// Nanoseconds since the epoch of a kernel stamp.
 pub fn timespec_nanos(ts: &libc::timespec) -> i64 {
-    i64::from(ts.tv_sec)
+    ts.tv_sec
         .saturating_mul(1_000_000_000)
-        .saturating_add(i64::from(ts.tv_nsec))
+        .saturating_add(ts.tv_nsec)
 }
 
 fn check(rc: libc::c_int) -> io::Result<()> {

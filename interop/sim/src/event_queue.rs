@@ -169,7 +169,7 @@ mod tests {
             let at = (x >> 40) % 64;
             q.push(at, sequence);
             reference.insert((at, sequence));
-            if x % 3 == 0 {
+            if x.is_multiple_of(3) {
                 let (at, sequence) = q.pop().unwrap();
                 let first = reference.pop_first().unwrap();
                 assert_eq!((at, sequence), first);
