@@ -1,5 +1,6 @@
-//! quiche glue shared by the apps (`quiche-server`, `quiche-client`) and, later,
-//! the virtual-time network simulator.
+//! quiche glue shared by the apps (`quiche-server`, `quiche-client`), the
+//! virtual-time network simulator (`vegas-sim`) and the link emulator
+//! (`vegas-emu`).
 //!
 //! The layers, from the inside out:
 //!
@@ -18,6 +19,8 @@
 //!   with the server's defences (Retry address validation and a Retry budget
 //!   per client socket from [`retry`], the kernel filter for flooding
 //!   sockets from [`flood_filter`], connection limits).
+//! - [`sockets`]: the one `recvmsg` (kernel receive and send stamps, IPv4
+//!   options) and socket-address reading, shared with `vegas-emu`.
 //! - [`qlog_output`]: one `.sqlog` per connection when `QLOGDIR` is set.
 
 pub mod careful_resume;
@@ -29,5 +32,6 @@ pub mod pacing;
 pub mod qlog_output;
 pub mod retry;
 pub mod settings;
+pub mod sockets;
 pub mod tls;
 pub mod transfer;

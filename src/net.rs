@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
@@ -26,6 +26,7 @@ use crate::pacing::REAL_TIME_PACING_GRANULARITY;
 use crate::qlog_output::{self, Role};
 use crate::retry::{self, RetryBudget, TokenKey, RETRIES_PER_SOURCE_PER_SECOND};
 use crate::settings::MAX_RECV_DATAGRAM_SIZE;
+use crate::sockets;
 use crate::transfer::{ClientSession, ContentSource, ServerSession};
 
 /// Socket buffers asked for (the kernel may cap them at net.core.*mem_max).
@@ -73,34 +74,14 @@ pub fn bind_udp(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
 /// (`IP_RECVOPTS`), where AQT-enabled routers report its accumulated
 /// queueing time (`quic_ext::aqt_ip_option`). IPv4 sockets only.
 pub fn enable_ip_options(socket: &UdpSocket) -> io::Result<()> {
-    enable_socket_flag(socket, libc::IPPROTO_IP, libc::IP_RECVOPTS)
-}
-
-/// Sets the integer socket option `level`/`name` to 1.
-fn enable_socket_flag(socket: &UdpSocket, level: libc::c_int, name: libc::c_int) -> io::Result<()> {
-    let one: libc::c_int = 1;
-    // SAFETY: `one` outlives the call and its size is passed.
-    let rc = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            level,
-            name,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    sockets::set_int_option(socket.as_raw_fd(), libc::IPPROTO_IP, libc::IP_RECVOPTS, 1)
 }
 
 /// Asks the kernel to stamp every received datagram (`SO_TIMESTAMPNS`), so
 /// that receive timestamps (draft-ietf-quic-receive-ts) say when a packet
 /// arrived, not when the application got round to reading it.
 pub fn enable_receive_timestamps(socket: &UdpSocket) -> io::Result<()> {
-    enable_socket_flag(socket, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS)
+    sockets::enable_receive_timestamps(socket.as_raw_fd())
 }
 
 /// One received datagram: its length, sender, and what the socket knew of it
@@ -318,96 +299,25 @@ fn recv_with_metadata(
     buf: &mut [u8],
     ip_options: bool,
 ) -> io::Result<Received> {
-    // SAFETY: all-zero is a valid sockaddr_storage and msghdr.
-    let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    // IP options are at most 40 bytes, a timespec 16; room for both and more.
-    let mut control = [0u64; 24];
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
+    let received = sockets::receive(socket.as_raw_fd(), buf, 0)?;
+    let aqt_us = if ip_options {
+        received
+            .ip_options()
+            .and_then(quic_ext::aqt_ip_option::find_in_ip_options)
+    } else {
+        None
     };
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_name = (&mut from as *mut libc::sockaddr_storage).cast();
-    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control) as _;
-    // SAFETY: every pointer in `msg` refers to a live buffer of the given size.
-    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, 0) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut aqt_us = None;
-    let mut received_at = None;
-    // SAFETY: walking the control buffer the kernel filled, within
-    // `msg_controllen`; each message's data stays within its `cmsg_len`.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            let data = libc::CMSG_DATA(cmsg);
-            let header = data as usize - cmsg as usize;
-            let len = ((*cmsg).cmsg_len as usize).saturating_sub(header);
-            let end = control.as_ptr() as usize + msg.msg_controllen as usize;
-            if ip_options
-                && (*cmsg).cmsg_level == libc::IPPROTO_IP
-                && (*cmsg).cmsg_type == libc::IP_RECVOPTS
-                && data as usize + len <= end
-            {
-                let options = std::slice::from_raw_parts(data, len);
-                aqt_us = quic_ext::aqt_ip_option::find_in_ip_options(options);
-            }
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET
-                && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
-                && len >= std::mem::size_of::<libc::timespec>()
-                && data as usize + len <= end
-            {
-                let stamp: libc::timespec = std::ptr::read_unaligned(data.cast());
-                received_at = stamp_to_instant(stamp);
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-    }
-    let from = socket_addr(&from, msg.msg_namelen)
+    let from = received
+        .source()
         .ok_or_else(|| io::Error::other("datagram from an address that is not IP"))?;
     Ok((
-        n as usize,
+        received.len,
         from,
         DatagramMeta {
             queueing_time: aqt_us.map(|us| Duration::from_micros(u64::from(us))),
-            received_at,
+            received_at: received.kernel_time.and_then(stamp_to_instant),
         },
     ))
-}
-
-/// The IP address in `storage`, as `recvmsg` filled it.
-fn socket_addr(storage: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<SocketAddr> {
-    let len = len as usize;
-    match i32::from(storage.ss_family) {
-        libc::AF_INET if len >= std::mem::size_of::<libc::sockaddr_in>() => {
-            // SAFETY: the family says the storage holds a sockaddr_in.
-            let a: libc::sockaddr_in = unsafe {
-                std::ptr::read_unaligned((storage as *const libc::sockaddr_storage).cast())
-            };
-            Some(SocketAddr::V4(SocketAddrV4::new(
-                Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)),
-                u16::from_be(a.sin_port),
-            )))
-        }
-        libc::AF_INET6 if len >= std::mem::size_of::<libc::sockaddr_in6>() => {
-            // SAFETY: the family says the storage holds a sockaddr_in6.
-            let a: libc::sockaddr_in6 = unsafe {
-                std::ptr::read_unaligned((storage as *const libc::sockaddr_storage).cast())
-            };
-            Some(SocketAddr::V6(SocketAddrV6::new(
-                Ipv6Addr::from(a.sin6_addr.s6_addr),
-                u16::from_be(a.sin6_port),
-                a.sin6_flowinfo,
-                a.sin6_scope_id,
-            )))
-        }
-        _ => None,
-    }
 }
 
 fn random_bytes<const N: usize>() -> anyhow::Result<[u8; N]> {
@@ -592,10 +502,74 @@ pub const CONNECTION_REFUSED: u64 = 0x2;
 /// what connections freed for reuse otherwise).
 const TRIM_INTERVAL: Duration = Duration::from_secs(1);
 
+/// A connection ID as the key of the server's maps: a fixed-size value,
+/// so that finding a datagram's connection (and filing it as touched or
+/// under its next wakeup) allocates nothing. Hashes, compares and orders
+/// as the ID's bytes, so that the maps can be asked with a `&[u8]`.
+#[derive(Clone, Copy)]
+struct CidKey {
+    len: u8,
+    bytes: [u8; quiche::MAX_CONN_ID_LEN],
+}
+
+impl CidKey {
+    /// `None` for an ID longer than QUIC allows (RFC 9000 section 17.2).
+    fn new(id: &[u8]) -> Option<CidKey> {
+        let mut bytes = [0; quiche::MAX_CONN_ID_LEN];
+        bytes.get_mut(..id.len())?.copy_from_slice(id);
+        Some(CidKey {
+            len: u8::try_from(id.len()).ok()?,
+            bytes,
+        })
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for CidKey {
+    fn borrow(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl PartialEq for CidKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for CidKey {}
+
+impl std::hash::Hash for CidKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl PartialOrd for CidKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for CidKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_slice().cmp(other.as_slice())
+    }
+}
+
+impl std::fmt::Debug for CidKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&hex::encode(self.as_slice()))
+    }
+}
+
 struct ServerConn {
     endpoint: Endpoint<ServerSession>,
     /// The connection ID the client first sent to, until the client uses ours.
-    original_dcid: Vec<u8>,
+    original_dcid: CidKey,
     peer_ip: IpAddr,
     started: Instant,
     /// This connection's entry in [`ServerState::wakeups`], if any.
@@ -605,8 +579,8 @@ struct ServerConn {
 /// The server loop's state besides the socket.
 struct ServerState {
     setup: ServerSetup,
-    conns: HashMap<Vec<u8>, ServerConn>,
-    aliases: HashMap<Vec<u8>, Vec<u8>>,
+    conns: HashMap<CidKey, ServerConn>,
+    aliases: HashMap<CidKey, CidKey>,
     /// Open connections per client prefix ([`EndpointKey`]).
     per_ip: HashMap<EndpointKey, usize>,
     token_key: TokenKey,
@@ -616,7 +590,7 @@ struct ServerState {
     over_budget: Vec<SocketAddr>,
     /// Connections made without address validation whose handshake is not
     /// done (`--retry auto` counts them).
-    unvalidated: HashSet<Vec<u8>>,
+    unvalidated: HashSet<CidKey>,
     /// When a socket last went over its Retry budget.
     last_flood: Option<Instant>,
     /// The kernel filter dropping over-budget sockets' token-less Initials.
@@ -631,10 +605,10 @@ struct ServerState {
     /// that the socket's receive buffer overflowed, ACKs were lost, and
     /// probe-timeout backoff left some clients without a packet for longer
     /// than the idle timeout).
-    wakeups: BTreeSet<(Instant, Vec<u8>)>,
+    wakeups: BTreeSet<(Instant, CidKey)>,
     /// Connections that received a datagram or were made since their last
     /// visit.
-    touched: HashSet<Vec<u8>>,
+    touched: HashSet<CidKey>,
 }
 
 /// A datagram for no connection, waiting for [`ServerState::answer_waiting`].
@@ -673,6 +647,8 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
     let mut buf = vec![0; MAX_RECV_DATAGRAM_SIZE];
     let mut reaped_since_trim = 0usize;
     let mut last_trim = Instant::now();
+    // The connections of one turn, kept from turn to turn.
+    let mut due = Vec::new();
     loop {
         let stop = SERVER_STOP_SIGNAL.load(Ordering::Relaxed);
         if stop != 0 {
@@ -715,7 +691,8 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         state.update_flood_filter(&wire.socket, Instant::now());
         state.answer_waiting(&wire.socket);
         let now = Instant::now();
-        for key in state.due(now) {
+        state.due_into(now, &mut due);
+        for key in due.drain(..) {
             let Some(c) = state.conns.get_mut(&key) else {
                 continue;
             };
@@ -801,8 +778,17 @@ fn release_free_memory() {
 impl ServerState {
     /// The connections to visit at `now`: those that received a datagram
     /// since their last visit and those whose wakeup time has come.
-    fn due(&mut self, now: Instant) -> Vec<Vec<u8>> {
-        let mut keys: Vec<Vec<u8>> = self.touched.drain().collect();
+    #[cfg(test)]
+    fn due(&mut self, now: Instant) -> Vec<CidKey> {
+        let mut keys = Vec::new();
+        self.due_into(now, &mut keys);
+        keys
+    }
+
+    /// [`Self::due`] into `keys` (emptied first), whose room is reused.
+    fn due_into(&mut self, now: Instant, keys: &mut Vec<CidKey>) {
+        keys.clear();
+        keys.extend(self.touched.drain());
         while let Some((at, _)) = self.wakeups.first() {
             if *at > now {
                 break;
@@ -818,11 +804,10 @@ impl ServerState {
         // A connection both touched and due is visited once.
         keys.sort_unstable();
         keys.dedup();
-        keys
     }
 
     /// Files connection `key` under its next wakeup time after a visit.
-    fn reschedule(&mut self, key: &[u8]) {
+    fn reschedule(&mut self, key: &CidKey) {
         let Some(c) = self.conns.get_mut(key) else {
             return;
         };
@@ -831,21 +816,21 @@ impl ServerState {
             return;
         }
         if let Some(old) = c.wakeup.take() {
-            self.wakeups.remove(&(old, key.to_vec()));
+            self.wakeups.remove(&(old, *key));
         }
         if let Some(at) = next {
-            self.wakeups.insert((at, key.to_vec()));
+            self.wakeups.insert((at, *key));
         }
         c.wakeup = next;
     }
 
     /// Drops connection `key`, which is done.
-    fn reap(&mut self, key: &[u8], now: Instant) {
+    fn reap(&mut self, key: &CidKey, now: Instant) {
         let Some(c) = self.conns.remove(key) else {
             return;
         };
         if let Some(at) = c.wakeup {
-            self.wakeups.remove(&(at, key.to_vec()));
+            self.wakeups.remove(&(at, *key));
         }
         self.touched.remove(key);
         self.unvalidated.remove(key);
@@ -879,7 +864,7 @@ impl ServerState {
         }
         loop {
             let now = Instant::now();
-            let keys: Vec<Vec<u8>> = self.conns.keys().cloned().collect();
+            let keys: Vec<CidKey> = self.conns.keys().copied().collect();
             for key in keys {
                 let Some(c) = self.conns.get_mut(&key) else {
                     continue;
@@ -1014,11 +999,14 @@ impl ServerState {
                 return;
             }
         };
-        let dcid = hdr.dcid.to_vec();
+        let Some(dcid) = CidKey::new(&hdr.dcid) else {
+            log::debug!("datagram from {from} with an overlong connection ID");
+            return;
+        };
         let key = if self.conns.contains_key(&dcid) {
             dcid
         } else if let Some(key) = self.aliases.get(&dcid) {
-            key.clone()
+            *key
         } else {
             let wants_retry = self.retry_now() && hdr.token.as_deref().is_none_or(<[u8]>::is_empty);
             if hdr.ty != quiche::Type::Initial {
@@ -1078,12 +1066,14 @@ impl ServerState {
             let Ok(hdr) = quiche::Header::from_slice(&mut w.data, SERVER_CID_LEN) else {
                 continue;
             };
-            let dcid = hdr.dcid.to_vec();
+            let Some(dcid) = CidKey::new(&hdr.dcid) else {
+                continue;
+            };
             // An earlier Initial of the same client may have made it.
             let key = if self.conns.contains_key(&dcid) {
                 Some(dcid)
             } else if let Some(key) = self.aliases.get(&dcid) {
-                Some(key.clone())
+                Some(*key)
             } else {
                 let hdr = hdr.clone();
                 self.new_connection(&hdr, len, &mut w.data, w.from, w.local, socket)
@@ -1108,7 +1098,7 @@ impl ServerState {
         from: SocketAddr,
         local: SocketAddr,
         socket: &UdpSocket,
-    ) -> Option<Vec<u8>> {
+    ) -> Option<CidKey> {
         if hdr.ty != quiche::Type::Initial {
             log::debug!("{:?} packet from {from} for no connection", hdr.ty);
             return None;
@@ -1143,7 +1133,9 @@ impl ServerState {
             }
             let now = retry::now_secs();
             match self.token_key.validate(token, from, &hdr.dcid, now) {
-                Some(odcid) if hdr.dcid.len() == SERVER_CID_LEN => (hdr.dcid.to_vec(), Some(odcid)),
+                Some(odcid) if hdr.dcid.len() == SERVER_CID_LEN => {
+                    (CidKey::new(&hdr.dcid)?, Some(odcid))
+                }
                 _ => {
                     log::debug!("Initial from {from} with an invalid or expired token");
                     return None;
@@ -1151,7 +1143,7 @@ impl ServerState {
             }
         } else {
             match random_bytes::<SERVER_CID_LEN>() {
-                Ok(v) => (v.to_vec(), None),
+                Ok(v) => (CidKey::new(&v)?, None),
                 Err(e) => {
                     log::error!("{e}");
                     return None;
@@ -1164,7 +1156,7 @@ impl ServerState {
         if let (None, Some(cr)) = (refuse, self.setup.careful_resume.as_mut()) {
             cr.select_for(&mut self.setup.config, from.ip());
         }
-        let scid_ref = quiche::ConnectionId::from_ref(&scid);
+        let scid_ref = quiche::ConnectionId::from_ref(scid.as_slice());
         let odcid_ref = odcid.as_deref().map(quiche::ConnectionId::from_ref);
         let mut conn = match quiche::accept(
             &scid_ref,
@@ -1192,9 +1184,9 @@ impl ServerState {
             }
         }
         log::info!("{} new connection from {from}", conn.trace_id());
-        let dcid = hdr.dcid.to_vec();
+        let dcid = CidKey::new(&hdr.dcid)?;
         if dcid != scid {
-            self.aliases.insert(dcid.clone(), scid.clone());
+            self.aliases.insert(dcid, scid);
         }
         *self.per_ip.entry(EndpointKey::of(from.ip())).or_default() += 1;
         let session =
@@ -1202,10 +1194,10 @@ impl ServerState {
         let mut endpoint = Endpoint::new(conn, session, REAL_TIME_PACING_GRANULARITY);
         endpoint.set_tail_repeat(self.setup.tail_repeat);
         if odcid.is_none() {
-            self.unvalidated.insert(scid.clone());
+            self.unvalidated.insert(scid);
         }
         self.conns.insert(
-            scid.clone(),
+            scid,
             ServerConn {
                 endpoint,
                 original_dcid: dcid,
@@ -1825,6 +1817,10 @@ mod tests {
         assert!(is_clean_close(&e));
     }
 
+    fn cid(id: &[u8]) -> CidKey {
+        CidKey::new(id).unwrap()
+    }
+
     /// A server state holding one accepted (not yet handshaken) connection
     /// per key, all from 127.0.0.1, with no wakeups filed.
     fn state_with(keys: &[[u8; 20]]) -> ServerState {
@@ -1874,14 +1870,14 @@ mod tests {
             .unwrap();
             *state.per_ip.entry(EndpointKey::of(peer.ip())).or_default() += 1;
             state.conns.insert(
-                key.to_vec(),
+                cid(key),
                 ServerConn {
                     endpoint: Endpoint::new(
                         conn,
                         ServerSession::new(source.clone()),
                         REAL_TIME_PACING_GRANULARITY,
                     ),
-                    original_dcid: key.to_vec(),
+                    original_dcid: cid(key),
                     peer_ip: peer.ip(),
                     started: Instant::now(),
                     wakeup: None,
@@ -1949,7 +1945,7 @@ mod tests {
 
     #[test]
     fn a_few_addresses_cannot_take_every_slot() {
-        let v4 = |i: u8| IpAddr::V4(Ipv4Addr::new(192, 0, 2, i));
+        let v4 = |i: u8| IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, i));
         // Three addresses filled --max-connections 300 at 100 per address.
         let limits = ServerLimits::new(300, 100);
         let greedy = fill(limits, &[v4(1), v4(2), v4(3)]);
@@ -1974,7 +1970,9 @@ mod tests {
 
     #[test]
     fn ipv6_hosts_of_one_64_count_together() {
-        let host = |net: u16, h: u16| IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, net, 0, 0, 0, h));
+        let host = |net: u16, h: u16| {
+            IpAddr::V6(std::net::Ipv6Addr::new(0x2001, 0xdb8, 0, net, 0, 0, 0, h))
+        };
         let limits = ServerLimits::new(1000, 100);
         // A thousand hosts of one /64 get what one address gets.
         let same: Vec<IpAddr> = (1..=1000).map(|h| host(1, h)).collect();
@@ -1994,7 +1992,7 @@ mod tests {
         let mut state = state_with(&[]);
         state.setup.retry = mode;
         for i in 0..unvalidated {
-            state.unvalidated.insert(vec![i as u8; 20]);
+            state.unvalidated.insert(cid(&[i as u8; 20]));
         }
         let (mut initial, _) = first_initial(&client_socket, local);
         deliver(
@@ -2065,7 +2063,7 @@ mod tests {
         );
         state.answer_waiting(&server_socket);
         assert_eq!(state.unvalidated.len(), 1);
-        let key = state.conns.keys().next().unwrap().clone();
+        let key = *state.conns.keys().next().unwrap();
         state.reap(&key, Instant::now());
         assert!(state.unvalidated.is_empty());
     }
@@ -2168,8 +2166,27 @@ mod tests {
 
     /// Files `key` under `at` as `reschedule` would.
     fn file(state: &mut ServerState, key: &[u8; 20], at: Instant) {
-        state.wakeups.insert((at, key.to_vec()));
+        state.wakeups.insert((at, cid(key)));
         state.conns.get_mut(&key[..]).unwrap().wakeup = Some(at);
+    }
+
+    #[test]
+    fn connection_id_keys_are_their_bytes() {
+        let short = cid(&[9; 8]);
+        let long = cid(&[9; 20]);
+        assert_ne!(short, long);
+        assert_eq!(short.as_slice(), &[9; 8]);
+        assert!(CidKey::new(&[0; 21]).is_none(), "longer than QUIC allows");
+        // The maps are asked with the datagram's bytes: hash and equality
+        // must be the slice's.
+        let mut map = HashMap::new();
+        map.insert(long, 1);
+        map.insert(short, 2);
+        assert_eq!(map.get(&[9u8; 20][..]), Some(&1));
+        assert_eq!(map.get(&[9u8; 8][..]), Some(&2));
+        assert_eq!(map.get(&[9u8; 9][..]), None);
+        // Ordered as the bytes are (a prefix first).
+        assert!(short < long && cid(&[1; 20]) < cid(&[2]));
     }
 
     #[test]
@@ -2180,29 +2197,22 @@ mod tests {
         file(&mut state, &early, now - Duration::from_millis(1));
         file(&mut state, &late, now + Duration::from_secs(3600));
         file(&mut state, &both, now);
-        state.touched.insert(touched.to_vec());
-        state.touched.insert(both.to_vec());
-        let mut expected = vec![early.to_vec(), touched.to_vec(), both.to_vec()];
+        state.touched.insert(cid(&touched));
+        state.touched.insert(cid(&both));
+        let mut expected = vec![cid(&early), cid(&touched), cid(&both)];
         expected.sort();
         assert_eq!(state.due(now), expected);
         // The due ones left the timer set; the late one stays filed.
         assert_eq!(
-            state
-                .wakeups
-                .iter()
-                .map(|(_, k)| k.clone())
-                .collect::<Vec<_>>(),
-            vec![late.to_vec()]
+            state.wakeups.iter().map(|(_, k)| *k).collect::<Vec<_>>(),
+            vec![cid(&late)]
         );
         assert_eq!(state.conns[&early[..]].wakeup, None);
         assert_eq!(state.conns[&both[..]].wakeup, None);
         assert!(state.touched.is_empty());
         // Nothing more until the late one is due.
         assert!(state.due(now).is_empty());
-        assert_eq!(
-            state.due(now + Duration::from_secs(3600)),
-            vec![late.to_vec()]
-        );
+        assert_eq!(state.due(now + Duration::from_secs(3600)), vec![cid(&late)]);
     }
 
     #[test]
@@ -2211,15 +2221,15 @@ mod tests {
         let mut state = state_with(&[key]);
         let stale = Instant::now() + Duration::from_secs(7200);
         file(&mut state, &key, stale);
-        state.reschedule(&key);
+        state.reschedule(&cid(&key));
         let next = state.conns[&key[..]].endpoint.next_wakeup();
         assert_ne!(next, Some(stale), "the test needs a different wakeup");
         let filed: Vec<_> = state.wakeups.iter().cloned().collect();
-        let expected: Vec<_> = next.map(|at| (at, key.to_vec())).into_iter().collect();
+        let expected: Vec<_> = next.map(|at| (at, cid(&key))).into_iter().collect();
         assert_eq!(filed, expected);
         assert_eq!(state.conns[&key[..]].wakeup, next);
         // Unchanged: still filed once.
-        state.reschedule(&key);
+        state.reschedule(&cid(&key));
         assert_eq!(state.wakeups.len(), expected.len());
     }
 
@@ -2230,16 +2240,16 @@ mod tests {
         let at = Instant::now() + Duration::from_secs(60);
         file(&mut state, &gone, at);
         file(&mut state, &kept, at);
-        state.touched.insert(gone.to_vec());
-        state.aliases.insert(gone.to_vec(), gone.to_vec());
+        state.touched.insert(cid(&gone));
+        state.aliases.insert(cid(&gone), cid(&gone));
         let ip: IpAddr = "127.0.0.1".parse().unwrap();
-        state.reap(&gone, Instant::now());
+        state.reap(&cid(&gone), Instant::now());
         assert!(!state.conns.contains_key(&gone[..]));
         assert!(!state.aliases.contains_key(&gone[..]));
         assert!(!state.touched.contains(&gone[..]));
         assert_eq!(state.wakeups.len(), 1);
         assert_eq!(state.counts(ip), (1, 1));
-        state.reap(&kept, Instant::now());
+        state.reap(&cid(&kept), Instant::now());
         assert_eq!(state.counts(ip), (0, 0));
         assert!(state.per_ip.is_empty() && state.wakeups.is_empty());
     }

@@ -13,12 +13,12 @@
 //!   not, keeps that one and asks for no more until it has left.
 //!
 //! Either way quiche builds each packet close to the moment it leaves, and
-//! ACKs that arrive meanwhile count for the next one. Where quiche's pacer
-//! does not tell its next release time (quiche's legacy recovery, which the
-//! plug-in seam uses, answers "immediately"), the held packet's send time is
-//! recorded when it was built: up to one pacing interval before it leaves,
-//! which that packet's RTT sample then includes. gcongestion (BBRv2) records
-//! the release time instead.
+//! ACKs that arrive meanwhile count for the next one. Our controllers (their
+//! host's pacer, through the plug-in seam) and gcongestion's BBRv2 tell the
+//! next release time. quiche's own Reno and CUBIC do not (their legacy
+//! recovery answers "immediately"): their held packet's send time is
+//! recorded when it was built, up to one pacing interval before it leaves,
+//! which that packet's RTT sample then includes.
 
 use std::io;
 use std::time::{Duration, Instant};

@@ -8,9 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::random_events::{apply, check_invariants, op};
 use common::{build, ms, Flow, INITIAL_WINDOW_PACKETS, MDS};
-use proptest::prelude::*;
 use vegas_cc::{CcState, ControllerSpec, InternalValue, Internals, MINIMUM_WINDOW_PACKETS};
 
 const BASE_RTT_MS: f64 = 100.0;
@@ -516,49 +514,8 @@ fn linux_flavour_halves_on_loss() {
 
 // ---- Robustness ----
 
-fn algorithm() -> impl Strategy<Value = (&'static str, Vec<&'static str>)> {
-    prop_oneof![
-        Just(("vegas", vec![])),
-        Just(("vegas-linux", vec![])),
-        Just(("vegas-linux", vec!["spike_suppression=on"])),
-        Just((
-            "vegas",
-            vec![
-                "alpha=0",
-                "beta=0",
-                "gamma=0",
-                "loss_factor=0",
-                "ss_exit_factor=0"
-            ]
-        )),
-        Just((
-            "vegas",
-            vec![
-                "alpha=1000",
-                "beta=1000",
-                "gamma=1000",
-                "min_rtt_samples=1000"
-            ]
-        )),
-    ]
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
-
-    #[test]
-    fn random_events_keep_the_window_sane(
-        (name, pairs) in algorithm(),
-        ops in prop::collection::vec(op(), 1..120),
-    ) {
-        let mut flow = Flow::new(build(name, &pairs));
-        let mut max_datagram_size = MDS;
-        for op in &ops {
-            apply(&mut flow, op, &mut max_datagram_size);
-            check_invariants(flow.cc.as_ref());
-        }
-    }
-}
+// The random-event properties (determinism, no window opened by a loss,
+// finite internals) are `tests/every_algorithm.rs`'s, for every algorithm.
 
 // ---- RTT samples come from full-size packets ----
 

@@ -6,9 +6,7 @@
 
 mod common;
 
-use common::random_events::{apply, check_invariants, op};
 use common::{build, ms, Flow, INITIAL_WINDOW_PACKETS, MDS};
-use proptest::prelude::*;
 use vegas_cc::{CcState, ControllerSpec, InternalValue, WindowConfig, MINIMUM_WINDOW_PACKETS};
 
 /// Section 2.1's numbers, written out rather than taken from the crate.
@@ -357,25 +355,5 @@ fn defaults_and_parameters() {
 
 // ---- Robustness ----
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
-
-    #[test]
-    fn random_events_keep_the_window_sane(
-        pairs in prop_oneof![
-            Just(vec![]),
-            Just(vec!["beta=0", "random_loss_factor=0", "congestion_loss_factor=0",
-                      "timeout_ssthresh_factor=0"]),
-            Just(vec!["beta=1000", "increase_below_beta=100", "increase_at_beta=100",
-                      "min_rtt_samples=1000"]),
-        ],
-        ops in prop::collection::vec(op(), 1..120),
-    ) {
-        let mut flow = Flow::new(build("veno", &pairs));
-        let mut max_datagram_size = MDS;
-        for op in &ops {
-            apply(&mut flow, op, &mut max_datagram_size);
-            check_invariants(flow.cc.as_ref());
-        }
-    }
-}
+// The random-event properties (determinism, no window opened by a loss,
+// finite internals) are `tests/every_algorithm.rs`'s, for every algorithm.

@@ -102,8 +102,11 @@ impl BodyCursor {
 
     fn advance(&mut self, n: usize) {
         self.pos += n;
-        if self.pos == self.chunk.len() {
-            // A response waiting for the peer keeps no buffer.
+        if self.pos == self.chunk.len() && self.unread == 0 {
+            // A response that has handed quiche all of its body keeps no
+            // buffer. One with more to read keeps it for the next chunk
+            // (`next` reads into it in place): no allocation and no zeroing
+            // per chunk.
             self.chunk = Vec::new();
             self.pos = 0;
         }

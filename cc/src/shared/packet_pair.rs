@@ -60,21 +60,25 @@ pub struct PacketPairEstimator {
     previous: Option<Stamped>,
     /// The last `window` samples, oldest first.
     recent: VecDeque<f64>,
+    /// The same samples in ascending order, kept on insert: the capacity is
+    /// read on every packet sent (through the pacer), so it must cost
+    /// neither a sort nor an allocation there.
+    sorted: Vec<f64>,
     window: usize,
     min_pairs: usize,
     samples: u64,
 }
 
-fn median(values: &mut [f64]) -> Option<f64> {
-    if values.is_empty() {
+/// The median of values in ascending order.
+fn median_of_sorted(sorted: &[f64]) -> Option<f64> {
+    if sorted.is_empty() {
         return None;
     }
-    values.sort_by(|a, b| a.total_cmp(b));
-    let mid = values.len() / 2;
-    Some(if values.len() % 2 == 1 {
-        values[mid]
+    let mid = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 1 {
+        sorted[mid]
     } else {
-        (values[mid - 1] + values[mid]) / 2.0
+        (sorted[mid - 1] + sorted[mid]) / 2.0
     })
 }
 
@@ -86,6 +90,7 @@ impl PacketPairEstimator {
         PacketPairEstimator {
             previous: None,
             recent: VecDeque::with_capacity(window),
+            sorted: Vec::with_capacity(window),
             window,
             min_pairs: min_pairs.clamp(1, window),
             samples: 0,
@@ -142,9 +147,16 @@ impl PacketPairEstimator {
         }
         self.samples = self.samples.saturating_add(1);
         if self.recent.len() == self.window {
-            self.recent.pop_front();
+            if let Some(oldest) = self.recent.pop_front() {
+                let at = self
+                    .sorted
+                    .partition_point(|v| v.total_cmp(&oldest).is_lt());
+                self.sorted.remove(at);
+            }
         }
         self.recent.push_back(rate);
+        let at = self.sorted.partition_point(|v| v.total_cmp(&rate).is_lt());
+        self.sorted.insert(at, rate);
         Some(rate)
     }
 
@@ -154,8 +166,7 @@ impl PacketPairEstimator {
         if self.recent.len() < self.min_pairs {
             return None;
         }
-        let mut values: Vec<f64> = self.recent.iter().copied().collect();
-        median(&mut values)
+        median_of_sorted(&self.sorted)
     }
 
     /// Pairs measured since creation.
@@ -167,6 +178,7 @@ impl PacketPairEstimator {
     pub fn reset(&mut self) {
         self.previous = None;
         self.recent.clear();
+        self.sorted.clear();
     }
 }
 
@@ -255,6 +267,43 @@ mod tests {
         assert_eq!(e.on_packet(&fast, 675), None);
         assert_eq!(e.samples(), 0);
         assert_eq!(e.capacity(), None);
+    }
+
+    #[test]
+    fn capacity_matches_a_sorted_copy_of_the_window_as_it_slides() {
+        let t0 = Instant::now();
+        let (window, min_pairs) = (7, 3);
+        let mut e = PacketPairEstimator::new(window, min_pairs);
+        let mut kept: VecDeque<f64> = VecDeque::new();
+        // Spacings from a small LCG, repeats included, so that equal
+        // samples enter and leave the window.
+        let mut x = 12345u64;
+        for i in 0..200u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let spacing_us = 100 + (x >> 33) % 13 * 20;
+            let n = 10 + i * 3;
+            let recv = 1_000 + i * 10_000;
+            e.on_packet(&packet(t0, n, 0, Some(recv), 1000), 500);
+            let rate = e
+                .on_packet(&packet(t0, n + 1, 0, Some(recv + spacing_us), 1000), 500)
+                .expect("a pair");
+            kept.push_back(rate);
+            if kept.len() > window {
+                kept.pop_front();
+            }
+            let mut reference: Vec<f64> = kept.iter().copied().collect();
+            reference.sort_by(|a, b| a.total_cmp(b));
+            let mid = reference.len() / 2;
+            let median = if reference.len() % 2 == 1 {
+                reference[mid]
+            } else {
+                (reference[mid - 1] + reference[mid]) / 2.0
+            };
+            let expected = (reference.len() >= min_pairs).then_some(median);
+            assert_eq!(e.capacity(), expected, "after pair {i}");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::runtime::Timing;
 use crate::sockets::{prepare_receiving_socket, set_int_option, set_receive_timeout};
 use crate::stats::{Histogram, RunReport};
 use crate::udp::{self, UdpConfig};
+use quiche_vegas::sockets::{timespec_nanos, SO_TIMESTAMPING};
 
 /// What to send.
 #[derive(Clone, Debug)]
@@ -108,7 +109,6 @@ fn bind_probe_socket() -> anyhow::Result<UdpSocket> {
     Ok(s)
 }
 
-const SO_TIMESTAMPING: libc::c_int = 37;
 const SOF_TIMESTAMPING_TX_SOFTWARE: libc::c_int = 1 << 1;
 const SOF_TIMESTAMPING_SOFTWARE: libc::c_int = 1 << 4;
 const SOF_TIMESTAMPING_OPT_TSONLY: libc::c_int = 1 << 11;
@@ -129,43 +129,14 @@ fn enable_send_timestamps(socket: &UdpSocket) -> bool {
 /// The kernel's send timestamp of the oldest datagram not yet collected
 /// (from the socket's error queue), on `clock`.
 fn collect_send_timestamp(socket: &UdpSocket, clock: &Clock) -> Option<Nanos> {
-    let mut control = [0u64; 64];
     let mut data = [0u8; 64];
-    let mut iov = libc::iovec {
-        iov_base: data.as_mut_ptr().cast(),
-        iov_len: data.len(),
-    };
-    // SAFETY: all-zero is a valid msghdr, then pointed at live buffers.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of::<[u64; 64]>() as _;
-    // SAFETY: every pointer in `msg` refers to a live buffer.
-    let n = unsafe {
-        libc::recvmsg(
-            socket.as_raw_fd(),
-            &mut msg,
-            libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
-        )
-    };
-    if n < 0 {
-        return None;
-    }
-    let mut found = None;
-    // SAFETY: walking the control buffer the kernel filled.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == SO_TIMESTAMPING {
-                // struct scm_timestamping: ts[0] is the software stamp.
-                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
-                found = clock.from_kernel_timestamp(ts.tv_sec * 1_000_000_000 + ts.tv_nsec);
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-    }
-    found
+    let r = quiche_vegas::sockets::receive(
+        socket.as_raw_fd(),
+        &mut data,
+        libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
+    )
+    .ok()?;
+    clock.from_kernel_timestamp(timespec_nanos(&r.software_time?))
 }
 
 /// A received probe: sequence number, kernel time, AQT (µs), sender.
@@ -176,62 +147,29 @@ fn receive_probe(
     clock: &Clock,
     buf: &mut [u8],
 ) -> anyhow::Result<Option<Probe>> {
-    // SAFETY: all-zero is a valid sockaddr_storage and msghdr.
-    let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let mut control = [0u64; 32];
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    // SAFETY: as above.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_name = (&mut from as *mut libc::sockaddr_storage).cast();
-    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of::<[u64; 32]>() as _;
-    // SAFETY: every pointer in `msg` refers to a live buffer.
-    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, 0) };
-    if n < 0 {
-        let e = std::io::Error::last_os_error();
-        return match e.kind() {
-            std::io::ErrorKind::WouldBlock
-            | std::io::ErrorKind::TimedOut
-            | std::io::ErrorKind::Interrupted => Ok(None),
-            _ => Err(e).context("cannot receive a probe"),
-        };
-    }
-    let now = clock.now();
-    let mut at = now;
-    let mut aqt_us = None;
-    // SAFETY: walking the control buffer the kernel filled.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            let data = libc::CMSG_DATA(cmsg);
-            let len = (*cmsg).cmsg_len as usize - (data as usize - cmsg as usize);
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == 35 {
-                let ts: libc::timespec = std::ptr::read_unaligned(data.cast());
-                if let Some(t) = clock.from_kernel_timestamp(ts.tv_sec * 1_000_000_000 + ts.tv_nsec)
-                {
-                    at = t.min(now);
-                }
-            } else if (*cmsg).cmsg_level == libc::IPPROTO_IP
-                && (*cmsg).cmsg_type == libc::IP_RECVOPTS
-            {
-                let options = std::slice::from_raw_parts(data, len);
-                aqt_us = aqt::find_in_ip_options(options);
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+    let r = match quiche_vegas::sockets::receive(socket.as_raw_fd(), buf, 0) {
+        Ok(r) => r,
+        Err(e) => {
+            return match e.kind() {
+                std::io::ErrorKind::WouldBlock
+                | std::io::ErrorKind::TimedOut
+                | std::io::ErrorKind::Interrupted => Ok(None),
+                _ => Err(e).context("cannot receive a probe"),
+            };
         }
-    }
-    let n = n as usize;
+    };
+    let now = clock.now();
+    let at = r
+        .kernel_time
+        .and_then(|t| clock.from_kernel_timestamp(timespec_nanos(&t)))
+        .map_or(now, |t| t.min(now));
+    let aqt_us = r.ip_options().and_then(aqt::find_in_ip_options);
+    let n = r.len;
     if n < 4 {
         return Ok(None);
     }
     let seq = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
-    let from = crate::sockets::socket_addr(&from).context("probe from a strange address")?;
+    let from = r.source().context("probe from a strange address")?;
     Ok(Some((seq, at, aqt_us, from)))
 }
 

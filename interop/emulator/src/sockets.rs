@@ -1,16 +1,18 @@
 //! The system calls the emulator needs beyond `std`: receiving with kernel
-//! timestamps, socket options by number, and Linux packet sockets for the
-//! bridge mode.
+//! timestamps (through the project's one `recvmsg`,
+//! `quiche_vegas::sockets`), socket options, and Linux packet sockets for
+//! the bridge mode.
 
 use std::ffi::CString;
 use std::io;
-use std::mem::{size_of, zeroed};
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::mem::{size_of, size_of_val, zeroed};
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
+pub use quiche_vegas::sockets::set_int_option;
+
 // Linux values, the same on every architecture the project builds for.
-const SO_TIMESTAMPNS: libc::c_int = 35;
 const SO_RCVBUFFORCE: libc::c_int = 33;
 const SO_SNDBUFFORCE: libc::c_int = 32;
 const SOL_PACKET: libc::c_int = 263;
@@ -37,26 +39,6 @@ fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
     } else {
         Ok(rc)
     }
-}
-
-/// `setsockopt` with an int value.
-pub fn set_int_option(
-    fd: RawFd,
-    level: libc::c_int,
-    name: libc::c_int,
-    value: libc::c_int,
-) -> io::Result<()> {
-    // SAFETY: the pointer and length describe `value`, alive for the call.
-    check(unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&value as *const libc::c_int).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    })
-    .map(|_| ())
 }
 
 /// `setsockopt` with bytes.
@@ -88,7 +70,7 @@ pub fn prepare_receiving_socket(fd: RawFd) -> io::Result<()> {
     if set_int_option(fd, libc::SOL_SOCKET, SO_SNDBUFFORCE, BUFFER_BYTES).is_err() {
         set_int_option(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, BUFFER_BYTES).ok();
     }
-    set_int_option(fd, libc::SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    quiche_vegas::sockets::enable_receive_timestamps(fd)
 }
 
 /// A receive timeout, so that blocked receivers can notice a stop.
@@ -122,83 +104,29 @@ pub struct Received {
 /// `recvmsg` into `buf` with the kernel's receive timestamp. `Ok(None)`
 /// when nothing is waiting (non-blocking socket or receive timeout).
 pub fn receive(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<Received>> {
-    // SAFETY: all-zero is a valid sockaddr_storage and msghdr.
-    let mut from: libc::sockaddr_storage = unsafe { zeroed() };
-    let mut control = [0u64; 16];
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    // SAFETY: as above.
-    let mut msg: libc::msghdr = unsafe { zeroed() };
-    msg.msg_name = (&mut from as *mut libc::sockaddr_storage).cast();
-    msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = size_of::<[u64; 16]>() as _;
-    // SAFETY: every pointer in `msg` refers to a live buffer of the length
-    // given.
-    let n = unsafe { libc::recvmsg(fd, &mut msg, 0) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        return match e.kind() {
+    match quiche_vegas::sockets::receive(fd, buf, 0) {
+        Ok(r) => Ok(Some(Received {
+            len: r.len,
+            from: r.from,
+            kernel_time: r
+                .kernel_time
+                .map(|t| quiche_vegas::sockets::timespec_nanos(&t)),
+        })),
+        Err(e) => match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted => {
                 Ok(None)
             }
             // An ICMP error for an earlier send: nothing to read.
             io::ErrorKind::ConnectionRefused => Ok(None),
             _ => Err(e),
-        };
+        },
     }
-    let mut kernel_time = None;
-    // SAFETY: the CMSG macros walk the control buffer the kernel filled,
-    // within msg_controllen.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == SO_TIMESTAMPNS {
-                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
-                kernel_time = Some(ts.tv_sec * 1_000_000_000 + ts.tv_nsec);
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-    }
-    Ok(Some(Received {
-        len: n as usize,
-        from,
-        kernel_time,
-    }))
 }
 
 /// The socket address in a `sockaddr_storage` of family AF_INET or
 /// AF_INET6.
 pub fn socket_addr(storage: &libc::sockaddr_storage) -> Option<SocketAddr> {
-    match libc::c_int::from(storage.ss_family) {
-        libc::AF_INET => {
-            // SAFETY: the family says it is a sockaddr_in, which fits.
-            let a: libc::sockaddr_in = unsafe {
-                std::ptr::read_unaligned((storage as *const libc::sockaddr_storage).cast())
-            };
-            Some(SocketAddr::V4(SocketAddrV4::new(
-                Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)),
-                u16::from_be(a.sin_port),
-            )))
-        }
-        libc::AF_INET6 => {
-            // SAFETY: the family says it is a sockaddr_in6, which fits.
-            let a: libc::sockaddr_in6 = unsafe {
-                std::ptr::read_unaligned((storage as *const libc::sockaddr_storage).cast())
-            };
-            Some(SocketAddr::V6(SocketAddrV6::new(
-                Ipv6Addr::from(a.sin6_addr.s6_addr),
-                u16::from_be(a.sin6_port),
-                a.sin6_flowinfo,
-                a.sin6_scope_id,
-            )))
-        }
-        _ => None,
-    }
+    quiche_vegas::sockets::socket_addr(storage, size_of_val(storage) as libc::socklen_t)
 }
 
 /// A frame from a packet socket: it is `buf[start..received.len]`; a UDP

@@ -102,7 +102,20 @@ struct Simulation<'a> {
     resume_store: quiche_vegas::careful_resume::ResumeStore,
     /// Per flow: its end was acted on (state saved, followers started).
     finish_handled: Vec<bool>,
+    /// Wake-up events in the queue that a newer wake-up of their endpoint
+    /// replaced. An endpoint's timer moves on most datagrams (its idle
+    /// timeout, seconds away, with every one received), so without
+    /// clearing them out they would outnumber the live events many times
+    /// over and make every push and pop slower.
+    stale_wakeups: usize,
+    /// Flows whose end was acted on (`finish_handled`).
+    finished_flows: usize,
 }
+
+/// Stale wake-ups tolerated in the queue before it is cleared of them (and
+/// at least as many as live events, so that a clearing costs a constant
+/// per stale event).
+const STALE_WAKEUPS_BEFORE_CLEARING: usize = 1024;
 
 /// Runs `scenario` and writes its outputs into `out_dir`.
 pub fn run(scenario: &Scenario, out_dir: &Path) -> anyhow::Result<Summary> {
@@ -264,6 +277,8 @@ impl<'a> Simulation<'a> {
             output: FlowOutput::default(),
             resume_store: Default::default(),
             finish_handled: vec![false; scenario.flows.len()],
+            stale_wakeups: 0,
+            finished_flows: 0,
         };
         for (index, change) in scenario.changes.iter().enumerate() {
             simulation.schedule(change.at, Event::LinkChange { index });
@@ -289,8 +304,16 @@ impl<'a> Simulation<'a> {
         self.events.push(at, event);
     }
 
+    /// Asked after every event: counted as flows finish (every finish
+    /// passes through [`Self::drain_flow_output`]), not by looking at each
+    /// flow.
     fn all_flows_finished(&self) -> bool {
-        !self.flows.is_empty() && self.flows.iter().all(|f| f.state == FlowState::Finished)
+        let finished = self.finished_flows == self.flows.len() && !self.flows.is_empty();
+        debug_assert_eq!(
+            finished,
+            !self.flows.is_empty() && self.flows.iter().all(|f| f.state == FlowState::Finished)
+        );
+        finished
     }
 
     fn run(&mut self) -> anyhow::Result<()> {
@@ -371,6 +394,9 @@ impl<'a> Simulation<'a> {
                 side,
                 generation,
             } => {
+                if !self.flows[flow].wakeup_is_current(side, generation) {
+                    self.stale_wakeups = self.stale_wakeups.saturating_sub(1);
+                }
                 self.flows[flow].wake(&self.clock, now, side, generation, &mut self.output);
                 self.drain_flow_output(flow)?;
             }
@@ -412,6 +438,8 @@ impl<'a> Simulation<'a> {
     /// wake-ups; writes the flow's last sample if it just finished.
     fn drain_flow_output(&mut self, flow: usize) -> anyhow::Result<()> {
         let mut output = std::mem::take(&mut self.output);
+        self.stale_wakeups += std::mem::take(&mut output.superseded_wakeups);
+        self.clear_stale_wakeups();
         for (side, at, generation) in output.wakeups.drain(..) {
             self.schedule(
                 at,
@@ -437,10 +465,31 @@ impl<'a> Simulation<'a> {
             // More events of the flow can follow at this same instant.
             if !self.finish_handled[flow] {
                 self.finish_handled[flow] = true;
+                self.finished_flows += 1;
                 self.flow_finished(flow);
             }
         }
         Ok(())
+    }
+
+    /// Takes the stale wake-ups out of the queue once there are many. What
+    /// runs is the same: a stale wake-up does nothing when it comes up.
+    fn clear_stale_wakeups(&mut self) {
+        if self.stale_wakeups < STALE_WAKEUPS_BEFORE_CLEARING
+            || self.stale_wakeups * 2 < self.events.len()
+        {
+            return;
+        }
+        let flows = &self.flows;
+        self.events.retain(|event| match *event {
+            Event::Wakeup {
+                flow,
+                side,
+                generation,
+            } => flows[flow].wakeup_is_current(side, generation),
+            _ => true,
+        });
+        self.stale_wakeups = 0;
     }
 
     /// Careful Resume's Observe phase ends with the connection: what it
