@@ -165,6 +165,7 @@ use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::forward_queue::ForwardQueue;
 use crate::shared::pacing_profile::{PacingProfile, Profile};
 use crate::shared::packet_pair::PacketPairEstimator;
+use crate::shared::path_probe::{PathProbe, PathProbeConfig, ProbeAction, ProbeRound};
 use crate::shared::round_clock::{full_size_floor, CompletedRound, RoundRtt};
 use crate::shared::window::Window;
 use crate::vegas::{
@@ -380,6 +381,34 @@ pub const PARAMS: &[ParamInfo] = &[
                       rounds is a queue draining, not a delay step: the count starts again",
     },
     ParamInfo {
+        name: "path_probe",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a standing queue more than beta beyond what the window's excess over \
+                      capacity x BaseRTT explains starts a one-round drain of the window's own \
+                      queue; a delay that does not fall with it is the path's (or another \
+                      flow's): BaseRTT becomes the probe round's RTT and the drain is given \
+                      back (shared/path_probe: Vegas-W IV.B, FAST/BBR ProbeRTT, Nimbus's \
+                      pulse); off: only the rebase after rebase_rounds",
+    },
+    ParamInfo {
+        name: "probe_response_fraction",
+        default: 0.5,
+        kind: FRACTION,
+        description: "the probe's queue is the flow's own if its delay fell by at least this \
+                      fraction of what draining it should remove",
+    },
+    ParamInfo {
+        name: "probe_backoff_rounds",
+        default: 8.0,
+        kind: ParamKind::Integer {
+            min: 0,
+            max: 10_000,
+        },
+        description: "rounds without a probe after one that found the flow's own queue \
+                      (doubled for each such probe in a row)",
+    },
+    ParamInfo {
         name: "startup_pacing_gain",
         default: 2.0,
         kind: GAIN,
@@ -456,6 +485,9 @@ mod keys {
     pub const LOSS_FACTOR: Key<f64> = Key::in_table(PARAMS, "loss_factor");
     pub const REBASE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "rebase_rounds");
     pub const REBASE_DRAIN_FRACTION: Key<f64> = Key::in_table(PARAMS, "rebase_drain_fraction");
+    pub const PATH_PROBE: Key<OnOff> = Key::in_table(PARAMS, "path_probe");
+    pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
+    pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
     pub const STARTUP_PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "startup_pacing_gain");
     pub const STARTUP_PACING_CAP: Key<f64> = Key::in_table(PARAMS, "startup_pacing_cap");
     pub const PACING_CAP: Key<f64> = Key::in_table(PARAMS, "pacing_cap");
@@ -519,6 +551,9 @@ struct Config {
     loss_factor: f64,
     rebase_rounds: u64,
     rebase_drain_fraction: f64,
+    path_probe: bool,
+    probe_response_fraction: f64,
+    probe_backoff_rounds: u64,
     startup_pacing_cap: f64,
     pacing_cap: f64,
     expected_rate_floor: bool,
@@ -553,6 +588,9 @@ impl Config {
             loss_factor: p.value(keys::LOSS_FACTOR),
             rebase_rounds: p.value(keys::REBASE_ROUNDS),
             rebase_drain_fraction: p.value(keys::REBASE_DRAIN_FRACTION),
+            path_probe: p.value(keys::PATH_PROBE).is_on(),
+            probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
+            probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
             pacing_cap: p.value(keys::PACING_CAP),
             expected_rate_floor: p.value(keys::EXPECTED_RATE_FLOOR).is_on(),
@@ -583,6 +621,11 @@ fn skeleton_config(p: &ParamValues) -> VegasConfig {
         round_rtt: RoundRtt::Minimum,
     }
 }
+
+/// Rounds before a probe's finding that a congestive loss's quiet rounds
+/// are cancelled: the loss's recovery (about a round), then the probe's
+/// drain, hold and verdict (three).
+const PROBE_LOSS_ROUNDS: u64 = 8;
 
 /// Packets per pacing slot: a pair, whose spacing at the receiver measures
 /// the bottleneck.
@@ -731,6 +774,8 @@ pub struct SatRules {
     rounds_since_congestion: u64,
     /// Most bytes in flight in the round in progress, the packet included.
     round_max_in_flight: usize,
+    /// Tells a longer path from our own queue (`path_probe`).
+    probe: PathProbe,
 }
 
 impl SatRules {
@@ -755,6 +800,11 @@ impl SatRules {
             losses: LossCounts::default(),
             rounds_since_congestion: u64::MAX,
             round_max_in_flight: 0,
+            probe: PathProbe::new(PathProbeConfig {
+                trigger_packets: config.beta,
+                response_fraction: config.probe_response_fraction,
+                backoff_rounds: config.probe_backoff_rounds,
+            }),
         }
     }
 
@@ -853,6 +903,11 @@ impl SatRules {
     /// FAST's update, or Vegas's step, plus the regrowth towards the BDP;
     /// packets, positive to grow.
     fn avoidance_change(&mut self, round: &RoundView<'_>, queue: f64) -> f64 {
+        if let Some(change) = self.probe_change(round) {
+            self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
+            self.standing_queue_rounds = 0;
+            return change;
+        }
         let window = round.window;
         let cwnd = window.cwnd_packets();
         let (alpha, beta) = (self.config.alpha, self.config.beta);
@@ -885,6 +940,53 @@ impl SatRules {
         }
         self.track_standing_queue(queue, change);
         change
+    }
+
+    /// The path probe's window change for this round, if it takes the
+    /// round (draining, holding, or giving the drain back after finding the
+    /// queue was not ours). A queue that was not ours also clears the quiet
+    /// rounds a congestive loss of the last few rounds started: the losses
+    /// of a handover's outage carry the new path's delay and read as
+    /// another flow's queue.
+    fn probe_change(&mut self, round: &RoundView<'_>) -> Option<f64> {
+        if !self.config.path_probe {
+            return None;
+        }
+        let window = round.window;
+        let capacity = self.capacity()?;
+        let path = self.path_packets(window, round.base_rtt)?;
+        let delay = self.round_min_delay(round)?;
+        let action = self.probe.on_round(&ProbeRound {
+            queue_delay: delay,
+            capacity,
+            packet_bytes: window.max_datagram_size() as f64,
+            cwnd_packets: window.cwnd_packets(),
+            path_packets: path,
+            aim_packets: self.config.aim(),
+            diff_packets: round.diff_packets.unwrap_or(0.0),
+        });
+        match action {
+            ProbeAction::None | ProbeAction::Ours => None,
+            ProbeAction::Drain(packets) => Some(-packets),
+            ProbeAction::Hold => Some(0.0),
+            ProbeAction::NotOurs { restore_packets } => {
+                self.rebase_due = true;
+                self.rebases = self.rebases.saturating_add(1);
+                if self.rounds_since_congestion <= PROBE_LOSS_ROUNDS {
+                    self.rounds_since_congestion = u64::MAX;
+                }
+                Some(restore_packets)
+            }
+        }
+    }
+
+    /// The round's smallest queueing delay: forward stamps when there are
+    /// any, else its smallest RTT above BaseRTT.
+    fn round_min_delay(&self, round: &RoundView<'_>) -> Option<Duration> {
+        match self.forward.round_min() {
+            Some((delay, _)) if self.config.forward_delay => Some(delay),
+            _ => Some(round.round.min_rtt?.saturating_sub(round.base_rtt?)),
+        }
     }
 
     /// Whether a congestive loss with `queue` packets queued shows another
@@ -1119,12 +1221,19 @@ impl VegasRules for SatRules {
             // jump keep it from overshooting, so no ssthresh bounds it.
             self.phase = Phase::Startup;
             self.jumped = false;
+            self.probe.cancel();
             self.losses.congestive = self.losses.congestive.saturating_add(1);
             return LossResponse::Timeout {
                 ssthresh: usize::MAX,
             };
         }
         if !vegas.sent_after_decrease {
+            return LossResponse::Keep;
+        }
+        if self.config.path_probe && self.probe.active() {
+            // The probe's drain is the reduction; a loss now is not
+            // another flow's until the probe has told.
+            self.losses.congestive = self.losses.congestive.saturating_add(1);
             return LossResponse::Keep;
         }
         if self.config.loss_discrimination {
@@ -1237,6 +1346,8 @@ impl VegasRules for SatRules {
         out.int("congestive_losses", self.losses.congestive);
         out.int("own_overshoot_losses", self.losses.own_overshoot);
         out.int("rebases", self.rebases);
+        out.int("path_probes", self.probe.probes());
+        out.int("path_probes_not_ours", self.probe.not_ours());
         if let Some(round) = vegas.round {
             out.int("round", round);
         }
