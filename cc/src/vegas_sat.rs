@@ -627,6 +627,9 @@ fn skeleton_config(p: &ParamValues) -> VegasConfig {
 /// drain, hold and verdict (three).
 const PROBE_LOSS_ROUNDS: u64 = 8;
 
+/// Rounds after a grace for suspect losses (`probe_grace`) before another.
+const PROBE_GRACE_COOLDOWN_ROUNDS: u64 = 4 * PROBE_LOSS_ROUNDS;
+
 /// Packets per pacing slot: a pair, whose spacing at the receiver measures
 /// the bottleneck.
 const PAIR: usize = 2;
@@ -723,6 +726,8 @@ struct LossCounts {
     congestive: u64,
     /// Congestive losses the window's own excess explained (no quiet rounds).
     own_overshoot: u64,
+    /// Losses left to the path probe (`probe_grace`).
+    suspect: u64,
     /// Random losses in the round in progress (bytes), for the budget.
     round_random_bytes: u64,
 }
@@ -776,6 +781,10 @@ pub struct SatRules {
     round_max_in_flight: usize,
     /// Tells a longer path from our own queue (`path_probe`).
     probe: PathProbe,
+    /// Rounds ended, in recovery too.
+    rounds_ended: u64,
+    /// When the latest grace for suspect losses opened (`probe_grace`).
+    grace_opened: Option<u64>,
 }
 
 impl SatRules {
@@ -805,6 +814,8 @@ impl SatRules {
                 response_fraction: config.probe_response_fraction,
                 backoff_rounds: config.probe_backoff_rounds,
             }),
+            rounds_ended: 0,
+            grace_opened: None,
         }
     }
 
@@ -870,11 +881,53 @@ impl SatRules {
     /// latest few packets acknowledged (sent just after it), else the latest
     /// RTT above BaseRTT.
     fn current_queue_packets(&self, window: &Window, base_rtt: Option<Duration>) -> Option<f64> {
-        let delay = match self.recent_forward.mean() {
-            Some(d) if self.config.forward_delay => d,
-            _ => self.latest_rtt?.saturating_sub(base_rtt?),
-        };
+        let delay = self.current_queue_delay(base_rtt)?;
         Some(queued_packets(window, base_rtt, delay))
+    }
+
+    /// The queueing delay a loss now met (see `current_queue_packets`).
+    fn current_queue_delay(&self, base_rtt: Option<Duration>) -> Option<Duration> {
+        match self.recent_forward.mean() {
+            Some(d) if self.config.forward_delay => Some(d),
+            _ => Some(self.latest_rtt?.saturating_sub(base_rtt?)),
+        }
+    }
+
+    /// A congestive-looking loss the path probe should judge first: the
+    /// queue it met is more than beta packets (at the capacity) beyond what
+    /// the window's excess over capacity × BaseRTT can have put there. The
+    /// first such loss opens a grace of `PROBE_LOSS_ROUNDS` rounds in which
+    /// these losses leave the window alone, so that the probe can run (a
+    /// cut starts a recovery epoch, whose rounds are not evaluated: with
+    /// 0.5 % loss on a 300-packet LEO window a loss came every round and
+    /// the probe never ran); the grace opens again only
+    /// `PROBE_GRACE_COOLDOWN_ROUNDS` rounds later, so a competitor's losses
+    /// are still answered.
+    fn probe_grace(&mut self, window: &Window, base_rtt: Option<Duration>) -> bool {
+        if !self.config.path_probe {
+            return false;
+        }
+        let (Some(capacity), Some(path), Some(delay)) = (
+            self.capacity(),
+            self.path_packets(window, base_rtt),
+            self.current_queue_delay(base_rtt),
+        ) else {
+            return false;
+        };
+        let queue = delay.as_secs_f64() * capacity / window.max_datagram_size() as f64;
+        let own = (window.cwnd_packets() - path).max(0.0);
+        if queue - own <= self.config.beta {
+            return false;
+        }
+        let now = self.rounds_ended;
+        match self.grace_opened {
+            Some(start) if now.saturating_sub(start) <= PROBE_LOSS_ROUNDS => true,
+            Some(start) if now.saturating_sub(start) <= PROBE_GRACE_COOLDOWN_ROUNDS => false,
+            _ => {
+                self.grace_opened = Some(now);
+                true
+            }
+        }
     }
 
     /// Start-up with a capacity: jump once to `jump_fraction` of the
@@ -1207,6 +1260,7 @@ impl VegasRules for SatRules {
             self.recent_forward.clear();
         }
         self.forward.end_round();
+        self.rounds_ended = self.rounds_ended.saturating_add(1);
         self.losses.round_random_bytes = 0;
         self.round_max_in_flight = 0;
     }
@@ -1234,6 +1288,12 @@ impl VegasRules for SatRules {
             // The probe's drain is the reduction; a loss now is not
             // another flow's until the probe has told.
             self.losses.congestive = self.losses.congestive.saturating_add(1);
+            return LossResponse::Keep;
+        }
+        let random = self.config.loss_discrimination
+            && queue.is_some_and(|q| q < self.config.random_loss_queue_packets);
+        if !random && self.probe_grace(window, vegas.base_rtt) {
+            self.losses.suspect = self.losses.suspect.saturating_add(1);
             return LossResponse::Keep;
         }
         if self.config.loss_discrimination {
@@ -1347,6 +1407,7 @@ impl VegasRules for SatRules {
         out.int("own_overshoot_losses", self.losses.own_overshoot);
         out.int("rebases", self.rebases);
         out.int("path_probes", self.probe.probes());
+        out.int("suspect_losses", self.losses.suspect);
         out.int("path_probes_not_ours", self.probe.not_ours());
         if let Some(round) = vegas.round {
             out.int("round", round);
