@@ -20,6 +20,7 @@
 //! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
+//! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -58,11 +59,24 @@
 //!     Diff > beta for rebase_rounds rounds in a row although cwnd fell each
 //!     time, q never rebase_drain_fraction below those rounds' largest:
 //!                                   the delay is the path's: BaseRTT = RTT now
+//!     path probe (shared/path_probe): q × C more than beta packets beyond
+//!     max(0, cwnd − C × BaseRTT), or Diff > beta two rounds in a row:
+//!                                   cwnd −= D (own excess + aim, at most
+//!                                   the queue, at most cwnd/2); hold a round;
+//!         q fell < probe_response_fraction × D/C, or > 3 × D/C:
+//!                                   not ours: BaseRTT = the round's RTT,
+//!                                   cwnd += D (and, first time in 100 rounds,
+//!                                   a congestive loss's quiet rounds end)
+//!         else ours:                keep the drain; next probe after
+//!                                   probe_backoff_rounds (× 2, at most × 4)
 //! on a loss of a packet sent after the last reduction:
 //!     Q = the queue the loss met: mean forward delay of the latest
 //!         loss_queue_samples (8) packets acknowledged, in packets as Diff
 //!     Q < random_loss_queue_packets (and few such losses this round):
 //!                                   random: cwnd unchanged
+//!     Q × C beyond the window's excess by beta (path probe; the first time
+//!     in 100 rounds, for 8 rounds, then not for 32):
+//!                                   left to the probe: cwnd unchanged
 //!     else, congestive; start-up ends;
 //!         Q > cwnd − C × BaseRTT + shared_queue_margin (another flow's
 //!         queue, or no C):          cwnd × loss_factor (0.9); the quiet
