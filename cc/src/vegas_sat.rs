@@ -65,8 +65,8 @@
 //!                                   the queue, at most cwnd/2); hold a round;
 //!         q fell < probe_response_fraction × D/C, or > 3 × D/C:
 //!                                   not ours: BaseRTT = the round's RTT,
-//!                                   cwnd += D (and, first time in 100 rounds,
-//!                                   a congestive loss's quiet rounds end)
+//!                                   cwnd += D (and a recent congestive loss's
+//!                                   quiet rounds end)
 //!         else ours:                keep the drain; next probe after
 //!                                   probe_backoff_rounds (× 2, at most × 4)
 //! on a loss of a packet sent after the last reduction:
@@ -74,8 +74,8 @@
 //!         loss_queue_samples (8) packets acknowledged, in packets as Diff
 //!     Q < random_loss_queue_packets (and few such losses this round):
 //!                                   random: cwnd unchanged
-//!     Q × C beyond the window's excess by beta (path probe; the first time
-//!     in 100 rounds, for 8 rounds, then not for 32):
+//!     Q × C beyond the window's excess by beta (path probe; for 8 rounds,
+//!     then not for 32):
 //!                                   left to the probe: cwnd unchanged
 //!     else, congestive; start-up ends;
 //!         Q > cwnd − C × BaseRTT + shared_queue_margin (another flow's
@@ -406,6 +406,18 @@ pub const PARAMS: &[ParamInfo] = &[
                       pulse); off: only the rebase after rebase_rounds",
     },
     ParamInfo {
+        name: "path_change_rare_rounds",
+        default: 0.0,
+        kind: ParamKind::Integer {
+            min: 0,
+            max: 100_000,
+        },
+        description: "rounds after a probe found a queue not ours before the next such queue \
+                      is again treated as a path change (losses left to the probe, quiet \
+                      rounds cancelled); 0: every time (it is what lets vegas-sat hold its \
+                      share of a deep buffer beside CUBIC or BBR2)",
+    },
+    ParamInfo {
         name: "probe_response_fraction",
         default: 0.5,
         kind: FRACTION,
@@ -500,6 +512,7 @@ mod keys {
     pub const REBASE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "rebase_rounds");
     pub const REBASE_DRAIN_FRACTION: Key<f64> = Key::in_table(PARAMS, "rebase_drain_fraction");
     pub const PATH_PROBE: Key<OnOff> = Key::in_table(PARAMS, "path_probe");
+    pub const PATH_CHANGE_RARE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "path_change_rare_rounds");
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
     pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
     pub const STARTUP_PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "startup_pacing_gain");
@@ -566,6 +579,7 @@ struct Config {
     rebase_rounds: u64,
     rebase_drain_fraction: f64,
     path_probe: bool,
+    path_change_rare_rounds: u64,
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
     startup_pacing_cap: f64,
@@ -603,6 +617,7 @@ impl Config {
             rebase_rounds: p.value(keys::REBASE_ROUNDS),
             rebase_drain_fraction: p.value(keys::REBASE_DRAIN_FRACTION),
             path_probe: p.value(keys::PATH_PROBE).is_on(),
+            path_change_rare_rounds: p.value(keys::PATH_CHANGE_RARE_ROUNDS),
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
@@ -640,10 +655,6 @@ fn skeleton_config(p: &ParamValues) -> VegasConfig {
 /// are cancelled: the loss's recovery (about a round), then the probe's
 /// drain, hold and verdict (three).
 const PROBE_LOSS_ROUNDS: u64 = 8;
-
-/// Rounds after a queue found not ours before another is taken for a path
-/// change again (`path_change_plausible`).
-const PATH_CHANGE_RARE_ROUNDS: u64 = 100;
 
 /// Rounds after a grace for suspect losses (`probe_grace`) before another.
 const PROBE_GRACE_COOLDOWN_ROUNDS: u64 = 4 * PROBE_LOSS_ROUNDS;
@@ -1060,14 +1071,19 @@ impl SatRules {
     }
 
     /// A path change is rare; a competitor's queue comes back round after
-    /// round. Only the first unexplained queue in `PATH_CHANGE_RARE_ROUNDS`
-    /// gets the path change's favours (losses left to the probe, quiet
-    /// rounds cancelled): given every time, they made vegas-sat take 85 %
-    /// of the fau-sat link from CUBIC and 99 % from BBR2 (25-packet
-    /// buffers, seeds 1-5).
+    /// round. With `path_change_rare_rounds` > 0 only the first unexplained
+    /// queue in that many rounds gets the path change's favours (losses
+    /// left to the probe, quiet rounds cancelled). Measured
+    /// (docs/satellite.md, "Path changes and shared bottlenecks"): at 100
+    /// it gives back part of the 25-packet fau-sat coexistence (Jain beside
+    /// CUBIC 0.76 -> 0.86) but loses the deep buffers (beside CUBIC at
+    /// 0.25-1 BDP 0.93-0.97 -> 0.62-0.71), so the default is 0 (always).
     fn path_change_plausible(&self) -> bool {
-        self.last_not_ours
-            .is_none_or(|at| self.rounds_ended.saturating_sub(at) > PATH_CHANGE_RARE_ROUNDS)
+        let rare = self.config.path_change_rare_rounds;
+        rare == 0
+            || self
+                .last_not_ours
+                .is_none_or(|at| self.rounds_ended.saturating_sub(at) > rare)
     }
 
     /// The round's smallest queueing delay: forward stamps when there are
