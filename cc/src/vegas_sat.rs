@@ -1979,7 +1979,12 @@ mod tests {
     /// avoidance with `cwnd` packets, the forward queue at the loss being
     /// `queue_ms` for the latest packets; returns the controller after it.
     fn congestive_loss_at(pairs: &[&str], cwnd: usize, queue_ms: u64) -> VegasSat {
-        let mut v = sat(pairs);
+        // The loss-attribution decision alone: with the path probe on, a
+        // loss meeting a queue the window cannot explain first waits for
+        // the probe (`a_loss_meeting_an_unexplained_queue_waits_for_the_probe`).
+        let mut pairs = pairs.to_vec();
+        pairs.insert(0, "path_probe=off");
+        let mut v = sat(&pairs);
         measured(&mut v, true);
         avoiding(&mut v, cwnd);
         v.rules_mut().rounds_since_congestion = 500;
@@ -2031,6 +2036,46 @@ mod tests {
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
         assert_eq!(v.rules().losses.congestive, 1);
         assert_eq!(v.rules().rounds_since_congestion, 0);
+    }
+
+    #[test]
+    fn a_loss_meeting_an_unexplained_queue_waits_for_the_probe() {
+        // 1280 packets against a path of 1250: 30 of its own. 20 ms of
+        // forward queue is 20e-3 × C / MDS ≈ 41.7 packets at the
+        // bottleneck, 11.7 beyond the window's own: more than beta (10).
+        let at_bottleneck = 20e-3 * CAPACITY / MDS as f64;
+        assert!(at_bottleneck - 30.0 > 10.0);
+        let loss_now = |v: &mut VegasSat| {
+            let l = loss(v, MDS, Instant::now(), false);
+            v.on_congestion_event(&l);
+        };
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 1280);
+        v.rules_mut().rounds_since_congestion = 500;
+        v.rules_mut().recent_forward.push(Duration::from_millis(20));
+        loss_now(&mut v);
+        assert_eq!(v.cwnd(), 1280 * MDS, "left to the probe");
+        assert_eq!(v.rules().losses.suspect, 1);
+        assert_eq!(v.rules().rounds_since_congestion, 500);
+        // Still within the grace's 8 rounds: kept.
+        v.rules_mut().rounds_ended += 8;
+        loss_now(&mut v);
+        assert_eq!(v.rules().losses.suspect, 2);
+        assert_eq!(v.cwnd(), 1280 * MDS);
+        // After it, and until 32 rounds from its start: the usual cut.
+        v.rules_mut().rounds_ended += 1;
+        loss_now(&mut v);
+        assert_eq!(v.rules().losses.suspect, 2);
+        assert_eq!(v.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        // 12 ms (25 packets, within the window's 30): not suspect at all.
+        let mut w = sat(&[]);
+        measured(&mut w, true);
+        avoiding(&mut w, 1280);
+        w.rules_mut().recent_forward.push(Duration::from_millis(12));
+        loss_now(&mut w);
+        assert_eq!(w.rules().losses.suspect, 0);
+        assert!(w.cwnd() < 1280 * MDS);
     }
 
     #[test]
