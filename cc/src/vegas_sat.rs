@@ -20,6 +20,7 @@
 //! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
+//! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -58,11 +59,24 @@
 //!     Diff > beta for rebase_rounds rounds in a row although cwnd fell each
 //!     time, q never rebase_drain_fraction below those rounds' largest:
 //!                                   the delay is the path's: BaseRTT = RTT now
+//!     path probe (shared/path_probe): q × C more than beta packets beyond
+//!     max(0, cwnd − C × BaseRTT), or Diff > beta two rounds in a row:
+//!                                   cwnd −= D (own excess + aim, at most
+//!                                   the queue, at most cwnd/2); hold a round;
+//!         q fell < probe_response_fraction × D/C, or > 3 × D/C:
+//!                                   not ours: BaseRTT = the round's RTT,
+//!                                   cwnd += D (and a recent congestive loss's
+//!                                   quiet rounds end)
+//!         else ours:                keep the drain; next probe after
+//!                                   probe_backoff_rounds (× 2, at most × 4)
 //! on a loss of a packet sent after the last reduction:
 //!     Q = the queue the loss met: mean forward delay of the latest
 //!         loss_queue_samples (8) packets acknowledged, in packets as Diff
 //!     Q < random_loss_queue_packets (and few such losses this round):
 //!                                   random: cwnd unchanged
+//!     Q × C beyond the window's excess by beta (path probe; for 8 rounds,
+//!     then not for 32):
+//!                                   left to the probe: cwnd unchanged
 //!     else, congestive; start-up ends;
 //!         Q > cwnd − C × BaseRTT + shared_queue_margin (another flow's
 //!         queue, or no C):          cwnd × loss_factor (0.9); the quiet
@@ -165,6 +179,7 @@ use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::forward_queue::ForwardQueue;
 use crate::shared::pacing_profile::{PacingProfile, Profile};
 use crate::shared::packet_pair::PacketPairEstimator;
+use crate::shared::path_probe::{PathProbe, PathProbeConfig, ProbeAction, ProbeRound};
 use crate::shared::round_clock::{full_size_floor, CompletedRound, RoundRtt};
 use crate::shared::window::Window;
 use crate::vegas::{
@@ -380,6 +395,46 @@ pub const PARAMS: &[ParamInfo] = &[
                       rounds is a queue draining, not a delay step: the count starts again",
     },
     ParamInfo {
+        name: "path_probe",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a standing queue more than beta beyond what the window's excess over \
+                      capacity x BaseRTT explains starts a one-round drain of the window's own \
+                      queue; a delay that does not fall with it is the path's (or another \
+                      flow's): BaseRTT becomes the probe round's RTT and the drain is given \
+                      back (shared/path_probe: Vegas-W IV.B, FAST/BBR ProbeRTT, Nimbus's \
+                      pulse); off: only the rebase after rebase_rounds",
+    },
+    ParamInfo {
+        name: "path_change_rare_rounds",
+        default: 0.0,
+        kind: ParamKind::Integer {
+            min: 0,
+            max: 100_000,
+        },
+        description: "rounds after a probe found a queue not ours before the next such queue \
+                      is again treated as a path change (losses left to the probe, quiet \
+                      rounds cancelled); 0: every time (it is what lets vegas-sat hold its \
+                      share of a deep buffer beside CUBIC or BBR2)",
+    },
+    ParamInfo {
+        name: "probe_response_fraction",
+        default: 0.5,
+        kind: FRACTION,
+        description: "the probe's queue is the flow's own if its delay fell by at least this \
+                      fraction of what draining it should remove",
+    },
+    ParamInfo {
+        name: "probe_backoff_rounds",
+        default: 8.0,
+        kind: ParamKind::Integer {
+            min: 0,
+            max: 10_000,
+        },
+        description: "rounds without a probe after one that found the flow's own queue \
+                      (doubled for each such probe in a row)",
+    },
+    ParamInfo {
         name: "startup_pacing_gain",
         default: 2.0,
         kind: GAIN,
@@ -456,6 +511,10 @@ mod keys {
     pub const LOSS_FACTOR: Key<f64> = Key::in_table(PARAMS, "loss_factor");
     pub const REBASE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "rebase_rounds");
     pub const REBASE_DRAIN_FRACTION: Key<f64> = Key::in_table(PARAMS, "rebase_drain_fraction");
+    pub const PATH_PROBE: Key<OnOff> = Key::in_table(PARAMS, "path_probe");
+    pub const PATH_CHANGE_RARE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "path_change_rare_rounds");
+    pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
+    pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
     pub const STARTUP_PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "startup_pacing_gain");
     pub const STARTUP_PACING_CAP: Key<f64> = Key::in_table(PARAMS, "startup_pacing_cap");
     pub const PACING_CAP: Key<f64> = Key::in_table(PARAMS, "pacing_cap");
@@ -519,6 +578,10 @@ struct Config {
     loss_factor: f64,
     rebase_rounds: u64,
     rebase_drain_fraction: f64,
+    path_probe: bool,
+    path_change_rare_rounds: u64,
+    probe_response_fraction: f64,
+    probe_backoff_rounds: u64,
     startup_pacing_cap: f64,
     pacing_cap: f64,
     expected_rate_floor: bool,
@@ -553,6 +616,10 @@ impl Config {
             loss_factor: p.value(keys::LOSS_FACTOR),
             rebase_rounds: p.value(keys::REBASE_ROUNDS),
             rebase_drain_fraction: p.value(keys::REBASE_DRAIN_FRACTION),
+            path_probe: p.value(keys::PATH_PROBE).is_on(),
+            path_change_rare_rounds: p.value(keys::PATH_CHANGE_RARE_ROUNDS),
+            probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
+            probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
             pacing_cap: p.value(keys::PACING_CAP),
             expected_rate_floor: p.value(keys::EXPECTED_RATE_FLOOR).is_on(),
@@ -583,6 +650,14 @@ fn skeleton_config(p: &ParamValues) -> VegasConfig {
         round_rtt: RoundRtt::Minimum,
     }
 }
+
+/// Rounds before a probe's finding that a congestive loss's quiet rounds
+/// are cancelled: the loss's recovery (about a round), then the probe's
+/// drain, hold and verdict (three).
+const PROBE_LOSS_ROUNDS: u64 = 8;
+
+/// Rounds after a grace for suspect losses (`probe_grace`) before another.
+const PROBE_GRACE_COOLDOWN_ROUNDS: u64 = 4 * PROBE_LOSS_ROUNDS;
 
 /// Packets per pacing slot: a pair, whose spacing at the receiver measures
 /// the bottleneck.
@@ -680,6 +755,8 @@ struct LossCounts {
     congestive: u64,
     /// Congestive losses the window's own excess explained (no quiet rounds).
     own_overshoot: u64,
+    /// Losses left to the path probe (`probe_grace`).
+    suspect: u64,
     /// Random losses in the round in progress (bytes), for the budget.
     round_random_bytes: u64,
 }
@@ -731,6 +808,14 @@ pub struct SatRules {
     rounds_since_congestion: u64,
     /// Most bytes in flight in the round in progress, the packet included.
     round_max_in_flight: usize,
+    /// Tells a longer path from our own queue (`path_probe`).
+    probe: PathProbe,
+    /// Rounds ended, in recovery too.
+    rounds_ended: u64,
+    /// When the latest grace for suspect losses opened (`probe_grace`).
+    grace_opened: Option<u64>,
+    /// When the path probe last found a queue that was not ours.
+    last_not_ours: Option<u64>,
 }
 
 impl SatRules {
@@ -755,6 +840,14 @@ impl SatRules {
             losses: LossCounts::default(),
             rounds_since_congestion: u64::MAX,
             round_max_in_flight: 0,
+            probe: PathProbe::new(PathProbeConfig {
+                trigger_packets: config.beta,
+                response_fraction: config.probe_response_fraction,
+                backoff_rounds: config.probe_backoff_rounds,
+            }),
+            rounds_ended: 0,
+            grace_opened: None,
+            last_not_ours: None,
         }
     }
 
@@ -820,11 +913,56 @@ impl SatRules {
     /// latest few packets acknowledged (sent just after it), else the latest
     /// RTT above BaseRTT.
     fn current_queue_packets(&self, window: &Window, base_rtt: Option<Duration>) -> Option<f64> {
-        let delay = match self.recent_forward.mean() {
-            Some(d) if self.config.forward_delay => d,
-            _ => self.latest_rtt?.saturating_sub(base_rtt?),
-        };
+        let delay = self.current_queue_delay(base_rtt)?;
         Some(queued_packets(window, base_rtt, delay))
+    }
+
+    /// The queueing delay a loss now met (see `current_queue_packets`).
+    fn current_queue_delay(&self, base_rtt: Option<Duration>) -> Option<Duration> {
+        match self.recent_forward.mean() {
+            Some(d) if self.config.forward_delay => Some(d),
+            _ => Some(self.latest_rtt?.saturating_sub(base_rtt?)),
+        }
+    }
+
+    /// A congestive-looking loss the path probe should judge first: the
+    /// queue it met is more than beta packets (at the capacity) beyond what
+    /// the window's excess over capacity × BaseRTT can have put there. The
+    /// first such loss opens a grace of `PROBE_LOSS_ROUNDS` rounds in which
+    /// these losses leave the window alone, so that the probe can run (a
+    /// cut starts a recovery epoch, whose rounds are not evaluated: with
+    /// 0.5 % loss on a 300-packet LEO window a loss came every round and
+    /// the probe never ran); the grace opens again only
+    /// `PROBE_GRACE_COOLDOWN_ROUNDS` rounds later, so a competitor's losses
+    /// are still answered.
+    fn probe_grace(&mut self, window: &Window, base_rtt: Option<Duration>) -> bool {
+        if !self.config.path_probe {
+            return false;
+        }
+        let (Some(capacity), Some(path), Some(delay)) = (
+            self.capacity(),
+            self.path_packets(window, base_rtt),
+            self.current_queue_delay(base_rtt),
+        ) else {
+            return false;
+        };
+        let queue = delay.as_secs_f64() * capacity / window.max_datagram_size() as f64;
+        let own = (window.cwnd_packets() - path).max(0.0);
+        if queue - own <= self.config.beta {
+            return false;
+        }
+        if !self.path_change_plausible() {
+            return false;
+        }
+        let now = self.rounds_ended;
+        match self.grace_opened {
+            Some(start) if now.saturating_sub(start) <= PROBE_LOSS_ROUNDS => true,
+            Some(start) if now.saturating_sub(start) <= PROBE_GRACE_COOLDOWN_ROUNDS => false,
+            _ => {
+                self.grace_opened = Some(now);
+                true
+            }
+        }
     }
 
     /// Start-up with a capacity: jump once to `jump_fraction` of the
@@ -853,6 +991,11 @@ impl SatRules {
     /// FAST's update, or Vegas's step, plus the regrowth towards the BDP;
     /// packets, positive to grow.
     fn avoidance_change(&mut self, round: &RoundView<'_>, queue: f64) -> f64 {
+        if let Some(change) = self.probe_change(round) {
+            self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
+            self.standing_queue_rounds = 0;
+            return change;
+        }
         let window = round.window;
         let cwnd = window.cwnd_packets();
         let (alpha, beta) = (self.config.alpha, self.config.beta);
@@ -885,6 +1028,71 @@ impl SatRules {
         }
         self.track_standing_queue(queue, change);
         change
+    }
+
+    /// The path probe's window change for this round, if it takes the
+    /// round (draining, holding, or giving the drain back after finding the
+    /// queue was not ours). A queue that was not ours also clears the quiet
+    /// rounds a congestive loss of the last few rounds started: the losses
+    /// of a handover's outage carry the new path's delay and read as
+    /// another flow's queue.
+    fn probe_change(&mut self, round: &RoundView<'_>) -> Option<f64> {
+        if !self.config.path_probe {
+            return None;
+        }
+        let window = round.window;
+        let capacity = self.capacity()?;
+        let path = self.path_packets(window, round.base_rtt)?;
+        let delay = self.round_min_delay(round)?;
+        let action = self.probe.on_round(&ProbeRound {
+            queue_delay: delay,
+            capacity,
+            packet_bytes: window.max_datagram_size() as f64,
+            cwnd_packets: window.cwnd_packets(),
+            path_packets: path,
+            aim_packets: self.config.aim(),
+            diff_packets: round.diff_packets.unwrap_or(0.0),
+        });
+        match action {
+            ProbeAction::None | ProbeAction::Ours => None,
+            ProbeAction::Drain(packets) => Some(-packets),
+            ProbeAction::Hold => Some(0.0),
+            ProbeAction::NotOurs { restore_packets } => {
+                self.rebase_due = true;
+                self.rebases = self.rebases.saturating_add(1);
+                if self.rounds_since_congestion <= PROBE_LOSS_ROUNDS && self.path_change_plausible()
+                {
+                    self.rounds_since_congestion = u64::MAX;
+                }
+                self.last_not_ours = Some(self.rounds_ended);
+                Some(restore_packets)
+            }
+        }
+    }
+
+    /// A path change is rare; a competitor's queue comes back round after
+    /// round. With `path_change_rare_rounds` > 0 only the first unexplained
+    /// queue in that many rounds gets the path change's favours (losses
+    /// left to the probe, quiet rounds cancelled). Measured
+    /// (docs/satellite.md, "Path changes and shared bottlenecks"): at 100
+    /// it gives back part of the 25-packet fau-sat coexistence (Jain beside
+    /// CUBIC 0.76 -> 0.86) but loses the deep buffers (beside CUBIC at
+    /// 0.25-1 BDP 0.93-0.97 -> 0.62-0.71), so the default is 0 (always).
+    fn path_change_plausible(&self) -> bool {
+        let rare = self.config.path_change_rare_rounds;
+        rare == 0
+            || self
+                .last_not_ours
+                .is_none_or(|at| self.rounds_ended.saturating_sub(at) > rare)
+    }
+
+    /// The round's smallest queueing delay: forward stamps when there are
+    /// any, else its smallest RTT above BaseRTT.
+    fn round_min_delay(&self, round: &RoundView<'_>) -> Option<Duration> {
+        match self.forward.round_min() {
+            Some((delay, _)) if self.config.forward_delay => Some(delay),
+            _ => Some(round.round.min_rtt?.saturating_sub(round.base_rtt?)),
+        }
     }
 
     /// Whether a congestive loss with `queue` packets queued shows another
@@ -1105,6 +1313,7 @@ impl VegasRules for SatRules {
             self.recent_forward.clear();
         }
         self.forward.end_round();
+        self.rounds_ended = self.rounds_ended.saturating_add(1);
         self.losses.round_random_bytes = 0;
         self.round_max_in_flight = 0;
     }
@@ -1119,12 +1328,25 @@ impl VegasRules for SatRules {
             // jump keep it from overshooting, so no ssthresh bounds it.
             self.phase = Phase::Startup;
             self.jumped = false;
+            self.probe.cancel();
             self.losses.congestive = self.losses.congestive.saturating_add(1);
             return LossResponse::Timeout {
                 ssthresh: usize::MAX,
             };
         }
         if !vegas.sent_after_decrease {
+            return LossResponse::Keep;
+        }
+        if self.config.path_probe && self.probe.active() {
+            // The probe's drain is the reduction; a loss now is not
+            // another flow's until the probe has told.
+            self.losses.congestive = self.losses.congestive.saturating_add(1);
+            return LossResponse::Keep;
+        }
+        let random = self.config.loss_discrimination
+            && queue.is_some_and(|q| q < self.config.random_loss_queue_packets);
+        if !random && self.probe_grace(window, vegas.base_rtt) {
+            self.losses.suspect = self.losses.suspect.saturating_add(1);
             return LossResponse::Keep;
         }
         if self.config.loss_discrimination {
@@ -1237,6 +1459,9 @@ impl VegasRules for SatRules {
         out.int("congestive_losses", self.losses.congestive);
         out.int("own_overshoot_losses", self.losses.own_overshoot);
         out.int("rebases", self.rebases);
+        out.int("path_probes", self.probe.probes());
+        out.int("suspect_losses", self.losses.suspect);
+        out.int("path_probes_not_ours", self.probe.not_ours());
         if let Some(round) = vegas.round {
             out.int("round", round);
         }
@@ -1754,7 +1979,12 @@ mod tests {
     /// avoidance with `cwnd` packets, the forward queue at the loss being
     /// `queue_ms` for the latest packets; returns the controller after it.
     fn congestive_loss_at(pairs: &[&str], cwnd: usize, queue_ms: u64) -> VegasSat {
-        let mut v = sat(pairs);
+        // The loss-attribution decision alone: with the path probe on, a
+        // loss meeting a queue the window cannot explain first waits for
+        // the probe (`a_loss_meeting_an_unexplained_queue_waits_for_the_probe`).
+        let mut pairs = pairs.to_vec();
+        pairs.insert(0, "path_probe=off");
+        let mut v = sat(&pairs);
         measured(&mut v, true);
         avoiding(&mut v, cwnd);
         v.rules_mut().rounds_since_congestion = 500;
@@ -1806,6 +2036,46 @@ mod tests {
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
         assert_eq!(v.rules().losses.congestive, 1);
         assert_eq!(v.rules().rounds_since_congestion, 0);
+    }
+
+    #[test]
+    fn a_loss_meeting_an_unexplained_queue_waits_for_the_probe() {
+        // 1280 packets against a path of 1250: 30 of its own. 20 ms of
+        // forward queue is 20e-3 × C / MDS ≈ 41.7 packets at the
+        // bottleneck, 11.7 beyond the window's own: more than beta (10).
+        let at_bottleneck = 20e-3 * CAPACITY / MDS as f64;
+        assert!(at_bottleneck - 30.0 > 10.0);
+        let loss_now = |v: &mut VegasSat| {
+            let l = loss(v, MDS, Instant::now(), false);
+            v.on_congestion_event(&l);
+        };
+        let mut v = sat(&[]);
+        measured(&mut v, true);
+        avoiding(&mut v, 1280);
+        v.rules_mut().rounds_since_congestion = 500;
+        v.rules_mut().recent_forward.push(Duration::from_millis(20));
+        loss_now(&mut v);
+        assert_eq!(v.cwnd(), 1280 * MDS, "left to the probe");
+        assert_eq!(v.rules().losses.suspect, 1);
+        assert_eq!(v.rules().rounds_since_congestion, 500);
+        // Still within the grace's 8 rounds: kept.
+        v.rules_mut().rounds_ended += 8;
+        loss_now(&mut v);
+        assert_eq!(v.rules().losses.suspect, 2);
+        assert_eq!(v.cwnd(), 1280 * MDS);
+        // After it, and until 32 rounds from its start: the usual cut.
+        v.rules_mut().rounds_ended += 1;
+        loss_now(&mut v);
+        assert_eq!(v.rules().losses.suspect, 2);
+        assert_eq!(v.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        // 12 ms (25 packets, within the window's 30): not suspect at all.
+        let mut w = sat(&[]);
+        measured(&mut w, true);
+        avoiding(&mut w, 1280);
+        w.rules_mut().recent_forward.push(Duration::from_millis(12));
+        loss_now(&mut w);
+        assert_eq!(w.rules().losses.suspect, 0);
+        assert!(w.cwnd() < 1280 * MDS);
     }
 
     #[test]

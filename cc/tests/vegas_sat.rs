@@ -157,7 +157,10 @@ fn the_window_holds_the_aimed_queue() {
 fn an_overshoot_of_its_own_does_not_hold_regrowth_back() {
     let rounds = 10u32;
     let cut_own = "own_loss_drains=off";
-    let mut attributed = in_avoidance(&["random_loss_queue_packets=1", cut_own]);
+    // The attribution alone: a loss while the path probe drains is left to
+    // the probe (tested in the module's unit tests).
+    let no_probe = "path_probe=off";
+    let mut attributed = in_avoidance(&["random_loss_queue_packets=1", cut_own, no_probe]);
     let before = cwnd_packets(&attributed);
     attributed.lose_oldest();
     let cut = cwnd_packets(&attributed);
@@ -174,6 +177,7 @@ fn an_overshoot_of_its_own_does_not_hold_regrowth_back() {
         "random_loss_queue_packets=1",
         "loss_attribution=off",
         cut_own,
+        no_probe,
     ]);
     quieted.lose_oldest();
     let cut = cwnd_packets(&quieted);

@@ -1,0 +1,461 @@
+//! Is a standing queue ours? A one-round drain that tells a longer path
+//! (or another flow's queue) from the flow's own queue.
+//!
+//! A delay-based sender takes every delay above BaseRTT for its own queue.
+//! When the path gets longer (a LEO handover, a satellite drifting away, a
+//! gateway change) the extra delay is not a queue at all, and the sender
+//! shrinks its window to `aim × RTT / added delay` for good. Vegas-W
+//! (003_5b3b63821b3b4570.txt, section IV.B) refreshes BaseRTT when the RTT
+//! jumps far above its recent mean; FAST and BBR (ProbeRTT) drain their own
+//! queue now and then so that the minimum RTT is measured without it. Both
+//! miss small or gradual changes, or cost a drain every few seconds.
+//!
+//! This estimator drains only when the delay is suspect, and by exactly what
+//! the flow could have queued. With the bottleneck's capacity `C` known
+//! (packet pairs or ACK trains), the flow's window can put at most
+//! `own = max(0, cwnd − C × BaseRTT)` packets in the queue. A standing
+//! queue of `Q = delay × C` packets more than `trigger_packets` beyond that
+//! is unexplained. The probe then takes `D = own + aim` packets out of the
+//! window (enough to empty any queue of its own), holds for a round (the
+//! ACKs of that round are of packets sent before the decrease), and looks
+//! at the round after: a queue of ours falls by `D` packets, i.e. its delay
+//! by `D / C`; a longer path does not fall at all, and neither does a
+//! queue a loss-based flow keeps full (it fills what we leave). That is the
+//! pulse-and-watch test of Nimbus's elasticity detection (Goyal et al.,
+//! SIGCOMM 2022) made once, with our own decrease as the pulse. If the delay
+//! fell by less than `response_fraction` of what was expected, the queue was
+//! not ours: BaseRTT becomes the probe round's smallest RTT and the drained
+//! packets go back into the window. If it was ours, the window keeps the
+//! decrease and the next probe waits `backoff_rounds`, doubled after every
+//! probe that found the flow's own queue (a capacity read a few per cent
+//! high makes the window look smaller than the queue it keeps).
+
+use std::time::Duration;
+
+/// Rounds in a row of a Diff above the trigger that start a probe even
+/// when the window seems to explain the queue.
+const STANDING_ROUNDS: u32 = 2;
+
+/// A fall of the delay beyond this many times what the drain could remove
+/// is not our queue's.
+const OTHERS_FALL_FACTOR: f64 = 3.0;
+
+/// The back-off doubles at most this many times (8 rounds become 32: 19 s
+/// at GEO). Beside CUBIC a probe that happens to meet its queue draining
+/// reads as ours; a longer back-off left vegas-sat without probes for
+/// minutes while CUBIC took the link (Jain 0.61-0.69 on robust-geo-vs-cubic,
+/// seeds 1-3).
+const MAX_BACKOFF_DOUBLINGS: u32 = 2;
+
+/// How a probe decides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PathProbeConfig {
+    /// Packets of standing queue beyond the window's own that start a probe.
+    pub trigger_packets: f64,
+    /// The delay must fall by at least this fraction of what draining our
+    /// own queue would remove, or the queue is not ours.
+    pub response_fraction: f64,
+    /// Rounds without a probe after one that found our own queue (doubled
+    /// after each such probe in a row, at most `MAX_BACKOFF_DOUBLINGS`
+    /// times).
+    pub backoff_rounds: u64,
+}
+
+/// One round, as the probe sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProbeRound {
+    /// The round's smallest queueing delay (above BaseRTT).
+    pub queue_delay: Duration,
+    /// Bottleneck capacity, bytes per second.
+    pub capacity: f64,
+    /// Bytes per packet.
+    pub packet_bytes: f64,
+    pub cwnd_packets: f64,
+    /// C × BaseRTT, in packets.
+    pub path_packets: f64,
+    /// The queue the flow aims at, in packets.
+    pub aim_packets: f64,
+    /// Vegas's Diff for the round: the window's packets the delay implies
+    /// are queued.
+    pub diff_packets: f64,
+}
+
+impl ProbeRound {
+    /// The standing queue in packets at the bottleneck: delay × C.
+    fn queue_packets(&self) -> f64 {
+        self.queue_delay.as_secs_f64() * self.capacity / self.packet_bytes.max(1.0)
+    }
+
+    /// The most the window can have queued: its excess over C × BaseRTT.
+    fn own_packets(&self) -> f64 {
+        (self.cwnd_packets - self.path_packets).max(0.0)
+    }
+}
+
+/// What the sender does with this round.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ProbeAction {
+    /// Nothing to probe: the usual update applies.
+    None,
+    /// Start a probe: take this many packets out of the window.
+    Drain(f64),
+    /// The probe's window holds this round.
+    Hold,
+    /// The queue did not respond: it is the path's (or a competitor's).
+    /// BaseRTT becomes the round's smallest RTT; give these packets back.
+    NotOurs { restore_packets: f64 },
+    /// The queue fell as ours would: keep the decrease.
+    Ours,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    Idle,
+    /// Drained `packets`; the standing delay was `delay_before`; the round
+    /// after the decrease is still of packets sent before it.
+    Draining {
+        packets: f64,
+        delay_before: Duration,
+        held: bool,
+    },
+}
+
+/// The probe's state machine; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct PathProbe {
+    config: PathProbeConfig,
+    state: State,
+    /// Rounds still to wait before the next probe.
+    wait_rounds: u64,
+    /// Probes in a row that found our own queue.
+    own_in_a_row: u32,
+    /// Rounds in a row whose Diff exceeded the trigger.
+    high_diff_rounds: u32,
+    probes: u64,
+    not_ours: u64,
+}
+
+impl PathProbe {
+    pub fn new(config: PathProbeConfig) -> Self {
+        PathProbe {
+            config,
+            state: State::Idle,
+            wait_rounds: 0,
+            own_in_a_row: 0,
+            high_diff_rounds: 0,
+            probes: 0,
+            not_ours: 0,
+        }
+    }
+
+    /// A probe is draining or holding.
+    pub fn active(&self) -> bool {
+        self.state != State::Idle
+    }
+
+    /// Probes started.
+    pub fn probes(&self) -> u64 {
+        self.probes
+    }
+
+    /// Probes that found the queue was not the flow's.
+    pub fn not_ours(&self) -> u64 {
+        self.not_ours
+    }
+
+    /// Abandons a probe in progress (the window was set otherwise: a
+    /// timeout, start-up again).
+    pub fn cancel(&mut self) {
+        self.state = State::Idle;
+    }
+
+    /// One evaluated round of congestion avoidance.
+    pub fn on_round(&mut self, round: &ProbeRound) -> ProbeAction {
+        match self.state {
+            State::Idle => {
+                self.high_diff_rounds = if round.diff_packets > self.config.trigger_packets {
+                    self.high_diff_rounds.saturating_add(1)
+                } else {
+                    0
+                };
+                if self.wait_rounds > 0 {
+                    self.wait_rounds -= 1;
+                    return ProbeAction::None;
+                }
+                let unexplained = round.queue_packets() - round.own_packets();
+                // A capacity read low makes the window look as if it
+                // explained the queue: a Diff above the trigger two rounds
+                // in a row is suspect too.
+                let standing = self.high_diff_rounds >= STANDING_ROUNDS;
+                if (unexplained <= self.config.trigger_packets && !standing)
+                    || round.capacity <= 0.0
+                {
+                    return ProbeAction::None;
+                }
+                self.high_diff_rounds = 0;
+                // Enough to empty whatever the window queued (at most the
+                // whole standing queue), never more than half the window.
+                let packets = (round.own_packets() + round.aim_packets)
+                    .min(round.queue_packets())
+                    .min(round.cwnd_packets / 2.0)
+                    .max(0.0);
+                self.state = State::Draining {
+                    packets,
+                    delay_before: round.queue_delay,
+                    held: false,
+                };
+                self.probes = self.probes.saturating_add(1);
+                ProbeAction::Drain(packets)
+            }
+            State::Draining {
+                packets,
+                delay_before,
+                held: false,
+            } => {
+                self.state = State::Draining {
+                    packets,
+                    delay_before,
+                    held: true,
+                };
+                ProbeAction::Hold
+            }
+            State::Draining {
+                packets,
+                delay_before,
+                held: true,
+            } => {
+                self.state = State::Idle;
+                // Our queue would have fallen by the packets drained (at
+                // most all of it).
+                let expected = (packets * round.packet_bytes / round.capacity.max(1.0))
+                    .min(delay_before.as_secs_f64());
+                let fell = delay_before.as_secs_f64() - round.queue_delay.as_secs_f64();
+                // A queue that fell by far more than we drained is another
+                // flow's, emptying on its own (a loss-based flow after its
+                // loss); alone, the fall is at most what we drained.
+                let others_moved = fell > OTHERS_FALL_FACTOR * expected;
+                if fell < self.config.response_fraction * expected || others_moved {
+                    self.not_ours = self.not_ours.saturating_add(1);
+                    self.own_in_a_row = 0;
+                    ProbeAction::NotOurs {
+                        restore_packets: packets,
+                    }
+                } else {
+                    self.wait_rounds = self
+                        .config
+                        .backoff_rounds
+                        .saturating_mul(1 << self.own_in_a_row.min(MAX_BACKOFF_DOUBLINGS));
+                    self.own_in_a_row = self.own_in_a_row.saturating_add(1);
+                    ProbeAction::Ours
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIG: PathProbeConfig = PathProbeConfig {
+        trigger_packets: 10.0,
+        response_fraction: 0.5,
+        backoff_rounds: 8,
+    };
+    /// 100 Mbit/s.
+    const C: f64 = 12.5e6;
+    const MDS: f64 = 1250.0;
+
+    /// A round with `delay_ms` of standing queue, a window `cwnd` against a
+    /// path of 320 packets (32 ms at 100 Mbit/s, 1250-byte packets).
+    fn round(delay_ms: f64, cwnd: f64) -> ProbeRound {
+        ProbeRound {
+            queue_delay: Duration::from_secs_f64(delay_ms / 1e3),
+            capacity: C,
+            packet_bytes: MDS,
+            cwnd_packets: cwnd,
+            path_packets: 320.0,
+            aim_packets: 7.5,
+            diff_packets: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_queue_the_window_explains_starts_no_probe() {
+        let mut p = PathProbe::new(CONFIG);
+        // 0.75 ms = 7.5 packets at C; the window is 7.5 above the path.
+        assert_eq!(p.on_round(&round(0.75, 327.5)), ProbeAction::None);
+        // 15 packets queued by a window 10 above: 5 unexplained.
+        assert_eq!(p.on_round(&round(1.5, 330.0)), ProbeAction::None);
+        assert_eq!(p.probes(), 0);
+    }
+
+    #[test]
+    fn an_unexplained_queue_drains_the_windows_own_plus_the_aim() {
+        let mut p = PathProbe::new(CONFIG);
+        // +5 ms = 50 packets; the window's own excess is 7.5.
+        assert_eq!(
+            p.on_round(&round(5.0, 327.5)),
+            ProbeAction::Drain(7.5 + 7.5)
+        );
+        assert!(p.active());
+        // A window below the path: the aim alone.
+        let mut q = PathProbe::new(CONFIG);
+        assert_eq!(q.on_round(&round(5.0, 200.0)), ProbeAction::Drain(7.5));
+        // Never more than half the window.
+        let mut r = PathProbe::new(CONFIG);
+        assert_eq!(r.on_round(&round(50.0, 12.0)), ProbeAction::Drain(6.0));
+    }
+
+    #[test]
+    fn a_delay_that_does_not_fall_is_not_ours() {
+        let mut p = PathProbe::new(CONFIG);
+        assert!(matches!(
+            p.on_round(&round(5.0, 327.5)),
+            ProbeAction::Drain(_)
+        ));
+        assert_eq!(p.on_round(&round(5.0, 312.5)), ProbeAction::Hold);
+        // Expected fall: 15 packets = 1.5 ms; it fell 0.2 ms.
+        assert_eq!(
+            p.on_round(&round(4.8, 312.5)),
+            ProbeAction::NotOurs {
+                restore_packets: 15.0
+            }
+        );
+        assert!(!p.active());
+        assert_eq!(p.not_ours(), 1);
+        // No wait: the next round may probe again.
+        assert!(matches!(
+            p.on_round(&round(5.0, 327.5)),
+            ProbeAction::Drain(_)
+        ));
+    }
+
+    #[test]
+    fn a_delay_that_falls_as_ours_would_is_ours_and_backs_off() {
+        let mut p = PathProbe::new(CONFIG);
+        assert!(matches!(
+            p.on_round(&round(2.0, 310.0)),
+            ProbeAction::Drain(_)
+        ));
+        assert_eq!(p.on_round(&round(2.0, 302.5)), ProbeAction::Hold);
+        // Expected fall: 7.5 packets = 0.75 ms; it fell 0.6 ms (≥ half).
+        assert_eq!(p.on_round(&round(1.4, 302.5)), ProbeAction::Ours);
+        // Eight rounds without a probe, then a probe again.
+        for _ in 0..8 {
+            assert_eq!(p.on_round(&round(5.0, 300.0)), ProbeAction::None);
+        }
+        assert!(matches!(
+            p.on_round(&round(5.0, 300.0)),
+            ProbeAction::Drain(_)
+        ));
+        p.on_round(&round(5.0, 300.0));
+        assert_eq!(p.on_round(&round(4.4, 300.0)), ProbeAction::Ours);
+        // The second in a row waits twice as long.
+        for _ in 0..16 {
+            assert_eq!(p.on_round(&round(5.0, 300.0)), ProbeAction::None);
+        }
+        assert!(matches!(
+            p.on_round(&round(5.0, 300.0)),
+            ProbeAction::Drain(_)
+        ));
+    }
+
+    #[test]
+    fn a_standing_diff_probes_even_when_the_window_seems_to_explain_it() {
+        // A capacity read low: the window looks 60 packets above the path,
+        // more than the 46 queued, so nothing is unexplained.
+        let mut p = PathProbe::new(CONFIG);
+        let mut r = round(4.6, 380.0);
+        r.diff_packets = 40.0;
+        assert_eq!(p.on_round(&r), ProbeAction::None);
+        // The second round in a row above the trigger probes, and drains
+        // the whole standing queue (46 packets), not own + aim (67.5).
+        let drain = p.on_round(&r);
+        let ProbeAction::Drain(packets) = drain else {
+            panic!("{drain:?}")
+        };
+        assert!((packets - 4.6e-3 * C / MDS).abs() < 1e-9, "{packets}");
+        // A Diff below the trigger in between starts the count again.
+        let mut q = PathProbe::new(CONFIG);
+        assert_eq!(q.on_round(&r), ProbeAction::None);
+        let mut low = r;
+        low.diff_packets = 9.0;
+        assert_eq!(q.on_round(&low), ProbeAction::None);
+        assert_eq!(q.on_round(&r), ProbeAction::None);
+    }
+
+    #[test]
+    fn a_fall_of_half_the_drained_queue_is_ours() {
+        // 6 packets (0.6 ms) standing with the trigger at 5: all 6 are
+        // drained, so half of it is 0.3 ms: a fall of 0.31 ms is ours, of
+        // 0.29 ms not.
+        for (after_ms, ours) in [(0.29, true), (0.31, false)] {
+            let mut q = PathProbe::new(PathProbeConfig {
+                trigger_packets: 5.0,
+                ..CONFIG
+            });
+            let drain = q.on_round(&round(0.6, 300.0));
+            assert!(
+                matches!(drain, ProbeAction::Drain(p) if (p - 6.0).abs() < 1e-9),
+                "{drain:?}"
+            );
+            q.on_round(&round(0.6, 294.0));
+            let verdict = q.on_round(&round(after_ms, 294.0));
+            assert_eq!(verdict == ProbeAction::Ours, ours, "{verdict:?}");
+        }
+    }
+
+    #[test]
+    fn a_fall_far_beyond_the_drain_is_another_flows_queue() {
+        let mut p = PathProbe::new(CONFIG);
+        // 20 ms standing below the path window: 7.5 packets drained, 0.75 ms
+        // expected; the queue fell 5 ms (more than 3 × 0.75).
+        assert_eq!(p.on_round(&round(20.0, 200.0)), ProbeAction::Drain(7.5));
+        p.on_round(&round(20.0, 192.5));
+        assert!(matches!(
+            p.on_round(&round(15.0, 192.5)),
+            ProbeAction::NotOurs { .. }
+        ));
+        // A fall of 2 ms (within 3 × 0.75) is ours.
+        let mut q = PathProbe::new(CONFIG);
+        q.on_round(&round(20.0, 200.0));
+        q.on_round(&round(20.0, 192.5));
+        assert_eq!(q.on_round(&round(18.0, 192.5)), ProbeAction::Ours);
+    }
+
+    #[test]
+    fn the_back_off_stops_doubling_at_four_times() {
+        let mut p = PathProbe::new(CONFIG);
+        for wait in [8, 16, 32, 32] {
+            assert!(matches!(
+                p.on_round(&round(2.0, 310.0)),
+                ProbeAction::Drain(_)
+            ));
+            p.on_round(&round(2.0, 302.5));
+            assert_eq!(p.on_round(&round(1.4, 302.5)), ProbeAction::Ours);
+            for _ in 0..wait {
+                assert_eq!(p.on_round(&round(5.0, 300.0)), ProbeAction::None);
+            }
+        }
+    }
+
+    #[test]
+    fn without_a_capacity_nothing_is_probed() {
+        let mut p = PathProbe::new(CONFIG);
+        let mut r = round(5.0, 300.0);
+        r.capacity = 0.0;
+        assert_eq!(p.on_round(&r), ProbeAction::None);
+    }
+
+    #[test]
+    fn cancel_abandons_a_probe() {
+        let mut p = PathProbe::new(CONFIG);
+        assert!(matches!(
+            p.on_round(&round(5.0, 327.5)),
+            ProbeAction::Drain(_)
+        ));
+        p.cancel();
+        assert!(!p.active());
+    }
+}
