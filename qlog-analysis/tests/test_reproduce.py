@@ -20,7 +20,15 @@ from vegas_qlog.reproduce import verdict as v
 from vegas_qlog.reproduce.claims import Check, all_claims
 from vegas_qlog.reproduce.document import answer, evaluate, ours_cell
 from vegas_qlog.reproduce.measures import MEASURES, single_flow, window_goodput_bps, window_mean
-from vegas_qlog.reproduce.plan import apply_sets, build_plan, scaled_times, toml_value, vbr_off_ms
+from vegas_qlog.reproduce.plan import (
+    apply_sets,
+    build_alternatives,
+    build_plan,
+    scaled_times,
+    select,
+    toml_value,
+    vbr_off_ms,
+)
 from vegas_qlog.reproduce.results import Ref, Results
 
 REPO = Path(__file__).resolve().parents[2]
@@ -259,6 +267,43 @@ def test_every_run_sends_as_the_papers(quick):
             argv = spec.argv("vegas-sim", "out/x")
             at = argv.index('cc_profile="paper"')
             assert argv[at - 1] == "--set", (exp.key, argv)
+
+
+@pytest.mark.skipif(not HAVE_SCENARIOS, reason="needs the repository's interop/scenarios")
+def test_every_paper_experiment_has_a_sensitivity_variant():
+    # The 1000 s runs of 000 and 002's load sweep included (they had none).
+    plan = build_plan(REPO)
+    alts = {a.key: a for a in build_alternatives(plan)}
+    for exp in plan:
+        if exp.paper is None:
+            continue
+        alt = alts[exp.key + "~alt"]
+        assert alt.specs, exp.key
+        assert {s.seed for s in alt.specs} <= {1, 2, 3} or exp.key == "004-one-on-one"
+        assert not {lab.split("/")[-1] for lab in alt.labels} & {"cubic", "bbr2"}
+    buffers = {s.set_dict.get("links.satellite-forward.queue_packets") for s in alts["000-per-1e-3~alt"].specs}
+    assert buffers == {100}
+    loads = {s.point for s in alts["002-load-sweep~alt"].specs}
+    assert loads == set(next(e for e in plan if e.key == "002-load-sweep").points)
+    assert all(s.cc_params[-2:] == ("alpha=2", "beta=4") for s in alts["002-load-sweep~alt"].specs)
+
+
+@pytest.mark.skipif(not HAVE_SCENARIOS, reason="needs the repository's interop/scenarios")
+def test_only_selects_experiments_papers_and_variants_alone():
+    plan = build_plan(REPO, quick=True)
+    alts = build_alternatives(plan, quick=True)
+
+    def keys(names):
+        exps, variants = select(plan, alts, names)
+        return sorted(e.key for e in exps), sorted(a.key for a in variants)
+
+    assert keys(["002-single"]) == (["002-single"], ["002-single~alt"])
+    assert keys(["002-load-sweep~alt"]) == ([], ["002-load-sweep~alt"])
+    exps, variants = keys(["003"])
+    assert exps == ["003-cbr-step", "003-route-change"]
+    assert variants == ["003-cbr-step~alt", "003-route-change~alt"]
+    with pytest.raises(ValueError, match="no experiment or variant 002-nothing"):
+        select(plan, alts, ["002-nothing"])
 
 
 # ---------------------------------------------------------------- measures

@@ -13,8 +13,8 @@ from pathlib import Path
 from ..sweep.spec import write_spec
 from .check import check_report
 from .claims import all_claims
-from .document import render
-from .plan import build_alternatives, build_plan
+from .document import evaluate, render
+from .plan import ALT_SUFFIX, build_alternatives, build_plan, select
 from .results import collect
 from .runner import RUN_FILE, existing_runs, run_all, snapshot_simulator, sweep_spec
 
@@ -51,10 +51,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     doc = Path(args.doc).resolve() if args.doc else root / "docs" / "reproduction.md"
     fig_dir = doc.with_suffix("")
     experiments = build_plan(root, quick=quick)
-    if args.only:
-        wanted = set(args.only.split(","))
-        experiments = [e for e in experiments if e.key in wanted or e.key.split("-")[0] in wanted]
     alternatives = build_alternatives(experiments, quick=quick)
+    if args.only:
+        try:
+            experiments, alternatives = select(experiments, alternatives, args.only.split(","))
+        except ValueError as e:
+            print(f"reproduce: {e}", file=sys.stderr)
+            return 2
     specs = [s for e in experiments + alternatives for s in e.specs]
     if args.render_only:
         records = existing_runs(specs, runs_dir)
@@ -77,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = collect(records, root)
     claims = all_claims(quick=quick)
     if args.only:
-        keys = {e.key for e in experiments}
+        keys = {e.key for e in experiments} | {a.key.removesuffix(ALT_SUFFIX) for a in alternatives}
         claims = [c for c in claims if all(ref.experiment in keys for ch in c.checks for ref in ch.refs())]
     info = {
         "invocation": args.invocation or "python -m vegas_qlog.reproduce run " + " ".join(sys.argv[2:]),
@@ -122,6 +125,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text, encoding="utf-8")
+    if args.only:
+        # A part of the report: its verdicts, variants' too, where they are read first.
+        for e in evaluate(claims, results, alternatives):
+            print(f"reproduce: {e.claim.id}: {e.verdict}; sensitivity: {e.sensitivity or '-'}", file=sys.stderr)
     print(f"reproduce: wrote {doc} and {fig_dir}/ in {time.monotonic() - started:.0f} s", file=sys.stderr)
     problems = check_report(doc, [c.id for c in claims], min_figures=1)
     for p in problems:

@@ -533,8 +533,13 @@ _IW = Alternative(
     "initial window 10",
     (("initial_window_packets", 10),),
 )
+# 000 gives neither the buffers nor the propagation delay; the buffers are
+# tried because beside NewReno, which fills whatever buffer there is, they
+# set how much queue the delay-based flow yields to, while the propagation
+# delay moves every flow's rate alike.
 _GEO_BUFFERS = Alternative(
-    "GEO link buffers (not given)",
+    "GEO link buffers (not given; beside NewReno, which fills any buffer, they set how much queue the "
+    "delay-based flow yields to)",
     "50 packets",
     "100 packets",
     "buffers 100",
@@ -548,8 +553,11 @@ _VENO_BUFFER = Alternative(
     "buffer 15",
     (("links.bottleneck.queue_packets", 15),),
 )
+# 002 gives its network, buffers included, but not the thresholds, which
+# set the queue Vegas keeps and so how much its backward-queueing
+# correction can buy RoVegas (002-single and 002-load-sweep alike).
 _ROVEGAS_THRESHOLDS = Alternative(
-    "Vegas's and RoVegas's alpha, beta (not given)",
+    "Vegas's and RoVegas's alpha, beta (not given; they set the queue Vegas keeps)",
     "1, 3",
     "2, 4 (flows under test)",
     "alpha, beta 2, 4",
@@ -584,9 +592,6 @@ def alternative_of(exp: Experiment) -> Alternative | None:
     return ALTERNATIVES.get(exp.scenario) if exp.paper else None
 
 
-# Experiments without a sensitivity variant: their runs are the longest
-# (1000 s, or seven loads of 200 s), more than the shared machine allowed.
-NO_ALTERNATIVE = frozenset({"000-per-1e-6", "000-per-1e-3", "002-load-sweep"})
 # The loss sweep's variant runs only the loss rates its claims compare.
 ALTERNATIVE_POINTS = {"001-loss-sweep": (0.0001, 0.02, 0.05, 0.1)}
 
@@ -598,7 +603,7 @@ def build_alternatives(experiments: list[Experiment], quick: bool = False) -> li
     out = []
     for exp in experiments:
         alt = alternative_of(exp)
-        if alt is None or (exp.key in NO_ALTERNATIVE and not quick):
+        if alt is None:
             continue
         labels = tuple(lab for lab in exp.labels if lab.split("/")[-1] not in MODERN)
         points = ALTERNATIVE_POINTS.get(exp.key)
@@ -621,3 +626,26 @@ def build_alternatives(experiments: list[Experiment], quick: bool = False) -> li
             )
         out.append(Experiment(**{**exp.__dict__, "key": exp.key + ALT_SUFFIX, "labels": labels, "specs": tuple(specs)}))
     return out
+
+
+def select(
+    experiments: list[Experiment], alternatives: list[Experiment], names: list[str]
+) -> tuple[list[Experiment], list[Experiment]]:
+    """The experiments and sensitivity variants ``names`` ask for (``--only``):
+    an experiment's key (``002-single``) or its paper (``003``) selects the
+    experiment and its variant; a variant's key (``002-single~alt``) selects
+    the variant alone."""
+    wanted = set(names)
+
+    def named(key: str) -> bool:
+        return key in wanted or key.split("-")[0] in wanted
+
+    known = {e.key for e in experiments} | {e.key.split("-")[0] for e in experiments} | {a.key for a in alternatives}
+    unknown = sorted(wanted - known)
+    if unknown:
+        listed = ", ".join([e.key for e in experiments] + [a.key for a in alternatives])
+        raise ValueError(f"--only: no experiment or variant {', '.join(unknown)} (there are: {listed})")
+    return (
+        [e for e in experiments if named(e.key)],
+        [a for a in alternatives if a.key in wanted or named(a.key.removesuffix(ALT_SUFFIX))],
+    )
