@@ -3,8 +3,10 @@ a test). Expected values are computed here from the paths' definitions,
 not taken from the module."""
 
 import itertools
+import json
 import math
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -165,6 +167,15 @@ def test_the_plan_covers_every_dimension_and_quick_is_a_subset():
         (p, loss) for p in (m.GEO_20_2, m.LEO_100_10) for loss in (0.0, 0.001, 0.01)
     }
     assert {c.buffer.packets for c in cells if c.table == "joins"} == {25, 500}
+    field = {c.name for c in cells if c.table == "field"}
+    assert field == {
+        "starlink-like_100pkt_60s",
+        "geo-20-2_1bdp_step25_40s",
+        "geo-20-2_25pkt_return-jitter10ms_10485760B_120s",
+    }
+    assert {r.cell.table for r in m.plan_runs(tables=["field"])} == {"field"}
+    with pytest.raises(m.SpecError, match="expected some of"):
+        m.plan_runs(tables=["nonsense"])
     for cell in cells:
         assert sum(1 for r in runs if r.cell == cell) == 4 * 5
     # Tables share runs: one directory per (scenario, algorithm, seed).
@@ -317,3 +328,98 @@ def test_a_unit_follows_the_spread():
     cell = m.Cell("paths", m.GEO_20_2, m.Buffer(bdp=1.0), 40)
     r = row(cell, m.Algorithm("cubic"), goodput_mbps=18.0, utilisation=0.957, queue_ms=347.1)
     assert "| GEO 20/2 | cubic | 18.00 ± 0.10 | 95.7 ± 10.0 % | 347.1 ± 0.1 |" in m.markdown([r], "x")
+
+
+# --- the field conditions -------------------------------------------------------
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "interop" / "scenarios"
+STARLINK = m.Cell("field", m.STARLINK_LIKE, m.Buffer(packets=100), 60)
+
+
+def test_the_starlink_cell_takes_the_committed_links_with_the_traces_beside_it(tmp_path):
+    scenario = parse(STARLINK)
+    committed = tomllib.loads((SCENARIOS / "starlink-like.toml").read_text())["links"]
+    for name in ("forward", "return"):
+        ours, theirs = scenario["links"][name], committed[name]
+        assert ours["delay_trace"] == theirs["delay_trace"]
+        assert ours["delay_ms"] == theirs["delay_ms"]
+        assert ours["rate_trace_file"] == "traces/" + Path(theirs["rate_trace_file"]).name
+    assert scenario["links"]["return"]["queue_packets"] == committed["return"]["queue_packets"]
+    # The cell's buffer, not the file's, on the forward link.
+    small = parse(m.Cell("field", m.STARLINK_LIKE, m.Buffer(packets=7), 60))
+    assert small["links"]["forward"]["queue_packets"] == 7
+    # A bulk flow under test, as every cell's.
+    assert scenario["flows"]["download"]["under_test"] is True
+    assert "transfer_bytes" not in scenario["flows"]["download"]
+
+
+def test_generated_trace_scenarios_ship_their_traces_to_every_executor(tmp_path):
+    """The matrix writes the traces beside its scenario; the sweep's plan then
+    carries each trace inside the shipped scenario (what local, Dask and
+    Slurm runs all receive), byte for byte the committed trace's stamps."""
+    from vegas_qlog.sweep import make_plan
+    from vegas_qlog.sweep.spec import Entry, SweepSpec
+
+    scenarios = tmp_path / "scenarios"
+    m.write_scenarios([STARLINK], scenarios)
+    for trace in ("starlink-like-down.mahimahi", "starlink-like-up.mahimahi"):
+        assert (scenarios / "traces" / trace).read_bytes() == (SCENARIOS / "traces" / trace).read_bytes()
+    sim = tmp_path / "vegas-sim"
+    sim.write_text("")
+    spec = SweepSpec(None, scenarios, (Entry(f"{STARLINK.name}.toml", "cubic", 1, (), (), "r"),))
+    shipped = tomllib.loads(make_plan(spec, sim, tmp_path / "out").tasks[0].scenario.path.read_text())
+    for name, trace in (("forward", "down"), ("return", "up")):
+        stamps = [int(x) for x in (SCENARIOS / "traces" / f"starlink-like-{trace}.mahimahi").read_text().split()]
+        assert shipped["links"][name]["rate_trace"] == stamps
+        assert "rate_trace_file" not in shipped["links"][name]
+    # Without the copies the scenario names files that are not there.
+    (scenarios / "traces" / "starlink-like-up.mahimahi").unlink()
+    with pytest.raises(ValueError, match="cannot read"):
+        make_plan(spec, sim, tmp_path / "out2")
+
+
+def test_geo_step_and_jittery_return_cells():
+    step = parse(m.Cell("field", m.GEO_20_2, m.Buffer(bdp=1.0), 40, reconfiguration=m.GEO_STEP))
+    trace = step["links"]["forward"]["delay_trace"]
+    assert delay_at(trace, 14.99) == 300
+    assert delay_at(trace, 15.0) == 325
+    assert delay_at(trace, 39.0) == 325
+    jittery = parse(m.field_cells()[2])
+    assert jittery["links"]["return"]["delay_jitter_ms"] == 10
+    assert "delay_jitter_ms" not in jittery["links"]["forward"]
+    assert jittery["links"]["forward"]["queue_packets"] == 25
+    assert jittery["flows"]["download"]["transfer_bytes"] == 10 * 1024 * 1024
+    # Elsewhere the simulator's default jitter stays.
+    assert "delay_jitter_ms" not in parse(m.Cell("paths", m.GEO_20_2, m.Buffer(bdp=1.0), 40))["links"]["return"]
+
+
+def test_field_targets():
+    ours = row(STARLINK, VEGAS_TS, goodput_mbps=5.0, queue_ms=2.0)
+    bbr2 = row(STARLINK, BBR2, goodput_mbps=5.5, queue_ms=20.0)
+    assert m.targets_of(ours, [ours, bbr2]) == [(False, "goodput >= bbr2"), (True, "queue <= bbr2/5")]
+    ours = row(STARLINK, VEGAS_TS, goodput_mbps=5.6, queue_ms=4.1)
+    assert m.targets_of(ours, [ours, bbr2]) == [(True, "goodput >= bbr2"), (False, "queue <= bbr2/5")]
+    step = m.Cell("field", m.GEO_20_2, m.Buffer(bdp=1.0), 40, reconfiguration=m.GEO_STEP)
+    assert m.targets_of(row(step, VEGAS_TS, regain_s=1.2), []) == [(False, "regain <= 1 s")]
+    assert m.targets_of(row(m.field_cells()[2], VEGAS_TS, completion_s=9.0), []) == []
+
+
+def test_a_transfer_cell_measures_its_completion(tmp_path):
+    cell = m.field_cells()[2]
+    (tmp_path / "summary.json").write_text(
+        json.dumps(
+            {
+                "simulated_s": 7.5,
+                "links": [{"name": "forward", "mean_queue_delay_ms": 3.0}],
+                "flows": [{"name": "download", "completion_s": 7.25, "goodput_bps": 11.5e6}],
+            }
+        )
+    )
+    (tmp_path / "flow-download.csv").write_text("time_s,bytes_delivered\n0,0\n7.5,10485760\n")
+    got = m.measure(tmp_path, cell)
+    assert got == {"queue_ms": 3.0, "completion_s": 7.25, "goodput_mbps": 11.5}
+    text = m.markdown(m.aggregate({m.MatrixRun(cell, VEGAS_TS, 1): got}), "x")
+    assert (
+        "| GEO 20/2, 25 packets, return jitter 10 ms | vegas-sat (receive timestamps) | 11.50 | - | 3.0 | - | 7.25 |"
+        in text
+    )

@@ -19,7 +19,12 @@ The dimensions (each a table):
   flow and beside one BBR2 flow;
 - random loss: 0, 0.1 % and 1 % on GEO 20/2 and on LEO with steps, alone;
 - joins: four flows of one algorithm joining 20 s apart on GEO 20/2, 25- and
-  500-packet buffers (issue 25's).
+  500-packet buffers (issue 25's);
+- field conditions: the Starlink-like trace-driven path
+  (``interop/scenarios/starlink-like.toml``: its links, rate traces copied
+  beside the generated scenario), a +25 ms step of GEO 20/2's forward delay,
+  and fau-sat's 10 MiB download over a return link whose delay jitters by up
+  to 10 ms.
 
 Where issue 25 sets a target for a cell, the vegas-sat rows say whether the
 seed mean meets it.
@@ -29,7 +34,9 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
+import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,13 +92,19 @@ TARGET_STEP_MAX_LOSS = 0.005
 @dataclass(frozen=True)
 class SatPath:
     """A satellite path: forward (data) and return rates and the propagation
-    round trip, split evenly between the two directions."""
+    round trip, split evenly between the two directions; or, with
+    ``links_from``, the links of a committed scenario (trace-driven), the
+    numbers then only nominal."""
 
     name: str
     title: str
     down_mbps: float
     up_mbps: float
     rtt_ms: float
+    #: A scenario file of ``interop/scenarios`` whose ``[links]`` the path
+    #: takes as they are (rate and delay traces included) but for the
+    #: forward buffer, which stays the cell's.
+    links_from: str | None = None
 
     @property
     def one_way_ms(self) -> float:
@@ -109,6 +122,15 @@ GEO_20_2 = SatPath("geo-20-2", "GEO 20/2", 20, 2, 600)
 GEO_50_10 = SatPath("geo-50-10", "GEO 50/10", 50, 10, 600)
 GEO_250_3 = SatPath("geo-250-3", "GEO 250/3", 250, 3, 600)
 LEO_100_10 = SatPath("leo-100-10", "LEO 100/10", 100, 10, 32)
+#: Nominal: the traces' peak rates (8 down, 2 up) and the first RTT
+#: (2 x (41.19 + 22.12) ms); the links are the file's.
+STARLINK_LIKE = SatPath("starlink-like", "Starlink-like (trace-driven)", 8, 2, 126.62, links_from="starlink-like.toml")
+
+#: Where ``links_from`` scenarios and their traces are: the repository's.
+SOURCE_SCENARIOS = Path(__file__).resolve().parents[3] / "interop" / "scenarios"
+#: Trace files are copied here, below the generated scenarios, and named
+#: relative to them: the sweep then ships each inside its scenario.
+TRACE_SUBDIR = "traces"
 
 
 @dataclass(frozen=True)
@@ -231,6 +253,14 @@ OUTAGES = Reconfiguration(
     target="regain",
 )
 RECONFIGURATIONS = (STATIC, STEPS, SMALL_STEPS, DRIFT, OUTAGES)
+#: Issue 25's largest step, on a GEO path.
+GEO_STEP = Reconfiguration(
+    "step25",
+    "step +25 ms",
+    step_offsets(RECONFIGURATION_S, (25.0,)),
+    events=(15.0,),
+    target="regain",
+)
 
 
 @dataclass(frozen=True)
@@ -247,6 +277,11 @@ class Cell:
     reconfiguration: Reconfiguration = STATIC
     competitor: str | None = None
     joins: int = 1
+    #: The return link's delay varies by up to this per datagram (FIFO
+    #: kept, so ACKs bunch), instead of the simulator's default.
+    return_jitter_ms: float | None = None
+    #: A download of this many bytes instead of a bulk flow.
+    transfer_bytes: int | None = None
 
     @property
     def name(self) -> str:
@@ -259,6 +294,10 @@ class Cell:
             parts.append(f"vs-{self.competitor}")
         if self.joins > 1:
             parts.append(f"{self.joins}-joins")
+        if self.return_jitter_ms is not None:
+            parts.append(f"return-jitter{self.return_jitter_ms:g}ms")
+        if self.transfer_bytes is not None:
+            parts.append(f"{self.transfer_bytes}B")
         parts.append(f"{self.duration_s:g}s")
         return "_".join(parts)
 
@@ -274,8 +313,35 @@ class Cell:
         return [(t, round(base + offset, 6)) for t, offset in self.reconfiguration.delay_offsets]
 
 
-def scenario_toml(cell: Cell) -> str:
-    """The scenario file of ``cell`` (TOML)."""
+def _source_links(path: SatPath, source: Path) -> dict[str, dict[str, Any]]:
+    """The ``[links]`` of ``path.links_from``, each rate trace file named
+    ``traces/NAME`` (where :func:`write_scenarios` copies it)."""
+    assert path.links_from is not None
+    with open(source / path.links_from, "rb") as f:
+        links = tomllib.load(f)["links"]
+    if set(links) != {"forward", "return"}:
+        raise ValueError(f"{source / path.links_from}: expected links forward and return, got {sorted(links)}")
+    out = {}
+    for name, link in links.items():
+        link = dict(link)
+        if "rate_trace_file" in link:
+            link["rate_trace_file"] = f"{TRACE_SUBDIR}/{Path(link['rate_trace_file']).name}"
+        out[name] = link
+    return out
+
+
+def trace_files(cell: Cell, source: Path = SOURCE_SCENARIOS) -> list[Path]:
+    """The rate trace files ``cell``'s scenario names (in ``source``)."""
+    if cell.path.links_from is None:
+        return []
+    with open(source / cell.path.links_from, "rb") as f:
+        links = tomllib.load(f)["links"]
+    return [source / link["rate_trace_file"] for link in links.values() if "rate_trace_file" in link]
+
+
+def scenario_toml(cell: Cell, source: Path = SOURCE_SCENARIOS) -> str:
+    """The scenario file of ``cell`` (TOML); a ``links_from`` path's links
+    are read from ``source``."""
     path = cell.path
     lines = [
         f"# Generated by scripts/satellite --only matrix (vegas_qlog.matrix): {cell.name}",
@@ -284,29 +350,48 @@ def scenario_toml(cell: Cell) -> str:
         f"duration_s = {toml_value(float(cell.duration_s))}",
         "sample_interval_ms = 100",
         "qlog = false",
-        "",
-        "[links.forward]",
-        f"rate_mbps = {toml_value(float(path.down_mbps))}",
-        f"delay_ms = {toml_value(float(path.one_way_ms))}",
-        f"queue_packets = {cell.buffer.packets_on(path)}",
     ]
-    trace = cell.forward_delay_trace()
-    if trace:
-        lines.append(f"delay_trace = {toml_value([list(p) for p in trace])}")
-    if cell.loss:
-        lines.append(f"packet_loss = {toml_value(float(cell.loss))}")
-    lines += [
-        "",
-        "[links.return]",
-        f"rate_mbps = {toml_value(float(path.up_mbps))}",
-        f"delay_ms = {toml_value(float(path.one_way_ms))}",
-        f"queue_bytes = {path.return_queue_bytes()}",
-    ]
+    if path.links_from is not None:
+        for name, link in _source_links(path, source).items():
+            if name == "forward":
+                link["queue_packets"] = cell.buffer.packets_on(path)
+                link.pop("queue_bytes", None)
+                if cell.loss:
+                    link["packet_loss"] = float(cell.loss)
+            if name == "return" and cell.return_jitter_ms is not None:
+                link["delay_jitter_ms"] = float(cell.return_jitter_ms)
+            lines += ["", f"[links.{name}]"]
+            # One line per key: the sweep finds `rate_trace_file = "..."` by line.
+            lines += [f"{key} = {toml_value(value)}" for key, value in link.items()]
+    else:
+        lines += [
+            "",
+            "[links.forward]",
+            f"rate_mbps = {toml_value(float(path.down_mbps))}",
+            f"delay_ms = {toml_value(float(path.one_way_ms))}",
+            f"queue_packets = {cell.buffer.packets_on(path)}",
+        ]
+        trace = cell.forward_delay_trace()
+        if trace:
+            lines.append(f"delay_trace = {toml_value([list(p) for p in trace])}")
+        if cell.loss:
+            lines.append(f"packet_loss = {toml_value(float(cell.loss))}")
+        lines += [
+            "",
+            "[links.return]",
+            f"rate_mbps = {toml_value(float(path.up_mbps))}",
+            f"delay_ms = {toml_value(float(path.one_way_ms))}",
+            f"queue_bytes = {path.return_queue_bytes()}",
+        ]
+        if cell.return_jitter_ms is not None:
+            lines.append(f"delay_jitter_ms = {toml_value(float(cell.return_jitter_ms))}")
     starts = cell.join_starts()
     for name, start in zip(cell.flows_under_test, starts, strict=True):
         lines += ["", f"[flows.{name}]", 'cc = "cubic"', "under_test = true"]
         if start:
             lines.append(f"start_s = {toml_value(float(start))}")
+        if cell.transfer_bytes is not None:
+            lines.append(f"transfer_bytes = {cell.transfer_bytes}")
         lines += ['forward_path = ["forward"]', 'return_path = ["return"]']
     if cell.competitor:
         lines += [
@@ -363,7 +448,32 @@ COMPETITORS = ("cubic", "bbr2")
 JOIN_BUFFERS = (Buffer(packets=25), Buffer(packets=500))
 #: Alone on a GEO path: long enough for 30 s after start-up.
 GEO_ALONE_S = 40.0
-TABLES = ("paths", "buffers", "loss", "joins")
+TABLES = ("paths", "buffers", "loss", "joins", "field")
+#: The Starlink-like trace runs as long as its scenario file; its buffer is
+#: the file's (100 packets).
+STARLINK_S = 60.0
+STARLINK_BUFFER = Buffer(packets=100)
+#: fau-sat: 25-packet buffers, one 10 MiB download.
+FAU_SAT_BUFFER = Buffer(packets=25)
+FAU_SAT_BYTES = 10 * 1024 * 1024
+FAU_SAT_S = 120.0
+RETURN_JITTER_MS = 10.0
+
+
+def field_cells() -> list[Cell]:
+    """The field conditions' table: Starlink-like trace, GEO step, jittery return."""
+    return [
+        Cell("field", STARLINK_LIKE, STARLINK_BUFFER, STARLINK_S),
+        _alone("field", GEO_20_2, reconfiguration=GEO_STEP),
+        Cell(
+            "field",
+            GEO_20_2,
+            FAU_SAT_BUFFER,
+            FAU_SAT_S,
+            return_jitter_ms=RETURN_JITTER_MS,
+            transfer_bytes=FAU_SAT_BYTES,
+        ),
+    ]
 
 
 def _alone(table: str, path: SatPath, loss: float = 0.0, reconfiguration: Reconfiguration = STATIC) -> Cell:
@@ -380,6 +490,7 @@ def plan_cells(quick: bool = False) -> list[Cell]:
             Cell("buffers", GEO_20_2, Buffer(bdp=1.0), COMPETITION_S, competitor="cubic"),
             _alone("loss", GEO_20_2, 0.01),
             Cell("joins", GEO_20_2, Buffer(packets=500), COMPETITION_S, joins=JOIN_FLOWS),
+            field_cells()[0],
         ]
     cells = [_alone("paths", p) for p in (GEO_20_2, GEO_50_10, GEO_250_3)]
     cells += [_alone("paths", LEO_100_10, reconfiguration=r) for r in RECONFIGURATIONS]
@@ -391,6 +502,7 @@ def plan_cells(quick: bool = False) -> list[Cell]:
         cells.append(_alone("loss", GEO_20_2, loss))
         cells.append(_alone("loss", LEO_100_10, loss, STEPS))
     cells += [Cell("joins", GEO_20_2, b, COMPETITION_S, joins=JOIN_FLOWS) for b in JOIN_BUFFERS]
+    cells += field_cells()
     return cells
 
 
@@ -405,22 +517,34 @@ class MatrixRun:
         return f"matrix/{self.cell.name}/{self.algorithm.slug}/seed-{self.seed}"
 
 
-def plan_runs(quick: bool = False, seeds: Sequence[int] | None = None) -> list[MatrixRun]:
+def plan_runs(
+    quick: bool = False, seeds: Sequence[int] | None = None, tables: Sequence[str] | None = None
+) -> list[MatrixRun]:
     """Seed by seed (all cells of seed 1 first): an interrupted run leaves
-    whole matrices of fewer seeds, which ``--seeds`` can render."""
+    whole matrices of fewer seeds, which ``--seeds`` can render. ``tables``:
+    only these tables' cells."""
     if seeds is None:
         seeds = QUICK_SEEDS if quick else SEEDS
-    return [MatrixRun(c, a, s) for s in seeds for c in plan_cells(quick) for a in ALGORITHMS]
+    if tables is not None and not set(tables) <= set(TABLES):
+        raise SpecError(f"matrix tables: expected some of {','.join(TABLES)}, got {','.join(tables)}")
+    cells = [c for c in plan_cells(quick) if tables is None or c.table in tables]
+    return [MatrixRun(c, a, s) for s in seeds for c in cells for a in ALGORITHMS]
 
 
-def write_scenarios(cells: Iterable[Cell], directory: Path) -> None:
-    """Writes each cell's scenario (the same cell twice is one file)."""
+def write_scenarios(cells: Iterable[Cell], directory: Path, source: Path = SOURCE_SCENARIOS) -> None:
+    """Writes each cell's scenario (the same cell twice is one file) and
+    copies the trace files they name into ``directory/traces/``."""
     directory.mkdir(parents=True, exist_ok=True)
     for cell in {c.name: c for c in cells}.values():
         target = directory / f"{cell.name}.toml"
-        text = scenario_toml(cell)
+        text = scenario_toml(cell, source)
         if not target.is_file() or target.read_text() != text:
             target.write_text(text)
+        for trace in trace_files(cell, source):
+            copy = directory / TRACE_SUBDIR / trace.name
+            if not copy.is_file() or copy.read_bytes() != trace.read_bytes():
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(trace, copy)
 
 
 # --- measuring one run -------------------------------------------------------
@@ -502,6 +626,11 @@ def measure(directory: Path, cell: Cell) -> dict[str, Any]:
     m: dict[str, Any] = {"queue_ms": forward.get("mean_queue_delay_ms")}
     series = {f["name"]: load_csv(directory / f"flow-{f['name']}.csv") for f in summary["flows"]}
     ours = cell.flows_under_test
+    if cell.transfer_bytes is not None:
+        flow = next(f for f in summary["flows"] if f["name"] == ours[0])
+        m["completion_s"] = flow.get("completion_s")
+        m["goodput_mbps"] = flow["goodput_bps"] / 1e6 if flow.get("goodput_bps") is not None else None
+        return m
     if cell.competitor:
         window = end - COMPETITION_WINDOW_S
         m["goodput_mbps"] = goodput_mbps(series[ours[0]], window, end)
@@ -554,6 +683,7 @@ METRICS = (
     "join_drops",
     "regain_s",
     "slot_fraction",
+    "completion_s",
 )
 
 
@@ -616,7 +746,7 @@ def targets_of(row: Row, rows: Sequence[Row]) -> list[tuple[bool, str]]:
         else:
             slot = row.mean("slot_fraction")
             check(slot, lambda v: v >= 1 - TARGET_DRIFT_COST, f"costs < {100 * TARGET_DRIFT_COST:.0f} %")
-    if reconf.target and cell.path is LEO_100_10 and cell.loss == 0:
+    if ((reconf.target and cell.path is LEO_100_10) or cell.path is STARLINK_LIKE) and cell.loss == 0:
         bbr2 = _baseline(row, rows, "bbr2")
         if bbr2 is not None:
             goodput, theirs = row.mean("goodput_mbps"), bbr2.mean("goodput_mbps")
@@ -747,6 +877,30 @@ def markdown(rows: Sequence[Row], command: str) -> str:
                 f"| {_target_cell(r)} |"
             )
         lines.append("")
+    if by_table.get("field"):
+        lines += [
+            "### Field conditions: a Starlink-like trace, a GEO delay step, a jittery return link",
+            "",
+            f"Starlink-like: `interop/scenarios/starlink-like.toml`'s links (rate traces of 4-8 Mbit/s down "
+            f"and 1-2 up, 15 s reconfigurations with delay steps and handover outages, "
+            f"{STARLINK_BUFFER.packets}-packet buffers), a bulk flow for {STARLINK_S:.0f} s; goodput and "
+            f"utilisation after {STARTUP_S:.0f} s. GEO 20/2: the forward one-way delay steps up 25 ms at "
+            f"{GEO_STEP.events[0]:.0f} s; regain as in the paths table. Jittery return: fau-sat (GEO 20/2, "
+            f"{FAU_SAT_BUFFER.packets}-packet forward buffer, one {FAU_SAT_BYTES // 2**20} MiB download) with "
+            f"each datagram's return delay varied by up to {RETURN_JITTER_MS:g} ms; its goodput is the "
+            "download's, completion from the run's start.",
+            "",
+            "| condition | algorithm | goodput (Mbit/s) | utilisation | queueing (ms) | regain (s) "
+            "| completion (s) | target |",
+            "|---|---|---:|---:|---:|---:|---:|---|",
+        ]
+        for r in by_table["field"]:
+            lines.append(
+                f"| {_field_title(r.cell)} | {r.algorithm.label} | {_cell(r.stats.get('goodput_mbps'))} "
+                f"| {_cell(r.stats.get('utilisation'), 100, 1, ' %')} | {_cell(r.stats.get('queue_ms'), 1, 1)} "
+                f"| {_regain_cell(r)} | {_cell(r.stats.get('completion_s'))} | {_target_cell(r)} |"
+            )
+        lines.append("")
     missed = [(r, what) for r in rows for ok, what in r.targets if not ok]
     total = sum(len(r.targets) for r in rows)
     lines.append(f"Targets met: {total - len(missed)} of {total}.")
@@ -765,6 +919,15 @@ def _path_title(cell: Cell) -> str:
     if cell.path is LEO_100_10:
         return f"{cell.path.title}, {cell.reconfiguration.title}"
     return cell.path.title
+
+
+def _field_title(cell: Cell) -> str:
+    text = _path_title(cell)
+    if cell.reconfiguration is not STATIC and cell.path is not LEO_100_10:
+        text += f", {cell.reconfiguration.title}"
+    if cell.return_jitter_ms is not None:
+        text += f", {_buffer_title(cell)}, return jitter {cell.return_jitter_ms:g} ms"
+    return text
 
 
 def _buffer_title(cell: Cell) -> str:
@@ -794,10 +957,17 @@ def rows_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
 SCENARIO_SUBDIR = "matrix/scenarios"
 
 
-def run(out: Path, sim: Path, jobs: int, quick: bool = False, seeds: Sequence[int] | None = None) -> list[Row]:
+def run(
+    out: Path,
+    sim: Path,
+    jobs: int,
+    quick: bool = False,
+    seeds: Sequence[int] | None = None,
+    tables: Sequence[str] | None = None,
+) -> list[Row]:
     """Generates the scenarios, runs what the same binary has not run yet
-    (``jobs`` at a time) and measures every run."""
-    runs = plan_runs(quick, seeds)
+    (``jobs`` at a time) and measures every run (``tables``: of these only)."""
+    runs = plan_runs(quick, seeds, tables)
     scenarios = out / SCENARIO_SUBDIR
     write_scenarios((r.cell for r in runs), scenarios)
     # Tables share cells (the loss table's 0 % is the paths table's run):

@@ -704,6 +704,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"sections, of {','.join(SECTIONS + EXTRA_SECTIONS)} (default: all but {','.join(EXTRA_SECTIONS)})",
     )
     p.add_argument("--seeds", default=None, help="seeds, e.g. 1,2,3 (default 1-5; --quick: 1)")
+    p.add_argument(
+        "--matrix-tables",
+        default=None,
+        help="the matrix's tables to run, of paths,buffers,loss,joins,field (default: all)",
+    )
     p.add_argument("--sim", type=Path, default=None, help=f"vegas-sim binary (default {DEFAULT_SIM})")
     p.add_argument("--invocation", default="scripts/satellite", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -724,7 +729,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "matrix" in sections:
             from . import matrix
 
-            matrix_rows = matrix.run(args.out, sim, args.jobs, args.quick, seeds if args.seeds else None)
+            matrix_tables = [t.strip() for t in args.matrix_tables.split(",")] if args.matrix_tables else None
+            matrix_rows = matrix.run(args.out, sim, args.jobs, args.quick, seeds if args.seeds else None, matrix_tables)
             matrix_text = matrix.markdown(matrix_rows, args.invocation)
             tables["matrix"] = matrix.rows_json(matrix_rows)
         if "completion" in sections:
