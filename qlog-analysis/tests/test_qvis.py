@@ -8,6 +8,9 @@ graph in components/congestiongraph/renderer/CongestionGraphD3Renderer.ts).
 """
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -808,3 +811,41 @@ def test_to_qvis_of_a_run_directory_writes_one_file_per_connection(tmp_path, cap
     (tmp_path / "empty").mkdir()
     assert main(["to-qvis", str(tmp_path / "empty")]) == 1
     assert "no .sqlog file" in capsys.readouterr().err
+
+
+# --- vegas-sim --qvis -------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+SIM = Path(os.environ.get("VEGAS_SIM") or REPO / "target" / "release" / "vegas-sim")
+TINY = Path(__file__).parent / "fixtures" / "tiny.toml"
+
+
+@pytest.mark.skipif(not SIM.is_file(), reason=f"no simulator at {SIM} (run ./scripts/setup)")
+def test_simulator_writes_the_qvis_form_beside_its_qlogs(tmp_path):
+    """`vegas-sim run --qvis` leaves NAME-qvis.qlog beside the run's .sqlog
+    files, and qvis's loader takes it: both ends of the connection, the
+    data sender first."""
+    converter = Path(sys.executable).parent / "qlog-analysis"
+    env = {**os.environ, "VEGAS_QLOG_ANALYSIS": str(converter)}
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [str(SIM), "run", str(TINY), "--qvis", "--out", str(out)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.glob("*.sqlog")) == ["vegas-client.sqlog", "vegas-server.sqlog"]
+    written = out / "vegas-qvis.qlog"
+    table = qvis_load(written.read_text())
+    assert table[("transport", "packet_sent")]
+    doc = json.loads(written.read_text())
+    assert [t["vantage_point"]["type"] for t in doc["traces"]] == ["server", "client"]
+    # Without it, no such file; a converter that cannot run is an error naming it.
+    plain = tmp_path / "plain"
+    assert subprocess.run([str(SIM), "run", str(TINY), "--out", str(plain)], capture_output=True).returncode == 0
+    assert not list(plain.glob("*-qvis.qlog"))
+    env["VEGAS_QLOG_ANALYSIS"] = str(tmp_path / "no-such-converter")
+    failed = subprocess.run(
+        [str(SIM), "run", str(TINY), "--qvis", "--out", str(tmp_path / "x")], env=env, capture_output=True, text=True
+    )
+    assert failed.returncode != 0
+    assert "--qvis: cannot run" in failed.stderr
+    assert "no-such-converter" in failed.stderr

@@ -1,8 +1,8 @@
 //! `vegas-sim run SCENARIO.toml [--cc NAME] [--cc-param K=V]... [--seed N]
-//! [--set KEY.PATH=VALUE]... [--out DIR]`
+//! [--set KEY.PATH=VALUE]... [--out DIR] [--qvis]`
 
-use std::path::PathBuf;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, ExitCode};
 
 use clap::{Parser, Subcommand};
 use vegas_sim::{Overrides, Scenario};
@@ -47,7 +47,57 @@ enum Command {
         /// of more than one flow longer than 60 s).
         #[arg(long)]
         qlog: bool,
+        /// Also write each connection's qlogs as qvis loads them,
+        /// NAME-qvis.qlog beside NAME-client.sqlog and NAME-server.sqlog
+        /// (implies --qlog). The converter is qlog-analysis's `to-qvis`:
+        /// $VEGAS_QLOG_ANALYSIS, else the repository's
+        /// qlog-analysis/.venv/bin/qlog-analysis above this binary, else
+        /// qlog-analysis on the PATH.
+        #[arg(long, conflicts_with = "no_qlog")]
+        qvis: bool,
     },
+}
+
+/// The `qlog-analysis` program `--qvis` runs (see its help).
+fn qvis_converter() -> PathBuf {
+    if let Some(path) = std::env::var_os("VEGAS_QLOG_ANALYSIS") {
+        return PathBuf::from(path);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1) {
+            let candidate = dir.join("qlog-analysis/.venv/bin/qlog-analysis");
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    PathBuf::from("qlog-analysis")
+}
+
+/// Converts the run's qlogs in `out` for qvis (one converter for the apps'
+/// qlogs and ours: qlog-analysis's, tested against qvis's loader).
+fn write_qvis(out: &Path) -> Result<(), String> {
+    let converter = qvis_converter();
+    let status = Process::new(&converter)
+        .arg("to-qvis")
+        .arg(out)
+        .status()
+        .map_err(|e| {
+            format!(
+                "--qvis: cannot run {}: {e} (install qlog-analysis, see qlog-analysis/README.md, \
+                 or set VEGAS_QLOG_ANALYSIS to its qlog-analysis program)",
+                converter.display()
+            )
+        })?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "--qvis: {} to-qvis {} failed ({status})",
+            converter.display(),
+            out.display()
+        ))
+    }
 }
 
 fn main() -> ExitCode {
@@ -62,6 +112,7 @@ fn main() -> ExitCode {
             out,
             no_qlog,
             qlog,
+            qvis,
         } => {
             let overrides = Overrides {
                 seed,
@@ -78,7 +129,7 @@ fn main() -> ExitCode {
             };
             if no_qlog {
                 loaded.qlog = false;
-            } else if qlog {
+            } else if qlog || qvis {
                 loaded.qlog = true;
             } else if loaded.qlog_off_by_default {
                 eprintln!(
@@ -98,10 +149,15 @@ fn main() -> ExitCode {
                 Ok(summary) => {
                     print!("{}", vegas_sim::report::table(&summary));
                     println!("outputs in {}", out.display());
-                    if loaded.qlog && !loaded.flows.is_empty() {
+                    if qvis {
+                        if let Err(e) = write_qvis(&out) {
+                            eprintln!("vegas-sim: {e}");
+                            return ExitCode::FAILURE;
+                        }
+                    } else if loaded.qlog && !loaded.flows.is_empty() {
                         // qvis refuses quiche's .sqlog as it is.
                         println!(
-                            "for qvis: qlog-analysis to-qvis {} (writes NAME-qvis.qlog per flow)",
+                            "for qvis: qlog-analysis to-qvis {} (writes NAME-qvis.qlog per flow; or run with --qvis)",
                             out.display()
                         );
                     }
