@@ -127,8 +127,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     doc.write_text(text, encoding="utf-8")
     if args.only:
         # A part of the report: its verdicts, variants' too, where they are read first.
+        ran = {e.key for e in experiments}
         for e in evaluate(claims, results, alternatives):
-            print(f"reproduce: {e.claim.id}: {e.verdict}; sensitivity: {e.sensitivity or '-'}", file=sys.stderr)
+            own = e.verdict if all(r.experiment in ran for c in e.claim.checks for r in c.refs()) else "(not run)"
+            print(f"reproduce: {e.claim.id}: {own}; sensitivity: {e.sensitivity or '-'}", file=sys.stderr)
     print(f"reproduce: wrote {doc} and {fig_dir}/ in {time.monotonic() - started:.0f} s", file=sys.stderr)
     problems = check_report(doc, [c.id for c in claims], min_figures=1)
     for p in problems:
