@@ -964,12 +964,14 @@ def run(
     quick: bool = False,
     seeds: Sequence[int] | None = None,
     tables: Sequence[str] | None = None,
+    source: Path = SOURCE_SCENARIOS,
 ) -> list[Row]:
-    """Generates the scenarios, runs what the same binary has not run yet
-    (``jobs`` at a time) and measures every run (``tables``: of these only)."""
+    """Generates the scenarios (``links_from`` files and their traces read
+    from ``source``), runs what the same binary has not run yet (``jobs`` at
+    a time) and measures every run (``tables``: of these only)."""
     runs = plan_runs(quick, seeds, tables)
     scenarios = out / SCENARIO_SUBDIR
-    write_scenarios((r.cell for r in runs), scenarios)
+    write_scenarios((r.cell for r in runs), scenarios, source)
     # Tables share cells (the loss table's 0 % is the paths table's run):
     # each directory runs once.
     unique = {r.directory: r for r in runs}.values()

@@ -730,7 +730,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             from . import matrix
 
             matrix_tables = [t.strip() for t in args.matrix_tables.split(",")] if args.matrix_tables else None
-            matrix_rows = matrix.run(args.out, sim, args.jobs, args.quick, seeds if args.seeds else None, matrix_tables)
+            matrix_rows = matrix.run(
+                args.out,
+                sim,
+                args.jobs,
+                args.quick,
+                seeds if args.seeds else None,
+                matrix_tables,
+                args.root / "interop" / "scenarios",
+            )
             matrix_text = matrix.markdown(matrix_rows, args.invocation)
             tables["matrix"] = matrix.rows_json(matrix_rows)
         if "completion" in sections:
