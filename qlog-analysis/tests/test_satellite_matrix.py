@@ -170,6 +170,7 @@ def test_the_plan_covers_every_dimension_and_quick_is_a_subset():
     field = {c.name for c in cells if c.table == "field"}
     assert field == {
         "starlink-like_100pkt_60s",
+        "starlink-like_100pkt_return10mbps_60s",
         "geo-20-2_1bdp_step25_40s",
         "geo-20-2_25pkt_return-jitter10ms_10485760B_120s",
     }
@@ -334,6 +335,7 @@ def test_a_unit_follows_the_spread():
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "interop" / "scenarios"
 STARLINK = m.Cell("field", m.STARLINK_LIKE, m.Buffer(packets=100), 60)
+JITTERY = next(c for c in m.field_cells() if c.return_jitter_ms is not None)
 
 
 def test_the_starlink_cell_takes_the_committed_links_with_the_traces_beside_it(tmp_path):
@@ -384,7 +386,7 @@ def test_geo_step_and_jittery_return_cells():
     assert delay_at(trace, 14.99) == 300
     assert delay_at(trace, 15.0) == 325
     assert delay_at(trace, 39.0) == 325
-    jittery = parse(m.field_cells()[2])
+    jittery = parse(JITTERY)
     assert jittery["links"]["return"]["delay_jitter_ms"] == 10
     assert "delay_jitter_ms" not in jittery["links"]["forward"]
     assert jittery["links"]["forward"]["queue_packets"] == 25
@@ -401,11 +403,11 @@ def test_field_targets():
     assert m.targets_of(ours, [ours, bbr2]) == [(True, "goodput >= bbr2"), (False, "queue <= bbr2/5")]
     step = m.Cell("field", m.GEO_20_2, m.Buffer(bdp=1.0), 40, reconfiguration=m.GEO_STEP)
     assert m.targets_of(row(step, VEGAS_TS, regain_s=1.2), []) == [(False, "regain <= 1 s")]
-    assert m.targets_of(row(m.field_cells()[2], VEGAS_TS, completion_s=9.0), []) == []
+    assert m.targets_of(row(JITTERY, VEGAS_TS, completion_s=9.0), []) == []
 
 
 def test_a_transfer_cell_measures_its_completion(tmp_path):
-    cell = m.field_cells()[2]
+    cell = JITTERY
     (tmp_path / "summary.json").write_text(
         json.dumps(
             {
@@ -423,3 +425,18 @@ def test_a_transfer_cell_measures_its_completion(tmp_path):
         "| GEO 20/2, 25 packets, return jitter 10 ms | vegas-sat (receive timestamps) | 11.50 | - | 3.0 | - | 7.25 |"
         in text
     )
+
+
+def test_the_starlink_cell_with_a_constant_return_link(tmp_path):
+    cell = m.Cell("field", m.STARLINK_LIKE, m.Buffer(packets=100), 60, return_rate_mbps=10)
+    scenario = parse(cell)
+    committed = tomllib.loads((SCENARIOS / "starlink-like.toml").read_text())["links"]
+    back = scenario["links"]["return"]
+    assert back["rate_mbps"] == 10
+    assert "rate_trace_file" not in back
+    assert back["delay_trace"] == committed["return"]["delay_trace"]
+    assert scenario["links"]["forward"]["rate_trace_file"] == "traces/starlink-like-down.mahimahi"
+    assert [p.name for p in m.trace_files(cell)] == ["starlink-like-down.mahimahi"]
+    m.write_scenarios([cell], tmp_path)
+    assert sorted(p.name for p in (tmp_path / "traces").iterdir()) == ["starlink-like-down.mahimahi"]
+    assert m._field_title(cell) == "Starlink-like (trace-driven), return link 10 Mbit/s"

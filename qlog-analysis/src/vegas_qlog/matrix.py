@@ -282,6 +282,10 @@ class Cell:
     return_jitter_ms: float | None = None
     #: A download of this many bytes instead of a bulk flow.
     transfer_bytes: int | None = None
+    #: A ``links_from`` path's return link at this constant rate instead
+    #: of its trace (Mahimahi's one datagram per opportunity makes a slow up
+    #: trace an ACK limit).
+    return_rate_mbps: float | None = None
 
     @property
     def name(self) -> str:
@@ -298,6 +302,8 @@ class Cell:
             parts.append(f"return-jitter{self.return_jitter_ms:g}ms")
         if self.transfer_bytes is not None:
             parts.append(f"{self.transfer_bytes}B")
+        if self.return_rate_mbps is not None:
+            parts.append(f"return{self.return_rate_mbps:g}mbps")
         parts.append(f"{self.duration_s:g}s")
         return "_".join(parts)
 
@@ -336,6 +342,8 @@ def trace_files(cell: Cell, source: Path = SOURCE_SCENARIOS) -> list[Path]:
         return []
     with open(source / cell.path.links_from, "rb") as f:
         links = tomllib.load(f)["links"]
+    if cell.return_rate_mbps is not None:
+        links.pop("return", None)
     return [source / link["rate_trace_file"] for link in links.values() if "rate_trace_file" in link]
 
 
@@ -360,6 +368,10 @@ def scenario_toml(cell: Cell, source: Path = SOURCE_SCENARIOS) -> str:
                     link["packet_loss"] = float(cell.loss)
             if name == "return" and cell.return_jitter_ms is not None:
                 link["delay_jitter_ms"] = float(cell.return_jitter_ms)
+            if name == "return" and cell.return_rate_mbps is not None:
+                link.pop("rate_trace_file", None)
+                link.pop("rate_trace", None)
+                link = {"rate_mbps": float(cell.return_rate_mbps), **link}
             lines += ["", f"[links.{name}]"]
             # One line per key: the sweep finds `rate_trace_file = "..."` by line.
             lines += [f"{key} = {toml_value(value)}" for key, value in link.items()]
@@ -458,12 +470,15 @@ FAU_SAT_BUFFER = Buffer(packets=25)
 FAU_SAT_BYTES = 10 * 1024 * 1024
 FAU_SAT_S = 120.0
 RETURN_JITTER_MS = 10.0
+#: The Starlink-like path again with an up link that does not limit ACKs.
+STARLINK_RETURN_MBPS = 10.0
 
 
 def field_cells() -> list[Cell]:
     """The field conditions' table: Starlink-like trace, GEO step, jittery return."""
     return [
         Cell("field", STARLINK_LIKE, STARLINK_BUFFER, STARLINK_S),
+        Cell("field", STARLINK_LIKE, STARLINK_BUFFER, STARLINK_S, return_rate_mbps=STARLINK_RETURN_MBPS),
         _alone("field", GEO_20_2, reconfiguration=GEO_STEP),
         Cell(
             "field",
@@ -883,7 +898,9 @@ def markdown(rows: Sequence[Row], command: str) -> str:
             "",
             f"Starlink-like: `interop/scenarios/starlink-like.toml`'s links (rate traces of 4-8 Mbit/s down "
             f"and 1-2 up, 15 s reconfigurations with delay steps and handover outages, "
-            f"{STARLINK_BUFFER.packets}-packet buffers), a bulk flow for {STARLINK_S:.0f} s; goodput and "
+            f"{STARLINK_BUFFER.packets}-packet buffers), a bulk flow for {STARLINK_S:.0f} s, and again with "
+            f"the return link at a constant {STARLINK_RETURN_MBPS:g} Mbit/s (each of the up trace's delivery "
+            "opportunities carries one datagram, an ACK too); goodput and "
             f"utilisation after {STARTUP_S:.0f} s. GEO 20/2: the forward one-way delay steps up 25 ms at "
             f"{GEO_STEP.events[0]:.0f} s; regain as in the paths table. Jittery return: fau-sat (GEO 20/2, "
             f"{FAU_SAT_BUFFER.packets}-packet forward buffer, one {FAU_SAT_BYTES // 2**20} MiB download) with "
@@ -927,6 +944,8 @@ def _field_title(cell: Cell) -> str:
         text += f", {cell.reconfiguration.title}"
     if cell.return_jitter_ms is not None:
         text += f", {_buffer_title(cell)}, return jitter {cell.return_jitter_ms:g} ms"
+    if cell.return_rate_mbps is not None:
+        text += f", return link {cell.return_rate_mbps:g} Mbit/s"
     return text
 
 
