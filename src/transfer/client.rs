@@ -342,7 +342,9 @@ impl ClientSession {
     /// request has ended. An error means the connection has been closed
     /// because of it.
     pub fn on_progress(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
-        if self.closing || !conn.is_established() {
+        // With 0-RTT (`--early-data` and a resumed session) requests go
+        // before the handshake is done.
+        if self.closing || !(conn.is_established() || conn.is_in_early_data()) {
             return Ok(());
         }
         match self.version {
