@@ -15,8 +15,9 @@
 //! A NEW_TOKEN token (RFC 9000 section 8.1.3), handed to every client once
 //! its handshake is done so that its next connection skips Retry even
 //! while the server sends Retry, is `version (1, another value) | issued,
-//! unix seconds (8) | HMAC-SHA256 (32)`, the MAC covering the issue time
-//! and the client's prefix (an IPv4 address or an IPv6 /64, as the
+//! unix seconds (8) | random (8) | HMAC-SHA256 (32)`, the MAC covering the
+//! issue time, the random bytes (so that no two tokens are alike) and the
+//! client's prefix (an IPv4 address or an IPv6 /64, as the
 //! server's other per-client keys: the port and even the host in a /64
 //! change between connections). It holds nothing that links it to the
 //! connection it came from, and is valid for as long as the server says
@@ -33,7 +34,8 @@ use sha2::{Digest, Sha256};
 pub const TOKEN_LIFETIME_SECS: u64 = 10;
 const TOKEN_VERSION: u8 = 1;
 const NEW_TOKEN_VERSION: u8 = 2;
-const NEW_TOKEN_LEN: usize = 1 + 8 + MAC_LEN;
+const NEW_TOKEN_BODY_LEN: usize = 1 + 8 + 8;
+const NEW_TOKEN_LEN: usize = NEW_TOKEN_BODY_LEN + MAC_LEN;
 /// Default lifetime of a NEW_TOKEN token (`--new-token-lifetime`): a day,
 /// so that a client coming back the same day skips Retry.
 pub const DEFAULT_NEW_TOKEN_LIFETIME_SECS: u64 = 86_400;
@@ -116,6 +118,11 @@ impl TokenKey {
         let mut token = Vec::with_capacity(NEW_TOKEN_LEN);
         token.push(NEW_TOKEN_VERSION);
         token.extend_from_slice(&now_secs.to_be_bytes());
+        // Without randomness two tokens of one second would be alike; a
+        // failure leaves zeros, which costs only that.
+        let mut nonce = [0u8; 8];
+        getrandom::fill(&mut nonce).ok();
+        token.extend_from_slice(&nonce);
         let mac = hmac_sha256(&self.key, &[&token, &prefix_bytes(peer)]);
         token.extend_from_slice(&mac);
         token
@@ -134,12 +141,12 @@ impl TokenKey {
         if token.len() != NEW_TOKEN_LEN || token[0] != NEW_TOKEN_VERSION {
             return false;
         }
-        let (body, mac) = token.split_at(1 + 8);
+        let (body, mac) = token.split_at(NEW_TOKEN_BODY_LEN);
         let expected = hmac_sha256(&self.key, &[body, &prefix_bytes(peer)]);
         if !constant_time_eq(mac, &expected) {
             return false;
         }
-        let Ok(issued) = <[u8; 8]>::try_from(&body[1..]) else {
+        let Ok(issued) = <[u8; 8]>::try_from(&body[1..9]) else {
             return false;
         };
         let issued = u64::from_be_bytes(issued);
@@ -373,14 +380,19 @@ mod tests {
         let life = 3600;
         let token = key.mint_new_token(ip, t0);
         // The MAC computed here, independently of mint_new_token's layout
-        // code: HMAC over version, issue time and the IPv4-mapped address.
+        // code: HMAC over version, issue time, the 8 random bytes and the
+        // IPv4-mapped address.
         let mut body = vec![NEW_TOKEN_VERSION];
         body.extend_from_slice(&t0.to_be_bytes());
+        body.extend_from_slice(&token[9..17]);
         let mapped = std::net::Ipv4Addr::new(192, 0, 2, 1)
             .to_ipv6_mapped()
             .octets();
-        assert_eq!(token[..9], body[..]);
-        assert_eq!(token[9..], hmac_sha256(&[7; 32], &[&body, &mapped])[..]);
+        assert_eq!(token.len(), 49);
+        assert_eq!(token[..17], body[..]);
+        assert_eq!(token[17..], hmac_sha256(&[7; 32], &[&body, &mapped])[..]);
+        // No two alike, even in the same second.
+        assert_ne!(token, key.mint_new_token(ip, t0));
         assert!(key.validate_new_token(&token, ip, t0, life));
         assert!(key.validate_new_token(&token, ip, t0 + life, life));
         assert!(
