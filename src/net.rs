@@ -28,7 +28,7 @@ use crate::qlog_output::{self, Role};
 use crate::retry::{self, RetryBudget, TokenKey, RETRIES_PER_SOURCE_PER_SECOND};
 use crate::settings::MAX_RECV_DATAGRAM_SIZE;
 use crate::sockets;
-use crate::transfer::{ClientSession, ContentSource, ServerSession};
+use crate::transfer::{ClientSession, ContentSource, DatagramExchange, ServerSession};
 
 /// Socket buffers asked for (the kernel may cap them at net.core.*mem_max).
 const SOCKET_BUFFER_BYTES: usize = 8 << 20;
@@ -358,6 +358,10 @@ pub struct ServerSetup {
     pub tail_repeat: bool,
     /// Each received datagram written to a directory (`--dump-packets`).
     pub dump_packets: Option<PacketDump>,
+    /// DATAGRAM frames each HTTP/3 connection sends (`--dgram-proto
+    /// oneway`, `--dgram-count`, `--dgram-data`); the configuration offers
+    /// them.
+    pub datagrams: Option<DatagramExchange>,
 }
 
 /// When the server validates a new client's address with Retry
@@ -1263,8 +1267,11 @@ impl ServerState {
             self.aliases.insert(dcid, scid);
         }
         *self.per_ip.entry(EndpointKey::of(from.ip())).or_default() += 1;
-        let session =
+        let mut session =
             ServerSession::new(Arc::clone(&self.setup.source)).with_sender_cc(&self.setup.cc_name);
+        if let Some(datagrams) = &self.setup.datagrams {
+            session = session.with_datagrams(datagrams.clone());
+        }
         let mut endpoint = Endpoint::new(conn, session, REAL_TIME_PACING_GRANULARITY);
         endpoint.set_tail_repeat(self.setup.tail_repeat);
         if odcid.is_none() && !new_token_valid {
@@ -1383,6 +1390,9 @@ fn connection_report(c: &ServerConn, now: Instant) -> String {
             path.rtt.as_secs_f64() * 1e3,
             path.cwnd
         ));
+    }
+    if let Some(datagrams) = c.endpoint.app.datagrams() {
+        line.push_str(&format!(", datagrams {datagrams}"));
     }
     if let Some(e) = conn.peer_error().filter(|e| !is_clean_close(e)) {
         line.push_str(&format!("; peer error: {}", describe_error(e)));
@@ -2024,6 +2034,7 @@ mod tests {
                 careful_resume: None,
                 tail_repeat: false,
                 dump_packets: None,
+                datagrams: None,
             },
             conns: HashMap::new(),
             aliases: HashMap::new(),

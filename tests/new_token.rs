@@ -343,3 +343,83 @@ fn the_server_dumps_every_datagram_it_receives() {
     assert_eq!(hdr.ty, quiche::Type::Initial);
     assert!(std::fs::read_dir(dump.path()).unwrap().count() > sent.len() + 1);
 }
+
+#[test]
+fn datagrams_go_both_ways_with_dgram_proto_oneway() {
+    let root = root_with_f();
+    let root = root.path().to_str().unwrap();
+    let mut server = Server::start(
+        &[
+            "--root",
+            root,
+            "--dgram-proto",
+            "oneway",
+            "--dgram-count",
+            "3",
+            "--dgram-data",
+            "brrrr",
+        ],
+        None,
+    );
+    let out = client(
+        &[
+            "--no-verify",
+            "--dgram-proto",
+            "oneway",
+            "--dgram-count",
+            "7",
+            "--dgram-data",
+            "quack",
+            &server.url("/f"),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Each datagram: the quarter stream ID 0 (one byte), then the data.
+    // Loopback loses none of them.
+    let said = text(&out.stdout);
+    assert!(
+        said.contains(&format!(
+            "datagrams  sent 7, received 3 ({} bytes)",
+            3 * (1 + 5)
+        )),
+        "{said}"
+    );
+    let closed = server.wait_for_line(|l| l.contains("quiche-server: connection "));
+    assert!(
+        closed.contains(&format!(
+            "datagrams sent 3, received 7 ({} bytes)",
+            7 * (1 + 5)
+        )),
+        "{closed}"
+    );
+    // Off (the default) on the server: it offers none, the client sends
+    // none and says so.
+    let plain = Server::start(&["--root", root], None);
+    let out = client(
+        &[
+            "--no-verify",
+            "--dgram-proto",
+            "oneway",
+            "--dgram-count",
+            "7",
+            &plain.url("/f"),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("datagrams  sent 0, received 0 (0 bytes)"));
+    // HTTP/0.9 has no datagrams, as in quiche's apps.
+    let out = client(
+        &[
+            "--no-verify",
+            "--http-version",
+            "HTTP/0.9",
+            "--dgram-proto",
+            "oneway",
+            &plain.url("/f"),
+        ],
+        None,
+    );
+    assert_clean_failure(&out, &["need HTTP/3"]);
+}

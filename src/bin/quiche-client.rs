@@ -18,7 +18,8 @@ use quiche_vegas::net::{run_client, stop_client_on_signals, ClientReport, Client
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
 use quiche_vegas::transfer::{
-    ClientSession, HttpVersion, RequestOptions, RequestOutcome, ResponseRecord, ResponseSummary,
+    ClientSession, DatagramExchange, DgramProto, HttpVersion, RequestOptions, RequestOutcome,
+    ResponseRecord, ResponseSummary,
 };
 
 /// Downloads every URL (all on one server) over one QUIC connection.
@@ -129,6 +130,21 @@ struct QuicheClientFlags {
     /// (N from 0), as quiche's client.
     #[arg(long, value_name = "DIR")]
     dump_packets: Option<PathBuf>,
+
+    /// DATAGRAM application protocol, as quiche's apps: `none`, or
+    /// `oneway` (HTTP/3 only: offer DATAGRAM frames, send --dgram-count of
+    /// them as HTTP/3 datagrams, count those received).
+    #[arg(long, value_name = "PROTO", default_value = "none")]
+    dgram_proto: DgramProto,
+
+    /// DATAGRAM frames to send with --dgram-proto oneway.
+    #[arg(long, value_name = "COUNT", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    dgram_count: u64,
+
+    /// Each DATAGRAM's data.
+    #[arg(long, value_name = "DATA", default_value = "quack")]
+    dgram_data: String,
 }
 
 /// "Name: value" → (lowercase name, value without surrounding blanks).
@@ -259,6 +275,7 @@ fn run(args: Args) -> anyhow::Result<bool> {
     if flags.early_data {
         config.enable_early_data();
     }
+    flags.dgram_proto.apply(&mut config);
     // Sessions and tokens belong to host and port (the default port named).
     let server_key = format!("{}:{}", target.host, target.port);
     let saved = |path: &Option<PathBuf>| match path.as_deref().map(ClientState::load) {
@@ -309,6 +326,13 @@ fn run(args: Args) -> anyhow::Result<bool> {
         args.dump_responses.as_deref(),
     )?
     .with_options(options)?;
+    let session = match flags.dgram_proto {
+        DgramProto::Oneway => session.with_datagrams(DatagramExchange::new(
+            flags.dgram_count,
+            flags.dgram_data.as_bytes(),
+        ))?,
+        DgramProto::None => session,
+    };
     stop_client_on_signals().context("cannot handle SIGINT/SIGTERM")?;
     let show_progress = std::io::stderr().is_terminal();
     let setup = ClientSetup {
@@ -335,6 +359,9 @@ fn run(args: Args) -> anyhow::Result<bool> {
         .iter()
         .map(|s| response_line(&flags.method, s))
         .collect();
+    if let Some(datagrams) = session.datagrams() {
+        lines.push(format!("datagrams  {datagrams}"));
+    }
     lines.push(summary_line(
         &summaries,
         &report,

@@ -20,7 +20,7 @@ use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::retry::DEFAULT_NEW_TOKEN_LIFETIME_SECS;
 use quiche_vegas::settings::TransportFlags;
 use quiche_vegas::tls::{CertFiles, Identity};
-use quiche_vegas::transfer::{DirSource, ALPN_H3, ALPN_HQ};
+use quiche_vegas::transfer::{DatagramExchange, DgramProto, DirSource, ALPN_H3, ALPN_HQ};
 
 /// Serves the files under --root over QUIC (HTTP/3 and hq-interop).
 ///
@@ -159,6 +159,21 @@ struct Args {
     #[arg(long)]
     disable_gso: bool,
 
+    /// DATAGRAM application protocol, as quiche's apps: `none`, or
+    /// `oneway` (HTTP/3 only: offer DATAGRAM frames, send --dgram-count of
+    /// them as HTTP/3 datagrams, count those received).
+    #[arg(long, value_name = "PROTO", default_value = "none")]
+    dgram_proto: DgramProto,
+
+    /// DATAGRAM frames to send with --dgram-proto oneway.
+    #[arg(long, value_name = "COUNT", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    dgram_count: u64,
+
+    /// Each DATAGRAM's data.
+    #[arg(long, value_name = "DATA", default_value = "brrr")]
+    dgram_data: String,
+
     /// How long saved paths may be reused, in seconds.
     #[arg(long, value_name = "S", default_value_t = 3600,
           requires = "careful_resume",
@@ -227,6 +242,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     if args.early_data {
         config.enable_early_data();
     }
+    args.dgram_proto.apply(&mut config);
+    let datagrams = (args.dgram_proto == DgramProto::Oneway)
+        .then(|| DatagramExchange::new(args.dgram_count, args.dgram_data.as_bytes()));
     let dump_packets = match &args.dump_packets {
         Some(dir) => Some(PacketDump::new(dir)?),
         None => None,
@@ -312,6 +330,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             careful_resume,
             tail_repeat: args.tail_repeat,
             dump_packets,
+            datagrams,
         },
     )
 }
