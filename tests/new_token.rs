@@ -423,3 +423,41 @@ fn datagrams_go_both_ways_with_dgram_proto_oneway() {
     );
     assert_clean_failure(&out, &["need HTTP/3"]);
 }
+
+#[test]
+fn help_lists_quiches_flags() {
+    let server_flags = [
+        "--new-token-lifetime",
+        "--early-data",
+        "--dump-packets",
+        "--name",
+        "--disable-gso",
+        "--dgram-proto",
+        "--dgram-count",
+        "--dgram-data",
+    ];
+    let client_flags = [
+        "--session-file",
+        "--token-file",
+        "--early-data",
+        "--dump-packets",
+        "--dgram-proto",
+        "--dgram-count",
+        "--dgram-data",
+    ];
+    for (bin, flags) in [(SERVER, &server_flags[..]), (CLIENT, &client_flags[..])] {
+        let out = std::process::Command::new(bin)
+            .arg("--help")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let help = text(&out.stdout);
+        for flag in flags {
+            assert!(
+                help.lines()
+                    .any(|l| l.split_whitespace().next() == Some(flag)),
+                "{bin}: no {flag}"
+            );
+        }
+    }
+}
