@@ -1903,6 +1903,32 @@ mod tests {
         let to = receiver.local_addr().unwrap();
         let mut wire = Wire::new(receiver, false).unwrap();
         let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut buf = [0; 64];
+        // The kernel turns receive stamping on for the whole stack by a
+        // deferred work item once a socket asks; until it has run, a
+        // datagram is stamped when read. On a loaded machine that takes a
+        // while (this test failed 2 of 3 times at load 13): wait for a
+        // probe stamped before it was read.
+        let warm_up = Instant::now() + Duration::from_secs(10);
+        loop {
+            sender.send_to(b"probe", to).unwrap();
+            wait_readable(&wire.socket, Some(Duration::from_secs(10))).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            let probe = wire.recv_until(&mut buf, Some(Instant::now() + Duration::from_secs(2)));
+            let read = Instant::now();
+            let stamped = probe
+                .ok()
+                .flatten()
+                .and_then(|(_, _, meta)| meta.received_at);
+            let Some(stamped) = stamped else {
+                eprintln!("skipped: this kernel gives no SO_TIMESTAMPNS stamps");
+                return;
+            };
+            if read.duration_since(stamped) >= Duration::from_millis(10) || Instant::now() > warm_up
+            {
+                break;
+            }
+        }
         let before = Instant::now();
         sender.send_to(b"first", to).unwrap();
         sender.send_to(b"second", to).unwrap();
@@ -1912,7 +1938,6 @@ mod tests {
         // stamps say when they arrived, not when they were read.
         wait_readable(&wire.socket, Some(Duration::from_secs(10))).unwrap();
         std::thread::sleep(Duration::from_millis(50));
-        let mut buf = [0; 64];
         let deadline = Some(Instant::now() + Duration::from_secs(2));
         let (_, _, first) = wire.recv_until(&mut buf, deadline).unwrap().expect("first");
         let (_, _, second) = wire
