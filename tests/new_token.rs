@@ -461,3 +461,82 @@ fn help_lists_quiches_flags() {
         }
     }
 }
+
+/// Patch 0015's NEW_TOKEN is sent again when its packet is lost (quiche
+/// had a `debug_panic` there, a no-op in release: the token was gone).
+/// A client and a server in memory; the packets carrying the token are
+/// dropped, later ones delivered until loss detection declares it lost.
+#[test]
+fn a_lost_new_token_is_sent_again() {
+    use quiche_vegas::settings::TransportSettings;
+    let identity = quiche_vegas::tls::Identity::self_signed().unwrap();
+    let settings = TransportSettings::default();
+    let (mut server_config, _) = settings.build_server_config(&[b"h3"], &identity).unwrap();
+    let (mut client_config, _) = settings.build_config(&[b"h3"]).unwrap();
+    client_config.verify_peer(false);
+    let c_addr: std::net::SocketAddr = "127.0.0.1:1000".parse().unwrap();
+    let s_addr: std::net::SocketAddr = "127.0.0.1:2000".parse().unwrap();
+    let mut c = quiche::connect(
+        Some("localhost"),
+        &quiche::ConnectionId::from_ref(&[1; 16]),
+        c_addr,
+        s_addr,
+        &mut client_config,
+    )
+    .unwrap();
+    let mut s = quiche::accept(
+        &quiche::ConnectionId::from_ref(&[2; 16]),
+        None,
+        s_addr,
+        c_addr,
+        &mut server_config,
+    )
+    .unwrap();
+    let mut buf = vec![0u8; 65_535];
+    let to_server = quiche::RecvInfo {
+        from: c_addr,
+        to: s_addr,
+    };
+    let to_client = quiche::RecvInfo {
+        from: s_addr,
+        to: c_addr,
+    };
+    // Until the handshake is confirmed on both sides.
+    for _ in 0..20 {
+        while let Ok((n, _)) = c.send(&mut buf) {
+            s.recv(&mut buf[..n], to_server).ok();
+        }
+        while let Ok((n, _)) = s.send(&mut buf) {
+            c.recv(&mut buf[..n], to_client).ok();
+        }
+    }
+    assert!(c.is_established() && s.is_established());
+    assert_eq!(c.received_new_token(), None);
+    // Client-side calls are refused, server-side ones after the start too.
+    assert_eq!(c.send_new_token(b"x"), Err(quiche::Error::InvalidState));
+    assert_eq!(s.set_token(b"x"), Err(quiche::Error::InvalidState));
+    assert_eq!(c.set_token(b"x"), Err(quiche::Error::InvalidState));
+
+    s.send_new_token(b"token-1").unwrap();
+    let mut dropped = 0;
+    while s.send(&mut buf).is_ok() {
+        dropped += 1;
+    }
+    assert!(dropped > 0, "the NEW_TOKEN was not sent");
+    // Then data, delivered, and its ACKs: the dropped packet is declared
+    // lost (three later packets acknowledged) and its token queued again.
+    s.stream_send(1, &vec![7u8; 30_000], true).unwrap();
+    for _ in 0..50 {
+        while let Ok((n, _)) = s.send(&mut buf) {
+            c.recv(&mut buf[..n], to_client).ok();
+        }
+        while c.stream_recv(1, &mut buf).is_ok() {}
+        while let Ok((n, _)) = c.send(&mut buf) {
+            s.recv(&mut buf[..n], to_server).ok();
+        }
+        if c.received_new_token().is_some() {
+            break;
+        }
+    }
+    assert_eq!(c.received_new_token(), Some(&b"token-1"[..]));
+}
