@@ -1904,9 +1904,9 @@ mod tests {
         let mut wire = Wire::new(receiver, false).unwrap();
         let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut buf = [0; 64];
-        // The kernel turns receive stamping on for the whole stack by a
-        // deferred work item once a socket asks; until it has run, a
-        // datagram is stamped when read. On a loaded machine that takes a
+        // Linux turns receive stamping on for the whole stack by deferred
+        // work once a socket asks (our reading of net_enable_timestamp);
+        // until it has run, a datagram is stamped when read. On a loaded machine that takes a
         // while (this test failed 2 of 3 times at load 13): wait for a
         // probe stamped before it was read.
         let warm_up = Instant::now() + Duration::from_secs(10);
