@@ -25,6 +25,7 @@
 
 pub mod careful_resume;
 pub mod cc_select;
+pub mod client_state;
 pub mod endpoint;
 pub mod flood_filter;
 pub mod net;

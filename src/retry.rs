@@ -11,6 +11,18 @@
 //! covering the issue time, the client's address and port, the original
 //! destination connection ID and the connection ID the Retry told the
 //! client to use. It is valid for [`TOKEN_LIFETIME_SECS`].
+//!
+//! A NEW_TOKEN token (RFC 9000 section 8.1.3), handed to every client once
+//! its handshake is done so that its next connection skips Retry even
+//! while the server sends Retry, is `version (1, another value) | issued,
+//! unix seconds (8) | random (8) | HMAC-SHA256 (32)`, the MAC covering the
+//! issue time, the random bytes (so that no two tokens are alike) and the
+//! client's prefix (an IPv4 address or an IPv6 /64, as the
+//! server's other per-client keys: the port and even the host in a /64
+//! change between connections). It holds nothing that links it to the
+//! connection it came from, and is valid for as long as the server says
+//! (`--new-token-lifetime`). The version byte tells the two kinds apart,
+//! so a NEW_TOKEN token is never taken for a Retry token or the reverse.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -21,6 +33,12 @@ use sha2::{Digest, Sha256};
 /// How long a Retry token is accepted after it was issued.
 pub const TOKEN_LIFETIME_SECS: u64 = 10;
 const TOKEN_VERSION: u8 = 1;
+const NEW_TOKEN_VERSION: u8 = 2;
+const NEW_TOKEN_BODY_LEN: usize = 1 + 8 + 8;
+const NEW_TOKEN_LEN: usize = NEW_TOKEN_BODY_LEN + MAC_LEN;
+/// Default lifetime of a NEW_TOKEN token (`--new-token-lifetime`): a day,
+/// so that a client coming back the same day skips Retry.
+pub const DEFAULT_NEW_TOKEN_LIFETIME_SECS: u64 = 86_400;
 const MAC_LEN: usize = 32;
 /// Longest connection ID (RFC 9000 section 17.2).
 const MAX_CID_LEN: usize = 20;
@@ -95,6 +113,46 @@ impl TokenKey {
         Some(body[10..].to_vec())
     }
 
+    /// A NEW_TOKEN token for a client at `peer` (only its prefix counts).
+    pub fn mint_new_token(&self, peer: IpAddr, now_secs: u64) -> Vec<u8> {
+        let mut token = Vec::with_capacity(NEW_TOKEN_LEN);
+        token.push(NEW_TOKEN_VERSION);
+        token.extend_from_slice(&now_secs.to_be_bytes());
+        // Without randomness two tokens of one second would be alike; a
+        // failure leaves zeros, which costs only that.
+        let mut nonce = [0u8; 8];
+        getrandom::fill(&mut nonce).ok();
+        token.extend_from_slice(&nonce);
+        let mac = hmac_sha256(&self.key, &[&token, &prefix_bytes(peer)]);
+        token.extend_from_slice(&mac);
+        token
+    }
+
+    /// Whether `token` is a NEW_TOKEN token we minted for `peer`'s prefix
+    /// no more than `lifetime_secs` ago; `false` for anything else (a Retry
+    /// token, another server's, garbage).
+    pub fn validate_new_token(
+        &self,
+        token: &[u8],
+        peer: IpAddr,
+        now_secs: u64,
+        lifetime_secs: u64,
+    ) -> bool {
+        if token.len() != NEW_TOKEN_LEN || token[0] != NEW_TOKEN_VERSION {
+            return false;
+        }
+        let (body, mac) = token.split_at(NEW_TOKEN_BODY_LEN);
+        let expected = hmac_sha256(&self.key, &[body, &prefix_bytes(peer)]);
+        if !constant_time_eq(mac, &expected) {
+            return false;
+        }
+        let Ok(issued) = <[u8; 8]>::try_from(&body[1..9]) else {
+            return false;
+        };
+        let issued = u64::from_be_bytes(issued);
+        issued <= now_secs.saturating_add(1) && now_secs.saturating_sub(issued) <= lifetime_secs
+    }
+
     fn mac(&self, body: &[u8], peer: SocketAddr, cid: &[u8]) -> [u8; MAC_LEN] {
         let ip = match peer.ip() {
             IpAddr::V4(a) => a.to_ipv6_mapped().octets(),
@@ -105,6 +163,22 @@ impl TokenKey {
             &self.key,
             &[body, &ip, &peer.port().to_be_bytes(), &cid_len, cid],
         )
+    }
+}
+
+/// Whether `token` has the form of a Retry token (it may still be forged
+/// or expired): an Initial carrying one comes from a client that was sent
+/// a Retry, and is answered only if the token validates.
+pub fn is_retry_token(token: &[u8]) -> bool {
+    token.first() == Some(&TOKEN_VERSION)
+}
+
+/// The client's prefix as the NEW_TOKEN MAC covers it: an IPv4 address
+/// (IPv4-mapped), or an IPv6 address's first 64 bits.
+fn prefix_bytes(ip: IpAddr) -> [u8; 16] {
+    match ip {
+        IpAddr::V4(a) => a.to_ipv6_mapped().octets(),
+        IpAddr::V6(a) => (u128::from(a) & !((1u128 << 64) - 1)).to_be_bytes(),
     }
 }
 
@@ -296,5 +370,71 @@ mod tests {
             assert_eq!(key.validate(&token[..n], peer, &cid, t0), None);
         }
         assert_eq!(key.validate(&[1, 0xff, 0xff], peer, &cid, t0), None);
+    }
+
+    #[test]
+    fn new_tokens_validate_only_for_their_prefix_server_and_lifetime() {
+        let key = TokenKey::from_bytes([7; 32]);
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        let t0 = 1_000_000;
+        let life = 3600;
+        let token = key.mint_new_token(ip, t0);
+        // The MAC computed here, independently of mint_new_token's layout
+        // code: HMAC over version, issue time, the 8 random bytes and the
+        // IPv4-mapped address.
+        let mut body = vec![NEW_TOKEN_VERSION];
+        body.extend_from_slice(&t0.to_be_bytes());
+        body.extend_from_slice(&token[9..17]);
+        let mapped = std::net::Ipv4Addr::new(192, 0, 2, 1)
+            .to_ipv6_mapped()
+            .octets();
+        assert_eq!(token.len(), 49);
+        assert_eq!(token[..17], body[..]);
+        assert_eq!(token[17..], hmac_sha256(&[7; 32], &[&body, &mapped])[..]);
+        // No two alike, even in the same second.
+        assert_ne!(token, key.mint_new_token(ip, t0));
+        assert!(key.validate_new_token(&token, ip, t0, life));
+        assert!(key.validate_new_token(&token, ip, t0 + life, life));
+        assert!(
+            !key.validate_new_token(&token, ip, t0 + life + 1, life),
+            "expired"
+        );
+        assert!(
+            !key.validate_new_token(&token, ip, t0 - 2, life),
+            "from the future"
+        );
+        let other: IpAddr = "192.0.2.2".parse().unwrap();
+        assert!(
+            !key.validate_new_token(&token, other, t0, life),
+            "other address"
+        );
+        let other_server = TokenKey::from_bytes([8; 32]);
+        assert!(!other_server.validate_new_token(&token, ip, t0, life));
+        // Never a Retry token, and a Retry token never a NEW_TOKEN token.
+        assert!(!is_retry_token(&token));
+        let peer = SocketAddr::new(ip, 4000);
+        assert_eq!(key.validate(&token, peer, &[2; 20], t0), None);
+        let retry_token = key.mint(peer, &[1; 8], &[2; 20], t0);
+        assert!(is_retry_token(&retry_token));
+        assert!(!key.validate_new_token(&retry_token, ip, t0, life));
+        for i in 0..token.len() * 8 {
+            let mut bad = token.clone();
+            bad[i / 8] ^= 1 << (i % 8);
+            assert!(!key.validate_new_token(&bad, ip, t0, life), "bit {i}");
+        }
+        for n in 0..token.len() {
+            assert!(!key.validate_new_token(&token[..n], ip, t0, life));
+        }
+    }
+
+    #[test]
+    fn new_tokens_hold_for_an_ipv6_64_only() {
+        let key = TokenKey::from_bytes([7; 32]);
+        let host: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let same_64: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        let other_64: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        let token = key.mint_new_token(host, 5);
+        assert!(key.validate_new_token(&token, same_64, 5, 10));
+        assert!(!key.validate_new_token(&token, other_64, 5, 10));
     }
 }

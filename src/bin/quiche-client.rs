@@ -13,11 +13,13 @@ use clap::Parser;
 use url::Url;
 
 use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help};
+use quiche_vegas::client_state::ClientState;
 use quiche_vegas::net::{run_client, stop_client_on_signals, ClientReport, ClientSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
 use quiche_vegas::settings::TransportFlags;
 use quiche_vegas::transfer::{
-    ClientSession, HttpVersion, RequestOptions, RequestOutcome, ResponseRecord, ResponseSummary,
+    ClientSession, DatagramExchange, DgramProto, HttpVersion, RequestOptions, RequestOutcome,
+    ResponseRecord, ResponseSummary,
 };
 
 /// Downloads every URL (all on one server) over one QUIC connection.
@@ -103,6 +105,46 @@ struct QuicheClientFlags {
     /// stdout; the per-response lines and the summary then go to stderr.
     #[arg(long)]
     dump_json: bool,
+
+    /// Resume the TLS session saved in FILE (if it is for this server) and
+    /// save the new one there after the connection, as quiche's client;
+    /// the server's NEW_TOKEN token is kept there too, unless
+    /// --token-file. Our text format, mode 0600; quiche's raw session
+    /// files are read too.
+    #[arg(long, value_name = "FILE")]
+    session_file: Option<PathBuf>,
+
+    /// Keep the server's NEW_TOKEN token (RFC 9000 section 8.1.3) in FILE
+    /// and send it in the next connection's first Initial, so that a
+    /// server validating addresses skips its Retry round trip. A token is
+    /// used once, and only for the server that gave it.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+
+    /// With a session to resume (--session-file), send the requests as
+    /// 0-RTT early data, before the handshake is done.
+    #[arg(long)]
+    early_data: bool,
+
+    /// Write each received UDP datagram, as it arrived, into DIR/N.pkt
+    /// (N from 0), as quiche's client.
+    #[arg(long, value_name = "DIR")]
+    dump_packets: Option<PathBuf>,
+
+    /// DATAGRAM application protocol, as quiche's apps: `none`, or
+    /// `oneway` (HTTP/3 only: offer DATAGRAM frames, send --dgram-count of
+    /// them as HTTP/3 datagrams, count those received).
+    #[arg(long, value_name = "PROTO", default_value = "none")]
+    dgram_proto: DgramProto,
+
+    /// DATAGRAM frames to send with --dgram-proto oneway.
+    #[arg(long, value_name = "COUNT", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    dgram_count: u64,
+
+    /// Each DATAGRAM's data.
+    #[arg(long, value_name = "DATA", default_value = "quack")]
+    dgram_data: String,
 }
 
 /// "Name: value" → (lowercase name, value without surrounding blanks).
@@ -230,6 +272,27 @@ fn run(args: Args) -> anyhow::Result<bool> {
         None => settings.build_config(&[args.http_version.alpn()])?,
     };
     config.verify_peer(!args.no_verify);
+    if flags.early_data {
+        config.enable_early_data();
+    }
+    flags.dgram_proto.apply(&mut config);
+    // Sessions and tokens belong to host and port (the default port named).
+    let server_key = format!("{}:{}", target.host, target.port);
+    let saved = |path: &Option<PathBuf>| match path.as_deref().map(ClientState::load) {
+        Some(Ok(Some(state))) if state.is_for(&server_key) => Some(state),
+        Some(Err(e)) => {
+            eprintln!("quiche-client: warning: ignoring {e:#}");
+            None
+        }
+        _ => None,
+    };
+    let from_session_file = saved(&flags.session_file);
+    let token = if flags.token_file.is_some() {
+        saved(&flags.token_file).and_then(|s| s.token)
+    } else {
+        from_session_file.as_ref().and_then(|s| s.token.clone())
+    };
+    let tls_session = from_session_file.and_then(|s| s.session);
     if let Some(pem) = &flags.trust_origin_ca_pem {
         let path = pem
             .to_str()
@@ -263,6 +326,13 @@ fn run(args: Args) -> anyhow::Result<bool> {
         args.dump_responses.as_deref(),
     )?
     .with_options(options)?;
+    let session = match flags.dgram_proto {
+        DgramProto::Oneway => session.with_datagrams(DatagramExchange::new(
+            flags.dgram_count,
+            flags.dgram_data.as_bytes(),
+        ))?,
+        DgramProto::None => session,
+    };
     stop_client_on_signals().context("cannot handle SIGINT/SIGTERM")?;
     let show_progress = std::io::stderr().is_terminal();
     let setup = ClientSetup {
@@ -274,17 +344,24 @@ fn run(args: Args) -> anyhow::Result<bool> {
         tick: show_progress.then_some(Duration::from_millis(200)),
         aqt_from_ip_option: args.transport.aqt_from_ip_option,
         source_port: flags.source_port.unwrap_or(0),
+        session: tls_session,
+        token,
+        dump_packets: flags.dump_packets.clone(),
     };
     let result = run_client(&mut config, session, &setup, &mut progress_bar);
     if show_progress {
         eprint!("\r\x1b[2K");
     }
     let (session, report) = result?;
+    save_client_state(flags, &server_key, &report);
     let summaries = session.summaries();
     let mut lines: Vec<String> = summaries
         .iter()
         .map(|s| response_line(&flags.method, s))
         .collect();
+    if let Some(datagrams) = session.datagrams() {
+        lines.push(format!("datagrams  {datagrams}"));
+    }
     lines.push(summary_line(
         &summaries,
         &report,
@@ -302,6 +379,49 @@ fn run(args: Args) -> anyhow::Result<bool> {
         }
     }
     Ok(session.all_succeeded())
+}
+
+/// Keeps what the connection gave for the next one: the session in
+/// `--session-file`, the NEW_TOKEN token in `--token-file` or else the
+/// session file. A token not renewed is dropped (RFC 9000 section 8.1.3:
+/// reusing one would link connections). A file that cannot be written is a
+/// warning: the download itself succeeded.
+fn save_client_state(flags: &QuicheClientFlags, server_key: &str, report: &ClientReport) {
+    let mut writes = Vec::new();
+    if let Some(path) = &flags.session_file {
+        let token = if flags.token_file.is_none() {
+            report.new_token.clone()
+        } else {
+            None
+        };
+        writes.push((path, report.session.clone(), token));
+    }
+    if let Some(path) = &flags.token_file {
+        writes.push((path, None, report.new_token.clone()));
+    }
+    for (path, session, token) in writes {
+        let state = ClientState {
+            server: Some(server_key.to_string()),
+            session,
+            token,
+        };
+        if let Err(e) = state.save(path) {
+            eprintln!("quiche-client: warning: {e:#}");
+        }
+    }
+    if flags.session_file.is_some() {
+        let early = if !flags.early_data {
+            "not asked"
+        } else if report.early_data_accepted {
+            "accepted"
+        } else {
+            "not accepted"
+        };
+        eprintln!(
+            "quiche-client: TLS session {}, 0-RTT {early}",
+            if report.resumed { "resumed" } else { "new" }
+        );
+    }
 }
 
 /// `--dump-json`: `{"entries": [{"path", "headers": [[name, value]...],

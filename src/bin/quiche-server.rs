@@ -13,13 +13,14 @@ use clap::Parser;
 use quiche_vegas::careful_resume::{prepare_store_dir, LossRule, ResumeStore, StoreWriter};
 use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help, ResolvedCc};
 use quiche_vegas::net::{
-    bind_udp, run_server, stop_server_on_signals, CarefulResumeServer, RetryMode, ServerLimits,
-    ServerSetup, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
+    bind_udp, run_server, stop_server_on_signals, CarefulResumeServer, PacketDump, RetryMode,
+    ServerLimits, ServerSetup, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
 };
 use quiche_vegas::qlog_output::qlog_dir_from_env;
+use quiche_vegas::retry::DEFAULT_NEW_TOKEN_LIFETIME_SECS;
 use quiche_vegas::settings::TransportFlags;
 use quiche_vegas::tls::{CertFiles, Identity};
-use quiche_vegas::transfer::{DirSource, ALPN_H3, ALPN_HQ};
+use quiche_vegas::transfer::{DatagramExchange, DgramProto, DirSource, ALPN_H3, ALPN_HQ};
 
 /// Serves the files under --root over QUIC (HTTP/3 and hq-interop).
 ///
@@ -70,6 +71,15 @@ struct Args {
     /// The same as --retry never.
     #[arg(long)]
     no_retry: bool,
+
+    /// Seconds a client's NEW_TOKEN token is honoured (RFC 9000 section
+    /// 8.1.3): every client is sent one once its handshake is done, bound
+    /// to its address (an IPv6 address's /64) and this server's key (drawn
+    /// at start), and its next connection carrying it skips Retry, even
+    /// under --retry always or a flood. 0: no tokens sent or honoured.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_NEW_TOKEN_LIFETIME_SECS,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(0..=30 * 86_400))]
+    new_token_lifetime: u64,
 
     /// Connections held at once; one more is refused (CONNECTION_REFUSED).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS,
@@ -124,6 +134,45 @@ struct Args {
     /// round trip's worth of extra packets per transfer; docs/sender.md).
     #[arg(long)]
     tail_repeat: bool,
+
+    /// Accept 0-RTT early data from clients resuming a TLS session (their
+    /// requests are answered before the handshake is done), as quiche's
+    /// server.
+    #[arg(long)]
+    early_data: bool,
+
+    /// Write each received UDP datagram, as it arrived, into DIR/N.pkt
+    /// (N from 0, over all connections), as quiche's server.
+    #[arg(long, value_name = "DIR")]
+    dump_packets: Option<PathBuf>,
+
+    /// Name of the server, shown in its start-up line. quiche's server
+    /// lists the flag (default quic.tech) but uses it nowhere; accepted so
+    /// that its command lines run unchanged.
+    #[arg(long, value_name = "NAME", default_value = "quic.tech")]
+    name: String,
+
+    /// Do not use GSO (UDP segmentation offload). Our server never does:
+    /// every datagram is its own send call, which is what quiche's server
+    /// does with this flag; accepted so that its command lines run
+    /// unchanged.
+    #[arg(long)]
+    disable_gso: bool,
+
+    /// DATAGRAM application protocol, as quiche's apps: `none`, or
+    /// `oneway` (HTTP/3 only: offer DATAGRAM frames, send --dgram-count of
+    /// them as HTTP/3 datagrams, count those received).
+    #[arg(long, value_name = "PROTO", default_value = "none")]
+    dgram_proto: DgramProto,
+
+    /// DATAGRAM frames to send with --dgram-proto oneway.
+    #[arg(long, value_name = "COUNT", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    dgram_count: u64,
+
+    /// Each DATAGRAM's data.
+    #[arg(long, value_name = "DATA", default_value = "brrr")]
+    dgram_data: String,
 
     /// How long saved paths may be reused, in seconds.
     #[arg(long, value_name = "S", default_value_t = 3600,
@@ -189,7 +238,17 @@ fn run(args: Args) -> anyhow::Result<()> {
             Identity::self_signed()?
         }
     };
-    let (config, cc) = settings.build_server_config(&[ALPN_H3, ALPN_HQ], &identity)?;
+    let (mut config, cc) = settings.build_server_config(&[ALPN_H3, ALPN_HQ], &identity)?;
+    if args.early_data {
+        config.enable_early_data();
+    }
+    args.dgram_proto.apply(&mut config);
+    let datagrams = (args.dgram_proto == DgramProto::Oneway)
+        .then(|| DatagramExchange::new(args.dgram_count, args.dgram_data.as_bytes()));
+    let dump_packets = match &args.dump_packets {
+        Some(dir) => Some(PacketDump::new(dir)?),
+        None => None,
+    };
     let careful_resume = if args.careful_resume {
         let lifetime = Duration::from_secs(args.resume_lifetime);
         let store = match &args.resume_store {
@@ -237,8 +296,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         .context("cannot get the local address")?;
     let qlog_dir = qlog_dir_from_env();
     eprintln!(
-        "quiche-server: listening on {local}, serving {}, cc {cc}, HTTP/3 and hq-interop, \
+        "quiche-server: {} listening on {local}, serving {}, cc {cc}, HTTP/3 and hq-interop, \
          extensions: {}, retry {}, at most {} connections ({} per IP, {} once half full){}{}",
+        args.name,
         source.root().display(),
         settings.extensions,
         retry,
@@ -265,9 +325,12 @@ fn run(args: Args) -> anyhow::Result<()> {
             report_connections: !args.quiet,
             aqt_from_ip_option: args.transport.aqt_from_ip_option,
             retry,
+            new_token_lifetime_secs: args.new_token_lifetime,
             limits,
             careful_resume,
             tail_repeat: args.tail_repeat,
+            dump_packets,
+            datagrams,
         },
     )
 }

@@ -10,7 +10,7 @@ use quiche::h3::{self, NameValue};
 
 use super::request::{parse_content_length, parse_status};
 use super::sink::{dump_file_name, BodySink};
-use super::{HttpVersion, CHUNK, HQ_BAD_REQUEST, HQ_NOT_FOUND, HQ_SERVER_ERROR};
+use super::{DatagramExchange, HttpVersion, CHUNK, HQ_BAD_REQUEST, HQ_NOT_FOUND, HQ_SERVER_ERROR};
 
 const H3_NO_ERROR: u64 = 0x100;
 const H3_INTERNAL_ERROR: u64 = 0x102;
@@ -193,6 +193,8 @@ pub struct ClientSession {
     /// [`MAX_SERVER_HEADER`] characters): what the client knows of the
     /// sender.
     server_header: Option<String>,
+    /// `--dgram-proto oneway`: the DATAGRAM frames sent and received.
+    datagrams: Option<DatagramExchange>,
 }
 
 /// Characters of the `server` header kept for the summary.
@@ -256,7 +258,24 @@ impl ClientSession {
             saves_bodies: dump_dir.is_some(),
             options: RequestOptions::default(),
             server_header: None,
+            datagrams: None,
         })
+    }
+
+    /// Sends and counts DATAGRAM frames as `datagrams` says (HTTP/3 only,
+    /// as in quiche's apps; the configuration must offer them,
+    /// [`DgramProto::apply`]).
+    pub fn with_datagrams(mut self, datagrams: DatagramExchange) -> anyhow::Result<Self> {
+        if self.version != HttpVersion::Http3 {
+            bail!("DATAGRAM frames (--dgram-proto oneway) need HTTP/3, as in quiche's apps");
+        }
+        self.datagrams = Some(datagrams);
+        Ok(self)
+    }
+
+    /// The DATAGRAM frames sent and received, with `--dgram-proto oneway`.
+    pub fn datagrams(&self) -> Option<&DatagramExchange> {
+        self.datagrams.as_ref()
     }
 
     /// Sends every request with these options (see [`RequestOptions`]).
@@ -342,11 +361,18 @@ impl ClientSession {
     /// request has ended. An error means the connection has been closed
     /// because of it.
     pub fn on_progress(&mut self, conn: &mut quiche::Connection) -> anyhow::Result<()> {
-        if self.closing || !conn.is_established() {
+        // With 0-RTT (`--early-data` and a resumed session) requests go
+        // before the handshake is done.
+        if self.closing || !(conn.is_established() || conn.is_in_early_data()) {
             return Ok(());
         }
         match self.version {
-            HttpVersion::Http3 => self.progress_h3(conn)?,
+            HttpVersion::Http3 => {
+                self.progress_h3(conn)?;
+                if let Some(datagrams) = self.datagrams.as_mut() {
+                    datagrams.progress(conn);
+                }
+            }
             HttpVersion::Http09 => {
                 self.send_hq(conn);
                 self.read_hq(conn);

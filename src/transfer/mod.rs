@@ -15,6 +15,7 @@
 
 mod client;
 mod content;
+mod datagram;
 pub mod request;
 mod server;
 mod sink;
@@ -29,6 +30,7 @@ pub use client::{
 pub use content::{
     Body, ContentSource, DirSource, Lookup, SyntheticReader, SyntheticSource, DEFAULT_INDEX,
 };
+pub use datagram::{DatagramExchange, DgramProto, DGRAM_QUEUE_LEN};
 pub use server::ServerSession;
 pub use sink::{dump_file_name, BodySink};
 

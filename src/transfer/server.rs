@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::content::{Body, ContentSource, Lookup};
 use super::request::{parse_h3_request, parse_hq_request};
-use super::{HttpVersion, CHUNK, HQ_BAD_REQUEST, HQ_NOT_FOUND, HQ_SERVER_ERROR};
+use super::{DatagramExchange, HttpVersion, CHUNK, HQ_BAD_REQUEST, HQ_NOT_FOUND, HQ_SERVER_ERROR};
 
 /// HTTP/3 error codes used here (RFC 9114 section 8.1).
 const H3_INTERNAL_ERROR: u64 = 0x102;
@@ -183,6 +183,9 @@ pub struct ServerSession {
     requests: u64,
     /// The HTTP/3 `server` header's value.
     server_header: Vec<u8>,
+    /// `--dgram-proto oneway`: the DATAGRAM frames sent and received
+    /// (HTTP/3 connections only).
+    datagrams: Option<DatagramExchange>,
 }
 
 impl ServerSession {
@@ -196,6 +199,23 @@ impl ServerSession {
             buf: vec![0; CHUNK],
             requests: 0,
             server_header: SERVER_NAME.to_vec(),
+            datagrams: None,
+        }
+    }
+
+    /// Sends and counts DATAGRAM frames as `datagrams` says once an
+    /// HTTP/3 connection starts (the configuration must offer them,
+    /// [`super::DgramProto::apply`]).
+    pub fn with_datagrams(mut self, datagrams: DatagramExchange) -> Self {
+        self.datagrams = Some(datagrams);
+        self
+    }
+
+    /// The DATAGRAM frames sent and received, if asked and HTTP/3.
+    pub fn datagrams(&self) -> Option<&DatagramExchange> {
+        match self.proto {
+            Proto::Http3(_) => self.datagrams.as_ref(),
+            _ => None,
         }
     }
 
@@ -270,6 +290,9 @@ impl ServerSession {
             self.responses.clear();
             self.uploads.clear();
             return Err(e);
+        }
+        if let (Proto::Http3(_), Some(datagrams)) = (&self.proto, self.datagrams.as_mut()) {
+            datagrams.progress(conn);
         }
         self.write_responses(conn);
         Ok(())

@@ -226,6 +226,17 @@ impl Drop for LyingServer {
 
 impl LyingServer {
     pub fn start(headers: &[(&str, &str)], body: &[u8]) -> LyingServer {
+        Self::start_with_new_token(headers, body, None)
+    }
+
+    /// Like [`Self::start`], sending each client a NEW_TOKEN frame with
+    /// `new_token` once its handshake is done (an empty one is a malformed
+    /// frame, RFC 9000 section 19.7).
+    pub fn start_with_new_token(
+        headers: &[(&str, &str)],
+        body: &[u8],
+        new_token: Option<Vec<u8>>,
+    ) -> LyingServer {
         use std::sync::atomic::{AtomicBool, Ordering};
         let identity = quiche_vegas::tls::Identity::self_signed().unwrap();
         let (mut config, _) = quiche_vegas::settings::TransportSettings::default()
@@ -282,6 +293,9 @@ impl LyingServer {
                 for (conn, h3_conn) in conns.iter_mut() {
                     conn.on_timeout();
                     if conn.is_established() && h3_conn.is_none() {
+                        if let Some(token) = &new_token {
+                            conn.send_new_token(token).unwrap();
+                        }
                         *h3_conn =
                             h3::Connection::with_transport(conn, &h3::Config::new().unwrap()).ok();
                     }
