@@ -174,7 +174,7 @@ use crate::controller::{AlgorithmInfo, CongestionController, Internals, Pacing};
 use crate::controller::{WindowConfig, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues, ON_OFF};
-use crate::shared::ack_train::AckTrainEstimator;
+use crate::shared::ack_train::{AckTrainEstimator, SpanRule};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::forward_queue::ForwardQueue;
 use crate::shared::pacing_profile::{PacingProfile, Profile};
@@ -335,6 +335,17 @@ pub const PARAMS: &[ParamInfo] = &[
         description: "when the peer sends no receive timestamps, measure the capacity from the \
                       dispersion of ACK trains (the sender's own clock; capacity_pairs and \
                       min_pairs apply to its samples); off: no capacity without timestamps",
+    },
+    ParamInfo {
+        name: "ack_train_unbiased",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a step between two ACKs counts for the ACK-train capacity when its \
+                      packets left faster than the current estimate drains them (the sender's \
+                      clock only), and the capacity is those steps' bytes over their summed ACK \
+                      time, so return-path jitter cancels; off: the longest span whose every \
+                      step's packets left faster than its ACKs arrived, median of the spans' \
+                      rates (a jittery return link biases that choice low)",
     },
     ParamInfo {
         name: "ack_train_packets",
@@ -501,6 +512,7 @@ mod keys {
     pub const CAPACITY_PAIRS: Key<u64> = Key::in_table(PARAMS, "capacity_pairs");
     pub const MIN_PAIRS: Key<u64> = Key::in_table(PARAMS, "min_pairs");
     pub const ACK_TRAIN_CAPACITY: Key<OnOff> = Key::in_table(PARAMS, "ack_train_capacity");
+    pub const ACK_TRAIN_UNBIASED: Key<OnOff> = Key::in_table(PARAMS, "ack_train_unbiased");
     pub const ACK_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "ack_train_packets");
     pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
     pub const LOSS_DISCRIMINATION: Key<OnOff> = Key::in_table(PARAMS, "loss_discrimination");
@@ -570,6 +582,7 @@ struct Config {
     capacity_pairs: usize,
     min_pairs: usize,
     ack_train_capacity: bool,
+    ack_train_unbiased: bool,
     ack_train_packets: usize,
     forward_delay: bool,
     loss_discrimination: bool,
@@ -608,6 +621,7 @@ impl Config {
             capacity_pairs: p.value(keys::CAPACITY_PAIRS) as usize,
             min_pairs: p.value(keys::MIN_PAIRS) as usize,
             ack_train_capacity: p.value(keys::ACK_TRAIN_CAPACITY).is_on(),
+            ack_train_unbiased: p.value(keys::ACK_TRAIN_UNBIASED).is_on(),
             ack_train_packets: p.value(keys::ACK_TRAIN_PACKETS) as usize,
             forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
             loss_discrimination: p.value(keys::LOSS_DISCRIMINATION).is_on(),
@@ -827,7 +841,15 @@ impl SatRules {
             forward: ForwardQueue::new(0),
             recent_forward: RecentDelays::new(config.loss_queue_samples),
             pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
-            ack_train: AckTrainEstimator::new(config.capacity_pairs, config.min_pairs),
+            ack_train: AckTrainEstimator::with_rule(
+                config.capacity_pairs,
+                config.min_pairs,
+                if config.ack_train_unbiased {
+                    SpanRule::SendSideSteps
+                } else {
+                    SpanRule::LongestBusySpan
+                },
+            ),
             stamped: false,
             unstamped: false,
             latest_rtt: None,
