@@ -15,7 +15,7 @@
 //! |---|---|---|
 //! | queue measured on the forward path only | RoVegas's forward queueing (002), with receive stamps instead of router support | `forward_delay` |
 //! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction` |
-//! | without receive stamps, capacity from the dispersion of ACK trains | Westwood's and BBR's delivery rate from ACK arrivals, kept only where the sender outran the bottleneck | `ack_train_capacity`, `ack_train_packets` |
+//! | without receive stamps, capacity from the dispersion of ACK trains | Westwood's and BBR's delivery rate from ACK arrivals, kept only where the sender outran the bottleneck (judged by its own clock, so return-path jitter cancels: `shared/ack_train`'s `SpanRule`) | `ack_train_capacity`, `ack_train_packets`, `ack_train_unbiased` |
 //! | scalable update towards a queue in the middle of `alpha..beta` | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)`, its α set inside Vegas's range | `scalable_update`, `fast_gain`, `aim_position` |
 //! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
@@ -163,7 +163,11 @@
 //!   full-size packet arrives without a stamp, the pacer releases trains of
 //!   `ack_train_packets` instead of pairs, so that a receiver acknowledging
 //!   every second packet still returns several ACKs per train. Diff then
-//!   uses RTTs. Measured (simulator, seed 1, a client without the
+//!   uses RTTs. Which steps between ACKs count is decided by the sender's
+//!   own clock against the estimate, and the capacity is their bytes over
+//!   their summed ACK time (`ack_train_unbiased`): judged by the ACKs'
+//!   own spacing, a jittery return link kept the stretched steps and read
+//!   fau-sat's 20 Mbit/s as 8-10. Measured (simulator, seed 1, a client without the
 //!   extension): fau-sat 10.12 s with 1.16 MB retransmitted before, 6.82 s
 //!   and nothing retransmitted with the ACK trains; `docs/satellite.md` has
 //!   the seeds and the ablation.

@@ -789,6 +789,27 @@ mod tests {
     }
 
     #[test]
+    fn the_sums_wait_for_a_window_of_steps_and_the_median_stands_in() {
+        // A back-to-back burst acknowledged packet by packet. Ten packets
+        // (the initial window) are nine steps: with a window of 128 the sums
+        // are not yet used and the estimate is the median rule's; with a
+        // window of 4 they are, and read the link (no jitter).
+        let mut path = Path::new(LINK);
+        let mut early = AckTrainEstimator::with_rule(128, 3, SpanRule::SendSideSteps);
+        train(&mut early, &mut path, 0, 0.0, 0.0, 10, 1);
+        assert_eq!(early.steps.len(), 9);
+        assert_eq!(early.capacity(), early.median);
+        let mut path = Path::new(LINK);
+        let mut summed = AckTrainEstimator::with_rule(4, 3, SpanRule::SendSideSteps);
+        train(&mut summed, &mut path, 0, 0.0, 0.0, 20, 1);
+        let sums = summed.step_bytes as f64 / summed.step_secs;
+        assert_eq!(summed.capacity(), Some(sums));
+        assert!((sums - LINK).abs() / LINK < 1e-6, "{sums}");
+        // Nineteen steps, of which the sums keep STEP_WINDOW_FACTOR x 4.
+        assert_eq!(summed.steps.len(), 4 * STEP_WINDOW_FACTOR);
+    }
+
+    #[test]
     fn median_without_allocation_matches_a_sort() {
         let values: VecDeque<f64> = [5.0, 1.0, 4.0, 2.0].into_iter().collect();
         assert_eq!(median_of(&values), Some(3.0));
