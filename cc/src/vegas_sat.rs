@@ -361,6 +361,16 @@ pub const PARAMS: &[ParamInfo] = &[
                       packet needs at least 4)",
     },
     ParamInfo {
+        name: "max_train_packets",
+        default: 128.0,
+        kind: ParamKind::Integer { min: 0, max: 1024 },
+        description: "while the capacity comes from ACK trains, a train holds at least two \
+                      ACKs' worth of packets (a receiver thinning its ACKs to one per N \
+                      packets needs trains of 2N for a step inside a train), at most this \
+                      many and at most 1/32 of capacity x BaseRTT; 0: trains of \
+                      ack_train_packets whatever the ACKs",
+    },
+    ParamInfo {
         name: "forward_delay",
         default: 0.0,
         kind: ON_OFF,
@@ -518,6 +528,7 @@ mod keys {
     pub const ACK_TRAIN_CAPACITY: Key<OnOff> = Key::in_table(PARAMS, "ack_train_capacity");
     pub const ACK_TRAIN_UNBIASED: Key<OnOff> = Key::in_table(PARAMS, "ack_train_unbiased");
     pub const ACK_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "ack_train_packets");
+    pub const MAX_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "max_train_packets");
     pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
     pub const LOSS_DISCRIMINATION: Key<OnOff> = Key::in_table(PARAMS, "loss_discrimination");
     pub const RANDOM_LOSS_QUEUE_PACKETS: Key<f64> =
@@ -588,6 +599,7 @@ struct Config {
     ack_train_capacity: bool,
     ack_train_unbiased: bool,
     ack_train_packets: usize,
+    max_train_packets: usize,
     forward_delay: bool,
     loss_discrimination: bool,
     random_loss_queue_packets: f64,
@@ -627,6 +639,7 @@ impl Config {
             ack_train_capacity: p.value(keys::ACK_TRAIN_CAPACITY).is_on(),
             ack_train_unbiased: p.value(keys::ACK_TRAIN_UNBIASED).is_on(),
             ack_train_packets: p.value(keys::ACK_TRAIN_PACKETS) as usize,
+            max_train_packets: p.value(keys::MAX_TRAIN_PACKETS) as usize,
             forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
             loss_discrimination: p.value(keys::LOSS_DISCRIMINATION).is_on(),
             random_loss_queue_packets: p.value(keys::RANDOM_LOSS_QUEUE_PACKETS),
@@ -1173,6 +1186,33 @@ impl SatRules {
         self.rebase_due = true;
     }
 
+    /// Packets per train while the capacity comes from ACK trains: at least
+    /// `ack_train_packets`, and two ACKs' worth when the peer thins its ACKs
+    /// (an ACK_FREQUENCY threshold of 36 on picoquic's 250/3 path left
+    /// every step between two ACKs spanning several paced trains of 8, so
+    /// no step was faster than the estimate and it stayed at the 100 Mbit/s
+    /// the initial window's unthinned ACKs read), at most
+    /// `max_train_packets` and 1/32 of the path (a train is queued at the
+    /// bottleneck while it drains: on fau-sat's 25-packet buffer, at most 34).
+    fn train_packets(&self, window: &Window, base_rtt: Option<Duration>) -> usize {
+        let floor = self.config.ack_train_packets;
+        if self.config.max_train_packets == 0 {
+            return floor;
+        }
+        let (Some(per_ack), Some(path)) = (
+            self.ack_train.packets_per_ack(),
+            self.path_packets(window, base_rtt),
+        ) else {
+            return floor;
+        };
+        let ceiling = self
+            .config
+            .max_train_packets
+            .min((path / 32.0) as usize)
+            .max(floor);
+        ((2.0 * per_ack).ceil() as usize).clamp(floor, ceiling)
+    }
+
     /// The avoidance pacing cap: the capacity's multiple, but with
     /// `expected_rate_floor` never below cwnd / BaseRTT. Capped at C alone,
     /// a capacity read 1 % low holds the flow below the link whatever its
@@ -1446,7 +1486,9 @@ impl VegasRules for SatRules {
         // Until an ACK tells, the peer is assumed to stamp (the initial
         // window goes as it always did).
         let train = match self.capacity_source() {
-            CapacitySource::AckTrains if self.unstamped => self.config.ack_train_packets,
+            CapacitySource::AckTrains if self.unstamped => {
+                self.train_packets(vegas.window, vegas.base_rtt)
+            }
             _ => vegas.profile.burst_packets,
         };
         (rate.is_finite() && rate > 0.0).then_some(Pacing::trains(rate, train))

@@ -170,6 +170,9 @@ pub struct AckTrainEstimator {
     steps: VecDeque<(u64, f64)>,
     step_bytes: u64,
     step_secs: f64,
+    /// Packets newly acknowledged per ACK, smoothed (1/8 of each new ACK):
+    /// how thinned the peer's ACKs are.
+    packets_per_ack: Option<f64>,
 }
 
 impl AckTrainEstimator {
@@ -198,6 +201,7 @@ impl AckTrainEstimator {
             steps: VecDeque::new(),
             step_bytes: 0,
             step_secs: 0.0,
+            packets_per_ack: None,
         }
     }
 
@@ -222,6 +226,11 @@ impl AckTrainEstimator {
         }
         let newest = newest?;
         self.largest_acked = Some(newest.pkt_num);
+        let per_ack = packets as f64;
+        self.packets_per_ack = Some(
+            self.packets_per_ack
+                .map_or(per_ack, |mean| mean + (per_ack - mean) / 8.0),
+        );
         self.delivered = self.delivered.saturating_add(bytes);
         self.delivered_packets += packets;
         if ack.ack_delay > MAX_TRUSTED_ACK_DELAY {
@@ -384,6 +393,13 @@ impl AckTrainEstimator {
     /// `None` before `min_samples` samples.
     pub fn capacity(&self) -> Option<f64> {
         self.estimate
+    }
+
+    /// Packets each ACK newly acknowledges, smoothed (1 for a receiver
+    /// acknowledging every packet; the ACK_FREQUENCY threshold for one that
+    /// honours it).
+    pub fn packets_per_ack(&self) -> Option<f64> {
+        self.packets_per_ack
     }
 
     /// Samples measured since creation.
