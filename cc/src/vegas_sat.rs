@@ -2200,6 +2200,54 @@ mod tests {
         assert_eq!(r.mean(), None);
     }
 
+    /// `count` packets sent back to back through a bottleneck of
+    /// `CAPACITY`, the peer acknowledging every `every` of them, fed to the
+    /// ACK-train estimator as an unstamping peer's ACKs.
+    fn thinned_acks(v: &mut VegasSat, every: u64, count: u64) {
+        let t0 = Instant::now();
+        let serialise = MDS as f64 / CAPACITY;
+        for last in (every - 1..count).step_by(every as usize) {
+            let now = t0 + BASE + Duration::from_secs_f64(serialise * (last + 1) as f64);
+            let acked: Vec<AckedPacket> = (last + 1 - every..=last)
+                .map(|n| AckedPacket::new(n, MDS, t0, now))
+                .collect();
+            let ack = AckEvent {
+                now,
+                acked: &acked,
+                ack_delay: Duration::ZERO,
+                rtt: RttSnapshot::uniform(BASE),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            };
+            v.rules_mut().ack_train.on_ack(&ack, MDS / 2);
+        }
+    }
+
+    #[test]
+    fn trains_hold_two_acks_worth_of_a_thinning_peer_within_bounds() {
+        // The path: CAPACITY x BASE = 1250 packets; 1/32 of it is 39.
+        let path_share = (CAPACITY * BASE.as_secs_f64() / MDS as f64 / 32.0) as usize;
+        assert_eq!(path_share, 39);
+        let expected = |every: u64, max: usize| {
+            if max == 0 {
+                8
+            } else {
+                (2 * every as usize).clamp(8, max.min(path_share).max(8))
+            }
+        };
+        for (every, max) in [(1u64, 128usize), (12, 128), (36, 128), (36, 30), (36, 0)] {
+            let param = format!("max_train_packets={max}");
+            let mut v = sat(&[&param]);
+            measured(&mut v, false);
+            thinned_acks(&mut v, every, 36 * 12);
+            let capacity = v.rules().capacity().expect("the ACK trains measured it");
+            assert!((capacity - CAPACITY).abs() / CAPACITY < 1e-6, "{capacity}");
+            let train = v.rules().train_packets(v.window(), v.base_rtt());
+            assert_eq!(train, expected(every, max), "every {every}, max {max}");
+        }
+    }
+
     #[test]
     fn alpha_above_beta_is_refused() {
         let mut params = ParamValues::defaults("vegas-sat", PARAMS);
