@@ -190,3 +190,28 @@ fn a_jittery_return_link_does_not_bias_the_estimate_low() {
     let slow = off.flow("download").completion_s.expect("completes");
     assert!(slow > fast + 1.0, "{fast} s against {slow} s");
 }
+
+#[test]
+fn trains_as_long_as_two_thinned_acks_lift_the_estimate_past_the_initial_window() {
+    // picoquic's 250/3 path, 100 MB, a client with ACK frequency but no
+    // stamps (picoquic's, quinn's, msquic's). The initial window's unthinned
+    // ACKs, spaced by the 3 Mbit/s return link, read about 100 Mbit/s; with
+    // trains of 8 and an ACK every 36 packets no later step is faster than
+    // that estimate. Trains of two ACKs' worth measure the link.
+    let sets = ["flows.download.ack_frequency=true", "qlog=false"];
+    let run = run_without_stamps("picoquic-sat-250-3", &["download"], &[], &sets);
+    let flow = run.flow("download");
+    assert_eq!(flow.verified, Some(true));
+    assert_eq!(flow.bytes_retransmitted, 0);
+    let time = flow.completion_s.expect("completes");
+    // Physical limit 4.59 s; picoquic's budget 5.5 s.
+    assert!(time < 8.0, "{time} s");
+    let short = run_without_stamps(
+        "picoquic-sat-250-3",
+        &["download"],
+        &["max_train_packets=0"],
+        &sets,
+    );
+    let slow = short.flow("download").completion_s.expect("completes");
+    assert!(slow > time + 2.0, "{time} s against {slow} s");
+}
