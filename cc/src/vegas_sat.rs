@@ -15,7 +15,7 @@
 //! |---|---|---|
 //! | queue measured on the forward path only | RoVegas's forward queueing (002), with receive stamps instead of router support | `forward_delay` |
 //! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction` |
-//! | without receive stamps, capacity from the dispersion of ACK trains | Westwood's and BBR's delivery rate from ACK arrivals, kept only where the sender outran the bottleneck | `ack_train_capacity`, `ack_train_packets` |
+//! | without receive stamps, capacity from the dispersion of ACK trains | Westwood's and BBR's delivery rate from ACK arrivals, kept only where the sender outran the bottleneck (judged by its own clock, so return-path jitter cancels: `shared/ack_train`'s `SpanRule`); trains of two ACKs' worth for a peer that thins its ACKs | `ack_train_capacity`, `ack_train_packets`, `ack_train_unbiased`, `max_train_packets` |
 //! | scalable update towards a queue in the middle of `alpha..beta` | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)`, its α set inside Vegas's range | `scalable_update`, `fast_gain`, `aim_position` |
 //! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
@@ -163,7 +163,11 @@
 //!   full-size packet arrives without a stamp, the pacer releases trains of
 //!   `ack_train_packets` instead of pairs, so that a receiver acknowledging
 //!   every second packet still returns several ACKs per train. Diff then
-//!   uses RTTs. Measured (simulator, seed 1, a client without the
+//!   uses RTTs. Which steps between ACKs count is decided by the sender's
+//!   own clock against the estimate, and the capacity is their bytes over
+//!   their summed ACK time (`ack_train_unbiased`): judged by the ACKs'
+//!   own spacing, a jittery return link kept the stretched steps and read
+//!   fau-sat's 20 Mbit/s as 8-10. Measured (simulator, seed 1, a client without the
 //!   extension): fau-sat 10.12 s with 1.16 MB retransmitted before, 6.82 s
 //!   and nothing retransmitted with the ACK trains; `docs/satellite.md` has
 //!   the seeds and the ablation.
@@ -174,7 +178,7 @@ use crate::controller::{AlgorithmInfo, CongestionController, Internals, Pacing};
 use crate::controller::{WindowConfig, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues, ON_OFF};
-use crate::shared::ack_train::AckTrainEstimator;
+use crate::shared::ack_train::{AckTrainEstimator, SpanRule};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::forward_queue::ForwardQueue;
 use crate::shared::pacing_profile::{PacingProfile, Profile};
@@ -337,6 +341,17 @@ pub const PARAMS: &[ParamInfo] = &[
                       min_pairs apply to its samples); off: no capacity without timestamps",
     },
     ParamInfo {
+        name: "ack_train_unbiased",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a step between two ACKs counts for the ACK-train capacity when its \
+                      packets left faster than the current estimate drains them (the sender's \
+                      clock only), and the capacity is those steps' bytes over their summed ACK \
+                      time, so return-path jitter cancels; off: the longest span whose every \
+                      step's packets left faster than its ACKs arrived, median of the spans' \
+                      rates (a jittery return link biases that choice low)",
+    },
+    ParamInfo {
         name: "ack_train_packets",
         default: 8.0,
         kind: ParamKind::Integer { min: 2, max: 64 },
@@ -344,6 +359,16 @@ pub const PARAMS: &[ParamInfo] = &[
                       trains: a train reaches the bottleneck faster than it drains, so its ACKs \
                       arrive at the bottleneck's spacing (a receiver acknowledging every 2nd \
                       packet needs at least 4)",
+    },
+    ParamInfo {
+        name: "max_train_packets",
+        default: 128.0,
+        kind: ParamKind::Integer { min: 0, max: 1024 },
+        description: "while the capacity comes from ACK trains, a train holds at least two \
+                      ACKs' worth of packets (a receiver thinning its ACKs to one per N \
+                      packets needs trains of 2N for a step inside a train), at most this \
+                      many and at most 1/32 of capacity x BaseRTT; 0: trains of \
+                      ack_train_packets whatever the ACKs",
     },
     ParamInfo {
         name: "forward_delay",
@@ -501,7 +526,9 @@ mod keys {
     pub const CAPACITY_PAIRS: Key<u64> = Key::in_table(PARAMS, "capacity_pairs");
     pub const MIN_PAIRS: Key<u64> = Key::in_table(PARAMS, "min_pairs");
     pub const ACK_TRAIN_CAPACITY: Key<OnOff> = Key::in_table(PARAMS, "ack_train_capacity");
+    pub const ACK_TRAIN_UNBIASED: Key<OnOff> = Key::in_table(PARAMS, "ack_train_unbiased");
     pub const ACK_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "ack_train_packets");
+    pub const MAX_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "max_train_packets");
     pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
     pub const LOSS_DISCRIMINATION: Key<OnOff> = Key::in_table(PARAMS, "loss_discrimination");
     pub const RANDOM_LOSS_QUEUE_PACKETS: Key<f64> =
@@ -570,7 +597,9 @@ struct Config {
     capacity_pairs: usize,
     min_pairs: usize,
     ack_train_capacity: bool,
+    ack_train_unbiased: bool,
     ack_train_packets: usize,
+    max_train_packets: usize,
     forward_delay: bool,
     loss_discrimination: bool,
     random_loss_queue_packets: f64,
@@ -608,7 +637,9 @@ impl Config {
             capacity_pairs: p.value(keys::CAPACITY_PAIRS) as usize,
             min_pairs: p.value(keys::MIN_PAIRS) as usize,
             ack_train_capacity: p.value(keys::ACK_TRAIN_CAPACITY).is_on(),
+            ack_train_unbiased: p.value(keys::ACK_TRAIN_UNBIASED).is_on(),
             ack_train_packets: p.value(keys::ACK_TRAIN_PACKETS) as usize,
+            max_train_packets: p.value(keys::MAX_TRAIN_PACKETS) as usize,
             forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
             loss_discrimination: p.value(keys::LOSS_DISCRIMINATION).is_on(),
             random_loss_queue_packets: p.value(keys::RANDOM_LOSS_QUEUE_PACKETS),
@@ -827,7 +858,15 @@ impl SatRules {
             forward: ForwardQueue::new(0),
             recent_forward: RecentDelays::new(config.loss_queue_samples),
             pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
-            ack_train: AckTrainEstimator::new(config.capacity_pairs, config.min_pairs),
+            ack_train: AckTrainEstimator::with_rule(
+                config.capacity_pairs,
+                config.min_pairs,
+                if config.ack_train_unbiased {
+                    SpanRule::SendSideSteps
+                } else {
+                    SpanRule::LongestBusySpan
+                },
+            ),
             stamped: false,
             unstamped: false,
             latest_rtt: None,
@@ -1147,6 +1186,33 @@ impl SatRules {
         self.rebase_due = true;
     }
 
+    /// Packets per train while the capacity comes from ACK trains: at least
+    /// `ack_train_packets`, and two ACKs' worth when the peer thins its ACKs
+    /// (an ACK_FREQUENCY threshold of 36 on picoquic's 250/3 path left
+    /// every step between two ACKs spanning several paced trains of 8, so
+    /// no step was faster than the estimate and it stayed at the 100 Mbit/s
+    /// the initial window's unthinned ACKs read), at most
+    /// `max_train_packets` and 1/32 of the path (a train is queued at the
+    /// bottleneck while it drains: on fau-sat's 25-packet buffer, at most 34).
+    fn train_packets(&self, window: &Window, base_rtt: Option<Duration>) -> usize {
+        let floor = self.config.ack_train_packets;
+        if self.config.max_train_packets == 0 {
+            return floor;
+        }
+        let (Some(per_ack), Some(path)) = (
+            self.ack_train.packets_per_ack(),
+            self.path_packets(window, base_rtt),
+        ) else {
+            return floor;
+        };
+        let ceiling = self
+            .config
+            .max_train_packets
+            .min((path / 32.0) as usize)
+            .max(floor);
+        ((2.0 * per_ack).ceil() as usize).clamp(floor, ceiling)
+    }
+
     /// The avoidance pacing cap: the capacity's multiple, but with
     /// `expected_rate_floor` never below cwnd / BaseRTT. Capped at C alone,
     /// a capacity read 1 % low holds the flow below the link whatever its
@@ -1420,7 +1486,9 @@ impl VegasRules for SatRules {
         // Until an ACK tells, the peer is assumed to stamp (the initial
         // window goes as it always did).
         let train = match self.capacity_source() {
-            CapacitySource::AckTrains if self.unstamped => self.config.ack_train_packets,
+            CapacitySource::AckTrains if self.unstamped => {
+                self.train_packets(vegas.window, vegas.base_rtt)
+            }
             _ => vegas.profile.burst_packets,
         };
         (rate.is_finite() && rate > 0.0).then_some(Pacing::trains(rate, train))
@@ -2130,6 +2198,54 @@ mod tests {
         assert_eq!(r.mean(), Some(Duration::from_millis(30)));
         r.clear();
         assert_eq!(r.mean(), None);
+    }
+
+    /// `count` packets sent back to back through a bottleneck of
+    /// `CAPACITY`, the peer acknowledging every `every` of them, fed to the
+    /// ACK-train estimator as an unstamping peer's ACKs.
+    fn thinned_acks(v: &mut VegasSat, every: u64, count: u64) {
+        let t0 = Instant::now();
+        let serialise = MDS as f64 / CAPACITY;
+        for last in (every - 1..count).step_by(every as usize) {
+            let now = t0 + BASE + Duration::from_secs_f64(serialise * (last + 1) as f64);
+            let acked: Vec<AckedPacket> = (last + 1 - every..=last)
+                .map(|n| AckedPacket::new(n, MDS, t0, now))
+                .collect();
+            let ack = AckEvent {
+                now,
+                acked: &acked,
+                ack_delay: Duration::ZERO,
+                rtt: RttSnapshot::uniform(BASE),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            };
+            v.rules_mut().ack_train.on_ack(&ack, MDS / 2);
+        }
+    }
+
+    #[test]
+    fn trains_hold_two_acks_worth_of_a_thinning_peer_within_bounds() {
+        // The path: CAPACITY x BASE = 1250 packets; 1/32 of it is 39.
+        let path_share = (CAPACITY * BASE.as_secs_f64() / MDS as f64 / 32.0) as usize;
+        assert_eq!(path_share, 39);
+        let expected = |every: u64, max: usize| {
+            if max == 0 {
+                8
+            } else {
+                (2 * every as usize).clamp(8, max.min(path_share).max(8))
+            }
+        };
+        for (every, max) in [(1u64, 128usize), (12, 128), (36, 128), (36, 30), (36, 0)] {
+            let param = format!("max_train_packets={max}");
+            let mut v = sat(&[&param]);
+            measured(&mut v, false);
+            thinned_acks(&mut v, every, 36 * 12);
+            let capacity = v.rules().capacity().expect("the ACK trains measured it");
+            assert!((capacity - CAPACITY).abs() / CAPACITY < 1e-6, "{capacity}");
+            let train = v.rules().train_packets(v.window(), v.base_rtt());
+            assert_eq!(train, expected(every, max), "every {every}, max {max}");
+        }
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! and every other QUIC stack), real quiche endpoints in the simulator.
 //! The capacity then comes from the sender's own ACK arrivals
 //! (`cc/src/shared/ack_train.rs`); each test also runs with that estimate
-//! switched off (`ack_train_capacity=off`) and shows what it is for.
+//! switched off (`ack_train_capacity=off`) and shows what it is for; the
+//! jittery-return test switches off the send-side step rule
+//! (`ack_train_unbiased=off`) instead.
 
 mod common;
 
@@ -132,4 +134,84 @@ fn a_careful_resume_jump_without_stamps_loses_nothing_on_the_saved_path() {
         "{}",
         lossy.bytes_retransmitted
     );
+}
+
+/// The server's capacity estimates (Mbit/s) logged after `after_s`.
+fn estimates_after(run: &common::Run, flow: &str, after_s: f64) -> Vec<f64> {
+    let text = std::fs::read_to_string(run.path(&format!("{flow}-server.sqlog"))).unwrap();
+    text.split('\u{1e}')
+        .filter_map(|record| serde_json::from_str::<Value>(record.trim()).ok())
+        .filter(|event| {
+            event["time"]
+                .as_f64()
+                .is_some_and(|ms| ms / 1000.0 > after_s)
+        })
+        .filter_map(|event| event["data"]["capacity_mbps"].as_f64())
+        .collect()
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+#[test]
+fn a_jittery_return_link_does_not_bias_the_estimate_low() {
+    // fau-sat with each ACK's return delay varied by up to 10 ms (a FIFO
+    // wire: ACKs bunch behind a delayed one), no stamps. The link carries
+    // 19.59 Mbit/s of QUIC datagrams.
+    let jitter = ["links.return.delay_jitter_ms=10"];
+    let datagram_rate = 20.0 * 1350.0 / 1378.0;
+    let run = run_without_stamps("fau-sat", &["download"], &[], &jitter);
+    let mut on = estimates_after(&run, "download", 3.0);
+    assert!(!on.is_empty());
+    // The estimate may read low (the bottleneck idles between paced
+    // trains), never above the link.
+    assert!(
+        on.iter().all(|c| *c < 1.05 * datagram_rate),
+        "{:?}",
+        on.iter().copied().fold(0.0, f64::max)
+    );
+    let on_median = median(&mut on);
+    assert!(on_median > 0.7 * datagram_rate, "{on_median}");
+    let fast = run.flow("download").completion_s.expect("completes");
+    assert_eq!(run.flow("download").verified, Some(true));
+    // The first rule keeps the steps whose ACKs were stretched: it reads
+    // about half the link and the download takes more than a second longer.
+    let off = run_without_stamps(
+        "fau-sat",
+        &["download"],
+        &["ack_train_unbiased=off"],
+        &jitter,
+    );
+    let mut biased = estimates_after(&off, "download", 3.0);
+    let off_median = median(&mut biased);
+    assert!(off_median < 0.55 * datagram_rate, "{off_median}");
+    let slow = off.flow("download").completion_s.expect("completes");
+    assert!(slow > fast + 1.0, "{fast} s against {slow} s");
+}
+
+#[test]
+fn trains_as_long_as_two_thinned_acks_lift_the_estimate_past_the_initial_window() {
+    // picoquic's 250/3 path, 100 MB, a client with ACK frequency but no
+    // stamps (picoquic's, quinn's, msquic's). The initial window's unthinned
+    // ACKs, spaced by the 3 Mbit/s return link, read about 100 Mbit/s; with
+    // trains of 8 and an ACK every 36 packets no later step is faster than
+    // that estimate. Trains of two ACKs' worth measure the link.
+    let sets = ["flows.download.ack_frequency=true", "qlog=false"];
+    let run = run_without_stamps("picoquic-sat-250-3", &["download"], &[], &sets);
+    let flow = run.flow("download");
+    assert_eq!(flow.verified, Some(true));
+    assert_eq!(flow.bytes_retransmitted, 0);
+    let time = flow.completion_s.expect("completes");
+    // Physical limit 4.59 s; picoquic's budget 5.5 s.
+    assert!(time < 8.0, "{time} s");
+    let short = run_without_stamps(
+        "picoquic-sat-250-3",
+        &["download"],
+        &["max_train_packets=0"],
+        &sets,
+    );
+    let slow = short.flow("download").completion_s.expect("completes");
+    assert!(slow > time + 2.0, "{time} s against {slow} s");
 }
