@@ -176,12 +176,12 @@ use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, Internals, Pacing};
-use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
+use crate::events::{AckEvent, AckSummary, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::pacing_profile::{self, PacingKeys, PacingProfile, SPIKE_SUPPRESSION_PARAMS};
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
-use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
+use crate::shared::round_clock::{CompletedRound, RoundClock, RoundRtt};
 use crate::shared::vegas_diff::VegasDiff;
 use crate::shared::window::Window;
 
@@ -1157,8 +1157,8 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         }
         let mut adjusted = std::mem::take(&mut self.adjusted);
         adjusted.clear();
-        let acked = if adjustment.subtract.is_zero() {
-            ack.acked
+        let (acked, summary) = if adjustment.subtract.is_zero() {
+            (ack.acked, ack.summary)
         } else {
             adjusted.extend(ack.acked.iter().map(|p| {
                 let mut packet = *p;
@@ -1167,19 +1167,24 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 }
                 packet
             }));
-            &adjusted
+            // New RTTs: a new summary.
+            (
+                &adjusted[..],
+                AckSummary::of(&adjusted, ack.summary.full_size),
+            )
         };
-        let ack = AckEvent { acked, ..*ack };
+        let ack = AckEvent {
+            acked,
+            summary,
+            ..*ack
+        };
 
         // 3.5.2: BaseRTT is the minimum of all measured round trip times.
-        if let Some(rtt) = smallest_rtt_sample(ack.acked, min_sample_size) {
+        if let Some(rtt) = ack.summary.min_rtt_from(ack.acked, min_sample_size) {
             self.rules
                 .on_base_rtt_sample(rtt, ack.now, &self.window, &mut self.base_rtt);
         }
-        let acked_bytes = ack
-            .acked
-            .iter()
-            .fold(0usize, |sum, p| sum.saturating_add(p.size));
+        let acked_bytes = ack.summary.acked_bytes;
 
         // Rounds ending in recovery are not evaluated, and the end of
         // recovery restarts the round.

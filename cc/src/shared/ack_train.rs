@@ -331,6 +331,7 @@ mod tests {
                 let ack = AckEvent {
                     now,
                     acked: &acked,
+                    summary: crate::events::AckSummary::of(&acked, 0),
                     ack_delay: Duration::ZERO,
                     rtt: RttSnapshot::uniform(path.rtt),
                     bytes_in_flight: 0,
@@ -419,6 +420,7 @@ mod tests {
                 &AckEvent {
                     now,
                     acked: &acked,
+                    summary: crate::events::AckSummary::of(&acked, 0),
                     ack_delay: delay,
                     rtt: RttSnapshot::uniform(Duration::from_millis(600)),
                     bytes_in_flight: 0,
@@ -444,6 +446,7 @@ mod tests {
         let ack = AckEvent {
             now,
             acked: &acked,
+            summary: crate::events::AckSummary::of(&acked, 0),
             ack_delay: Duration::from_secs(1),
             rtt: RttSnapshot::uniform(Duration::from_millis(600)),
             bytes_in_flight: 0,
@@ -472,6 +475,7 @@ mod tests {
                 &AckEvent {
                     now,
                     acked: &acked,
+                    summary: crate::events::AckSummary::of(&acked, 0),
                     ack_delay: Duration::ZERO,
                     rtt: RttSnapshot::uniform(Duration::from_millis(600)),
                     bytes_in_flight: 0,
@@ -497,6 +501,7 @@ mod tests {
         let ack = AckEvent {
             now,
             acked: &acked,
+            summary: crate::events::AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(Duration::from_millis(600)),
             bytes_in_flight: 0,
