@@ -181,7 +181,7 @@ use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::pacing_profile::{self, PacingKeys, PacingProfile, SPIKE_SUPPRESSION_PARAMS};
 use crate::shared::recovery_epoch::{AckedRound, RecoveryEpoch, SentAtReduction};
-use crate::shared::round_clock::{CompletedRound, RoundClock, RoundRtt};
+use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock, RoundRtt};
 use crate::shared::vegas_diff::VegasDiff;
 use crate::shared::window::Window;
 
@@ -1167,10 +1167,15 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 }
                 packet
             }));
-            // New RTTs: a new summary.
+            // New RTTs: a new RTT sample; sizes, numbers and send times
+            // are the same.
+            let min_rtt = smallest_rtt_sample(&adjusted, ack.summary.full_size);
             (
                 &adjusted[..],
-                AckSummary::of(&adjusted, ack.summary.full_size),
+                AckSummary {
+                    min_rtt,
+                    ..ack.summary
+                },
             )
         };
         let ack = AckEvent {
