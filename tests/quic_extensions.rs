@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use vegas_cc::shared::queueing_estimate::{EstimatorConfig, QueueingEstimator};
-use vegas_cc::{AckEvent, AckedPacket, RttSnapshot};
+use vegas_cc::{AckEvent, AckSummary, AckedPacket, RttSnapshot};
 
 const STREAM: u64 = 0;
 const MAX_DATAGRAM: usize = 1350;
@@ -647,6 +647,7 @@ fn fallback_estimate_finds_the_injected_delay() {
             let event = AckEvent {
                 now,
                 acked: &acked,
+                summary: AckSummary::of(&acked, 0),
                 ack_delay: Duration::from_micros(ack_delay_raw << 3),
                 rtt: RttSnapshot::uniform(largest.rtt),
                 bytes_in_flight: 0,

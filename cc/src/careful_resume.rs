@@ -474,8 +474,22 @@ impl CarefulResume {
         flight: usize,
         controller_cwnd: usize,
     ) -> Option<SetWindow> {
+        let acked_bytes = acked.iter().map(|p| p.size).sum();
+        self.on_ack_with_bytes(now, acked, acked_bytes, rtt, flight, controller_cwnd)
+    }
+
+    /// [`CarefulResume::on_ack`] with the ACK's bytes already summed (the
+    /// host's [`crate::events::AckSummary`]).
+    pub fn on_ack_with_bytes(
+        &mut self,
+        now: Instant,
+        acked: &[AckedPacket],
+        acked_bytes: usize,
+        rtt: RttSnapshot,
+        flight: usize,
+        controller_cwnd: usize,
+    ) -> Option<SetWindow> {
         self.last_rtt = Some(rtt);
-        let acked_bytes: usize = acked.iter().map(|p| p.size).sum();
         match self.phase {
             Phase::Reconnaissance => {
                 if !self.rtt_confirmed(&rtt) {
@@ -733,6 +747,7 @@ mod tests {
             let ack = AckEvent {
                 now,
                 acked: &acked,
+                summary: crate::events::AckSummary::of(&acked, 0),
                 ack_delay: Duration::ZERO,
                 rtt: rtt(600, 600),
                 bytes_in_flight: (11 - n as usize) * MDS,

@@ -76,12 +76,74 @@ impl RttSnapshot {
     }
 }
 
+/// What every reader of an ACK wants of its packets, taken in one walk where
+/// the [`AckEvent`] is built (the host), so that no member walks the packets
+/// again for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckSummary {
+    /// Bytes newly acknowledged.
+    pub acked_bytes: usize,
+    /// The largest packet number acknowledged; `None` for an ACK of nothing.
+    pub largest_acked: Option<u64>,
+    /// The latest send time among the acknowledged packets.
+    pub latest_time_sent: Option<Instant>,
+    /// The ACK's RTT sample: the smallest non-zero RTT among the packets of
+    /// at least `full_size` bytes.
+    pub min_rtt: Option<Duration>,
+    /// The size from which a packet's RTT counts as a sample of the path
+    /// (`round_clock::full_size_floor` of the path's datagram size).
+    pub full_size: usize,
+}
+
+impl AckSummary {
+    /// The summary of `acked`, RTT samples from packets of at least
+    /// `full_size` bytes.
+    pub fn of(acked: &[AckedPacket], full_size: usize) -> Self {
+        let mut summary = AckSummary::empty(full_size);
+        for p in acked {
+            summary.add(p);
+        }
+        summary
+    }
+
+    /// The summary of no packets yet.
+    pub fn empty(full_size: usize) -> Self {
+        AckSummary {
+            full_size,
+            ..AckSummary::default()
+        }
+    }
+
+    /// Counts one more acknowledged packet.
+    pub fn add(&mut self, p: &AckedPacket) {
+        self.acked_bytes = self.acked_bytes.saturating_add(p.size);
+        self.largest_acked = self.largest_acked.max(Some(p.pkt_num));
+        self.latest_time_sent = self.latest_time_sent.max(Some(p.time_sent));
+        if p.size >= self.full_size && !p.rtt.is_zero() {
+            self.min_rtt = Some(self.min_rtt.map_or(p.rtt, |m| m.min(p.rtt)));
+        }
+    }
+
+    /// The smallest non-zero RTT among the packets of `acked` (the packets
+    /// this summary was taken of) of at least `min_size` bytes: the stored
+    /// sample when `min_size` is the size it was taken with, else a walk.
+    pub fn min_rtt_from(&self, acked: &[AckedPacket], min_size: usize) -> Option<Duration> {
+        if min_size == self.full_size {
+            return self.min_rtt;
+        }
+        crate::shared::round_clock::smallest_rtt_sample(acked, min_size)
+    }
+}
+
 /// One received ACK frame and the packets it newly acknowledges, in
 /// ascending packet-number order.
 #[derive(Clone, Copy, Debug)]
 pub struct AckEvent<'a> {
     pub now: Instant,
     pub acked: &'a [AckedPacket],
+    /// `acked` summed up once ([`AckSummary::of`]); whoever changes `acked`
+    /// makes a new one.
+    pub summary: AckSummary,
     /// ACK delay the peer reported for the largest acknowledged packet.
     pub ack_delay: Duration,
     pub rtt: RttSnapshot,
@@ -146,4 +208,60 @@ pub struct CongestionEvent {
     /// congestion duration with nothing acknowledged in between.
     pub persistent_congestion: bool,
     pub bytes_in_flight: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Packets of mixed sizes and RTTs (some zero), numbers and send times
+    /// out of order, from a small generator.
+    fn packets(seed: u64, n: usize) -> Vec<AckedPacket> {
+        let t0 = Instant::now();
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        (0..n)
+            .map(|_| {
+                let sent = t0 + Duration::from_millis(next() % 1000);
+                let mut p = AckedPacket::new(
+                    next() % 500,
+                    [40, 600, 1199, 1200][(next() % 4) as usize],
+                    sent,
+                    sent + Duration::from_millis(next() % 3 * 100),
+                );
+                p.rtt = Duration::from_millis(next() % 3 * 100);
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_summary_is_what_each_reader_computed_for_itself() {
+        for seed in 1..200 {
+            let acked = packets(seed, (seed % 12) as usize);
+            let summary = AckSummary::of(&acked, 600);
+            let bytes: usize = acked.iter().map(|p| p.size).sum();
+            assert_eq!(summary.acked_bytes, bytes);
+            assert_eq!(summary.largest_acked, acked.iter().map(|p| p.pkt_num).max());
+            assert_eq!(
+                summary.latest_time_sent,
+                acked.iter().map(|p| p.time_sent).max()
+            );
+            for min_size in [0, 600, 1200] {
+                let reference = acked
+                    .iter()
+                    .filter(|p| p.size >= min_size)
+                    .map(|p| p.rtt)
+                    .filter(|r| !r.is_zero())
+                    .min();
+                assert_eq!(summary.min_rtt_from(&acked, min_size), reference);
+            }
+        }
+        assert_eq!(AckSummary::of(&[], 600), AckSummary::empty(600));
+    }
 }

@@ -14,9 +14,13 @@ use std::time::{Duration, Instant};
 
 use crate::careful_resume::{CapacityObserver, CarefulResume, SavedPath, SetWindow};
 use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
-use crate::events::{AckEvent, AckReceived, AckedPacket, CongestionEvent, PacketSent, RttSnapshot};
+use crate::events::{
+    AckEvent, AckReceived, AckSummary, AckedPacket, CongestionEvent, PacketSent, RttSnapshot,
+};
+
 use crate::registry::{ControllerSpec, WindowConfig};
 use crate::shared::peer_reports::{self, JudgedCounts, PeerReportJudge};
+use crate::shared::round_clock::full_size_floor;
 
 /// RFC 9002 section 7.6.1: persistent congestion spans three PTOs.
 const PERSISTENT_CONGESTION_THRESHOLD: u32 = 3;
@@ -364,16 +368,29 @@ impl ControllerHost {
         acked.clear();
         let report = &ack.report;
         let judge = &mut self.judge;
-        acked.extend(packets.into_iter().map(|p| AckedPacket {
-            receive_time: judge.receive_time(report.receive_times, p.pkt_num, p.time_sent, p.rtt),
-            forward_queueing: judge.forward_queueing(report.forward_queueing, p.pkt_num, p.rtt),
-            ..p
+        // The summary and the largest RTT in the same walk as the judging.
+        let mut summary = AckSummary::empty(full_size_floor(self.max_datagram_size));
+        let mut largest_rtt = Duration::ZERO;
+        acked.extend(packets.into_iter().map(|p| {
+            let packet = AckedPacket {
+                receive_time: judge.receive_time(
+                    report.receive_times,
+                    p.pkt_num,
+                    p.time_sent,
+                    p.rtt,
+                ),
+                forward_queueing: judge.forward_queueing(report.forward_queueing, p.pkt_num, p.rtt),
+                ..p
+            };
+            summary.add(&packet);
+            largest_rtt = largest_rtt.max(packet.rtt);
+            packet
         }));
-        let largest_rtt = acked.iter().map(|a| a.rtt).max().unwrap_or_default();
         let backward_queueing = judge.backward_queueing(report.backward_queueing, largest_rtt);
         self.on_ack(&AckEvent {
             now: ack.now,
             acked: &acked,
+            summary,
             ack_delay: ack.ack_delay,
             rtt: ack.rtt,
             bytes_in_flight: ack.bytes_in_flight,
@@ -573,7 +590,7 @@ impl ControllerHost {
     /// cwnd-limited.
     pub fn on_ack(&mut self, ack: &AckEvent<'_>) {
         self.last_rtt = Some(ack.rtt);
-        if let Some(latest) = ack.acked.iter().map(|p| p.time_sent).max() {
+        if let Some(latest) = ack.summary.latest_time_sent {
             self.latest_acked_time_sent = Some(
                 self.latest_acked_time_sent
                     .map_or(latest, |t| t.max(latest)),
@@ -599,15 +616,16 @@ impl ControllerHost {
             event.acked = &self.bounded;
         }
         self.controller.on_ack(&event);
-        let acked_bytes: usize = ack.acked.iter().map(|p| p.size).sum();
+        let acked_bytes = ack.summary.acked_bytes;
         if let Some(observer) = self.observer.as_mut() {
             observer.on_ack(ack.now, acked_bytes, app_limited, ack.rtt.min_rtt);
         }
         if let Some(cr) = self.careful_resume.as_mut() {
             cr.observe_ack(ack);
-            let window = cr.on_ack(
+            let window = cr.on_ack_with_bytes(
                 ack.now,
                 ack.acked,
+                acked_bytes,
                 ack.rtt,
                 ack.bytes_in_flight.saturating_sub(acked_bytes),
                 self.controller.cwnd(),
@@ -1002,6 +1020,7 @@ mod persistent_congestion_tests {
         host.on_ack(&AckEvent {
             now: at,
             acked: &acked,
+            summary: AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(ms(100)),
             bytes_in_flight: 1200,
@@ -1234,6 +1253,7 @@ mod queueing_bound_tests {
         host.on_ack(&AckEvent {
             now,
             acked: &acked,
+            summary: AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt,
             bytes_in_flight: 1200 * acked.len(),
@@ -1346,6 +1366,7 @@ mod queueing_bound_tests {
                 host.on_ack(&AckEvent {
                     now: acked_at,
                     acked: &[packet],
+                    summary: AckSummary::of(&[packet], 0),
                     ack_delay: Duration::ZERO,
                     rtt,
                     bytes_in_flight: (packets - i) * mss,

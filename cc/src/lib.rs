@@ -30,8 +30,8 @@ pub use controller::{
     CcState, CongestionController, InternalValue, Internals, Pacing, MINIMUM_WINDOW_PACKETS,
 };
 pub use events::{
-    AckEvent, AckReceived, AckedPacket, CongestionEvent, PacketSent, PeerReport, PeerStamp,
-    RttSnapshot,
+    AckEvent, AckReceived, AckSummary, AckedPacket, CongestionEvent, PacketSent, PeerReport,
+    PeerStamp, RttSnapshot,
 };
 pub use host::ControllerHost;
 pub use params::{ParamError, ParamInfo, ParamKind, ParamValues};

@@ -176,7 +176,7 @@ use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CcState, CongestionController, Internals, Pacing};
-use crate::events::{AckEvent, AckedPacket, CongestionEvent, PacketSent};
+use crate::events::{AckEvent, AckSummary, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::pacing_profile::{self, PacingKeys, PacingProfile, SPIKE_SUPPRESSION_PARAMS};
@@ -1157,8 +1157,8 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         }
         let mut adjusted = std::mem::take(&mut self.adjusted);
         adjusted.clear();
-        let acked = if adjustment.subtract.is_zero() {
-            ack.acked
+        let (acked, summary) = if adjustment.subtract.is_zero() {
+            (ack.acked, ack.summary)
         } else {
             adjusted.extend(ack.acked.iter().map(|p| {
                 let mut packet = *p;
@@ -1167,19 +1167,29 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 }
                 packet
             }));
-            &adjusted
+            // New RTTs: a new RTT sample; sizes, numbers and send times
+            // are the same.
+            let min_rtt = smallest_rtt_sample(&adjusted, ack.summary.full_size);
+            (
+                &adjusted[..],
+                AckSummary {
+                    min_rtt,
+                    ..ack.summary
+                },
+            )
         };
-        let ack = AckEvent { acked, ..*ack };
+        let ack = AckEvent {
+            acked,
+            summary,
+            ..*ack
+        };
 
         // 3.5.2: BaseRTT is the minimum of all measured round trip times.
-        if let Some(rtt) = smallest_rtt_sample(ack.acked, min_sample_size) {
+        if let Some(rtt) = ack.summary.min_rtt_from(ack.acked, min_sample_size) {
             self.rules
                 .on_base_rtt_sample(rtt, ack.now, &self.window, &mut self.base_rtt);
         }
-        let acked_bytes = ack
-            .acked
-            .iter()
-            .fold(0usize, |sum, p| sum.saturating_add(p.size));
+        let acked_bytes = ack.summary.acked_bytes;
 
         // Rounds ending in recovery are not evaluated, and the end of
         // recovery restarts the round.

@@ -2269,6 +2269,7 @@ mod tests {
         v.on_ack(&AckEvent {
             now: t0 + BASE,
             acked: &acked,
+            summary: crate::events::AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(BASE),
             bytes_in_flight: 2 * MDS,

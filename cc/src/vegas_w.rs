@@ -662,11 +662,7 @@ impl VegasRules for VegasWRules {
     /// The ACK times for IV.C and the bandwidth estimate (III.B).
     fn observe_ack(&mut self, ack: &AckEvent<'_>, window: &Window) {
         self.packets.on_acked(ack.now, ack.acked);
-        let acked_bytes = ack
-            .acked
-            .iter()
-            .fold(0usize, |sum, p| sum.saturating_add(p.size));
-        self.sample_bandwidth(ack.now, acked_bytes, window.in_slow_start());
+        self.sample_bandwidth(ack.now, ack.summary.acked_bytes, window.in_slow_start());
     }
 
     /// IV.B for the ACK's RTT sample, then BaseRTT as in Vegas.

@@ -113,7 +113,7 @@ use crate::shared::pacing_profile::{self, PacingKeys, PacingProfile, UNPACED_PAP
 // Re-exported: it was `veno::RecoveryEpoch` before it was shared.
 pub use crate::shared::recovery_epoch::RecoveryEpoch;
 use crate::shared::recovery_epoch::{AckedRound, SentAtReduction};
-use crate::shared::round_clock::{smallest_rtt_sample, CompletedRound, RoundClock};
+use crate::shared::round_clock::{CompletedRound, RoundClock};
 use crate::shared::vegas_diff::VegasDiff;
 use crate::shared::window::Window;
 
@@ -567,7 +567,10 @@ impl<R: VenoRules> CongestionController for Veno<R> {
         if !ack.rtt.smoothed_rtt.is_zero() {
             self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
         }
-        if let Some(rtt) = smallest_rtt_sample(ack.acked, self.rounds.min_sample_size()) {
+        if let Some(rtt) = ack
+            .summary
+            .min_rtt_from(ack.acked, self.rounds.min_sample_size())
+        {
             self.base_rtt.on_rtt_sample(rtt);
         }
 

@@ -498,10 +498,7 @@ impl VenoRules for VenoDbRules {
     }
 
     fn observe_ack(&mut self, ack: &AckEvent<'_>) {
-        let acked_bytes = ack
-            .acked
-            .iter()
-            .fold(0usize, |sum, p| sum.saturating_add(p.size));
+        let acked_bytes = ack.summary.acked_bytes;
         if let Some(sample) = self.sampler.on_ack(ack.now, acked_bytes, Duration::ZERO) {
             self.bwe.update(sample.bytes_per_sec());
         }

@@ -254,10 +254,7 @@ impl CongestionController for Westwood {
             self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
         }
 
-        let acked_bytes = ack
-            .acked
-            .iter()
-            .fold(0usize, |sum, p| sum.saturating_add(p.size));
+        let acked_bytes = ack.summary.acked_bytes;
         if let Some(sample) = self
             .sampler
             .on_ack(ack.now, acked_bytes, ack.rtt.latest_rtt)
@@ -269,7 +266,7 @@ impl CongestionController for Westwood {
 
         // Only packets sent after the last reduction grow the window; the
         // first of them ends recovery.
-        self.epoch.on_ack(ack.acked.iter().map(|p| p.time_sent));
+        self.epoch.on_ack(ack.summary.latest_time_sent.into_iter());
         for packet in ack.acked {
             if self.epoch.sent_after_reduction(packet.time_sent) && !ack.app_limited {
                 self.grow(packet.size);

@@ -10,8 +10,8 @@ use std::time::Instant;
 use common::{ms, MDS, WINDOW};
 use vegas_cc::careful_resume::{LossRule, Phase};
 use vegas_cc::{
-    AckEvent, AckedPacket, CarefulResumeConfig, CcState, ControllerHost, ControllerSpec,
-    PacketSent, RttSnapshot, SavedPath,
+    AckEvent, AckSummary, AckedPacket, CarefulResumeConfig, CcState, ControllerHost,
+    ControllerSpec, PacketSent, RttSnapshot, SavedPath,
 };
 
 const IW: usize = 10 * MDS;
@@ -38,6 +38,7 @@ fn ack(host: &mut ControllerHost, pkt_num: u64, sent: Instant, at: Instant, in_f
     host.on_ack(&AckEvent {
         now: at,
         acked: &acked,
+        summary: AckSummary::of(&acked, 0),
         ack_delay: ms(0),
         rtt: RttSnapshot::uniform(ms(600)),
         bytes_in_flight: in_flight,

@@ -16,7 +16,12 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use vegas_cc::registry::ALGORITHMS;
-use vegas_cc::{AckEvent, AckedPacket, ControllerHost, ControllerSpec, PacketSent, RttSnapshot};
+
+#[path = "common/rtt.rs"]
+mod rtt;
+use vegas_cc::{
+    AckEvent, AckSummary, AckedPacket, ControllerHost, ControllerSpec, PacketSent, RttSnapshot,
+};
 
 struct CountingAllocator;
 
@@ -158,15 +163,7 @@ impl Path {
     }
 
     fn update_rtt(&mut self, sample: Duration) -> RttSnapshot {
-        let next = match self.rtt {
-            None => RttSnapshot::uniform(sample),
-            Some(prev) => RttSnapshot {
-                min_rtt: prev.min_rtt.min(sample),
-                smoothed_rtt: (prev.smoothed_rtt * 7 + sample) / 8,
-                latest_rtt: sample,
-                rttvar: (prev.rttvar * 3 + prev.smoothed_rtt.abs_diff(sample)) / 4,
-            },
-        };
+        let next = rtt::rfc9002_update(self.rtt, sample);
         self.rtt = Some(next);
         next
     }
@@ -204,6 +201,7 @@ impl Path {
         self.host.on_ack(&AckEvent {
             now: self.now,
             acked: &acked[..n],
+            summary: AckSummary::of(&acked[..n], 0),
             ack_delay: Duration::ZERO,
             rtt: snapshot,
             bytes_in_flight,

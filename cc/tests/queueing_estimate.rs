@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use vegas_cc::shared::queueing_estimate::{EstimatorConfig, QueueingEstimator};
-use vegas_cc::{AckEvent, AckedPacket, RttSnapshot};
+use vegas_cc::{AckEvent, AckSummary, AckedPacket, RttSnapshot};
 
 const ONE_WAY: f64 = 0.270; // seconds, each direction (GEO)
 const SPACING: f64 = 0.010; // a packet every 10 ms
@@ -113,6 +113,7 @@ fn run_with(
         let ack = AckEvent {
             now: packet.time_acked,
             acked: &acked,
+            summary: AckSummary::of(&acked, 0),
             ack_delay,
             rtt: RttSnapshot::uniform(packet.rtt),
             bytes_in_flight: 0,

@@ -1018,6 +1018,7 @@ fn probing_sample_ignores_small_packets() {
         cc.on_ack(&vegas_cc::AckEvent {
             now: t0 + ms(rtt),
             acked: &[packet],
+            summary: vegas_cc::AckSummary::of(&[packet], 0),
             ack_delay: Duration::ZERO,
             rtt: vegas_cc::RttSnapshot::uniform(ms(rtt)),
             bytes_in_flight: 0,

@@ -558,6 +558,7 @@ fn base_rtt_ignores_small_packets() {
             cc.on_ack(&vegas_cc::AckEvent {
                 now: t0 + ms(*rtt),
                 acked: &acked,
+                summary: vegas_cc::AckSummary::of(&acked, 0),
                 ack_delay: Duration::ZERO,
                 rtt: vegas_cc::RttSnapshot::uniform(ms(*rtt)),
                 bytes_in_flight: 0,

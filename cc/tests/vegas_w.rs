@@ -15,8 +15,8 @@ use proptest::prelude::*;
 use vegas_cc::registry::all_names;
 use vegas_cc::vegas_w::VegasW;
 use vegas_cc::{
-    AckEvent, AckedPacket, CcState, CongestionController, CongestionEvent, ControllerSpec,
-    InternalValue, Internals, PacketSent, RttSnapshot, MINIMUM_WINDOW_PACKETS,
+    AckEvent, AckSummary, AckedPacket, CcState, CongestionController, CongestionEvent,
+    ControllerSpec, InternalValue, Internals, PacketSent, RttSnapshot, MINIMUM_WINDOW_PACKETS,
 };
 
 /// The paper's constants and the file's documented choices, written out.
@@ -276,6 +276,7 @@ impl Run {
         self.flow.cc.on_ack(&AckEvent {
             now: arrival,
             acked: &acked,
+            summary: AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(rtt),
             bytes_in_flight: 0,
@@ -719,6 +720,7 @@ fn predecessors_skip_packet_numbers_quic_never_sent() {
         run.flow.cc.on_ack(&AckEvent {
             now,
             acked: &acked,
+            summary: AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(rtt),
             bytes_in_flight: 0,
@@ -961,6 +963,7 @@ fn packet_history_is_bounded() {
             cc.on_ack(&AckEvent {
                 now: at + ms(100),
                 acked: &acked,
+                summary: AckSummary::of(&acked, 0),
                 ack_delay: Duration::ZERO,
                 rtt: RttSnapshot::uniform(ms(100)),
                 bytes_in_flight: 0,
@@ -1098,6 +1101,7 @@ proptest! {
                     flow.cc.on_ack(&AckEvent {
                         now: now + Duration::from_micros(rtt_us),
                         acked: &acked,
+                        summary: AckSummary::of(&acked, 0),
                         ack_delay: Duration::ZERO,
                         rtt: RttSnapshot::uniform(Duration::from_micros(rtt_us)),
                         bytes_in_flight: 0,

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use vegas_cc::westwood::Westwood;
 use vegas_cc::{
-    AckEvent, AckedPacket, CcState, CongestionController, CongestionEvent, ControllerHost,
-    ControllerSpec, InternalValue, Internals, RttSnapshot, WindowConfig,
+    AckEvent, AckSummary, AckedPacket, CcState, CongestionController, CongestionEvent,
+    ControllerHost, ControllerSpec, InternalValue, Internals, RttSnapshot, WindowConfig,
 };
 
 const MSS: usize = 1200;
@@ -72,6 +72,7 @@ impl Driver {
         cc.on_ack(&AckEvent {
             now: self.now,
             acked: &acked,
+            summary: AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt: self.rtt,
             bytes_in_flight: cc.cwnd(),
@@ -372,6 +373,7 @@ fn spurious_loss_restores_window_and_epoch() {
         host.on_ack(&AckEvent {
             now: d.now,
             acked: &acked,
+            summary: AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt: d.rtt,
             bytes_in_flight: 0,
@@ -444,6 +446,7 @@ impl GeoPath {
         cc.on_ack(&AckEvent {
             now: at,
             acked: &acked,
+            summary: AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(GEO_RTT),
             bytes_in_flight: cc.cwnd(),
@@ -697,6 +700,7 @@ proptest! {
                     cc.on_ack(&AckEvent {
                         now,
                         acked: &acked,
+                        summary: AckSummary::of(&acked, 0),
                         ack_delay: Duration::ZERO,
                         rtt: RttSnapshot {
                             min_rtt: ms(min_rtt_ms),

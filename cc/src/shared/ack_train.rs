@@ -510,6 +510,7 @@ mod tests {
                 let ack = AckEvent {
                     now,
                     acked: &acked,
+                    summary: crate::events::AckSummary::of(&acked, 0),
                     ack_delay: Duration::ZERO,
                     rtt: RttSnapshot::uniform(path.rtt),
                     bytes_in_flight: 0,
@@ -598,6 +599,7 @@ mod tests {
                 &AckEvent {
                     now,
                     acked: &acked,
+                    summary: crate::events::AckSummary::of(&acked, 0),
                     ack_delay: delay,
                     rtt: RttSnapshot::uniform(Duration::from_millis(600)),
                     bytes_in_flight: 0,
@@ -623,6 +625,7 @@ mod tests {
         let ack = AckEvent {
             now,
             acked: &acked,
+            summary: crate::events::AckSummary::of(&acked, 0),
             ack_delay: Duration::from_secs(1),
             rtt: RttSnapshot::uniform(Duration::from_millis(600)),
             bytes_in_flight: 0,
@@ -651,6 +654,7 @@ mod tests {
                 &AckEvent {
                     now,
                     acked: &acked,
+                    summary: crate::events::AckSummary::of(&acked, 0),
                     ack_delay: Duration::ZERO,
                     rtt: RttSnapshot::uniform(Duration::from_millis(600)),
                     bytes_in_flight: 0,
@@ -676,6 +680,7 @@ mod tests {
         let ack = AckEvent {
             now,
             acked: &acked,
+            summary: crate::events::AckSummary::of(&acked, 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(Duration::from_millis(600)),
             bytes_in_flight: 0,

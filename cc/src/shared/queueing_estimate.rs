@@ -435,6 +435,7 @@ mod tests {
             let ack = AckEvent {
                 now: arrival,
                 acked: &acked,
+                summary: crate::events::AckSummary::of(&acked, 0),
                 ack_delay: self.ack_delay,
                 rtt: RttSnapshot::uniform(packet.rtt),
                 bytes_in_flight: 0,
@@ -532,6 +533,7 @@ mod tests {
         let ack = AckEvent {
             now: arrival,
             acked: &[p],
+            summary: crate::events::AckSummary::of(&[p], 0),
             ack_delay: path.ack_delay,
             rtt: RttSnapshot::uniform(p.rtt),
             bytes_in_flight: 0,
@@ -602,6 +604,7 @@ mod tests {
             let ack = AckEvent {
                 now: sent + ms(100),
                 acked: &[p],
+                summary: crate::events::AckSummary::of(&[p], 0),
                 ack_delay,
                 rtt: RttSnapshot::uniform(ms(100)),
                 bytes_in_flight: 0,
@@ -621,6 +624,7 @@ mod tests {
         let ack = AckEvent {
             now: t0,
             acked: &[p],
+            summary: crate::events::AckSummary::of(&[p], 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(Duration::ZERO),
             bytes_in_flight: 0,
@@ -639,6 +643,7 @@ mod tests {
         let ack = AckEvent {
             now: t0 + ms(10),
             acked: &[p, p],
+            summary: crate::events::AckSummary::of(&[p, p], 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(ms(10)),
             bytes_in_flight: 0,
@@ -648,7 +653,11 @@ mod tests {
         let mut forward = vec![Some(ms(1))];
         assert_eq!(est.on_ack(&ack, &mut forward), None);
         assert_eq!(forward, vec![None, None]);
-        let empty = AckEvent { acked: &[], ..ack };
+        let empty = AckEvent {
+            acked: &[],
+            summary: crate::events::AckSummary::default(),
+            ..ack
+        };
         assert_eq!(est.on_ack(&empty, &mut forward), None);
         assert!(forward.is_empty());
     }

@@ -124,7 +124,9 @@ impl RecoveryEpoch {
         ack: &AckEvent<'_>,
         rounds: &mut RoundClock,
     ) -> AckedRound {
-        if self.on_ack(ack.acked.iter().map(|p| p.time_sent)) {
+        // Whether any packet was sent after the reduction is whether the
+        // latest one was.
+        if self.on_ack(ack.summary.latest_time_sent.into_iter()) {
             rounds.restart(ack.now);
             return AckedRound::RecoveryEnded;
         }

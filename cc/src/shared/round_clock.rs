@@ -175,15 +175,12 @@ impl RoundStats {
     }
 
     fn record(&mut self, ack: &AckEvent<'_>, min_size: usize) {
-        if let Some(rtt) = smallest_rtt_sample(ack.acked, min_size) {
+        if let Some(rtt) = ack.summary.min_rtt_from(ack.acked, min_size) {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
             self.rtt_sum = self.rtt_sum.saturating_add(rtt);
             self.rtt_samples = self.rtt_samples.saturating_add(1);
         }
-        let bytes = ack
-            .acked
-            .iter()
-            .fold(0u64, |sum, p| sum.saturating_add(p.size as u64));
+        let bytes = u64::try_from(ack.summary.acked_bytes).unwrap_or(u64::MAX);
         self.bytes_acked = self.bytes_acked.saturating_add(bytes);
         self.app_limited &= ack.app_limited;
     }
@@ -299,7 +296,7 @@ impl RoundClock {
     /// Counts `ack` in the current round. If it ends the round, returns what
     /// the round measured and begins the next one at `ack.now`.
     pub fn on_ack(&mut self, ack: &AckEvent<'_>) -> Option<CompletedRound> {
-        let largest_acked = ack.acked.iter().map(|p| p.pkt_num).max()?;
+        let largest_acked = ack.summary.largest_acked?;
         // An ACK before any send (only in odd tests) begins a round that this
         // very ACK ends.
         let round = self
@@ -384,6 +381,7 @@ pub(crate) mod tests {
         AckEvent {
             now,
             acked,
+            summary: crate::events::AckSummary::of(acked, 0),
             ack_delay: Duration::ZERO,
             rtt: RttSnapshot::uniform(ms(100)),
             bytes_in_flight: 0,

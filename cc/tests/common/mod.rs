@@ -14,6 +14,8 @@
 
 /// Random event sequences and invariants for property tests.
 pub mod random_events;
+/// The RFC 9002 RTT estimator of the test senders.
+pub mod rtt;
 /// A sender driven through the host, paced, as the real stack drives it.
 pub mod stack;
 /// Vegas-A's Fig. 1 and Vegas-L's Fig. 2 written again for the tests.
@@ -22,8 +24,8 @@ pub mod vegas_a_model;
 use std::time::{Duration, Instant};
 
 use vegas_cc::{
-    AckEvent, AckedPacket, CongestionController, CongestionEvent, ControllerSpec, InternalValue,
-    Internals, PacketSent, RttSnapshot, WindowConfig,
+    AckEvent, AckSummary, AckedPacket, CongestionController, CongestionEvent, ControllerSpec,
+    InternalValue, Internals, PacketSent, RttSnapshot, WindowConfig,
 };
 
 /// Datagram size of every packet the helper sends.
@@ -188,6 +190,7 @@ impl Flow {
             let event = AckEvent {
                 now: arrival,
                 acked: &acked,
+                summary: AckSummary::of(&acked, 0),
                 ack_delay,
                 rtt: snapshot,
                 bytes_in_flight: self.bytes_in_flight(),

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use vegas_cc::{
-    AckEvent, AckedPacket, CongestionController, CongestionEvent, InternalValue, Internals,
-    PacketSent, RttSnapshot,
+    AckEvent, AckSummary, AckedPacket, CongestionController, CongestionEvent, InternalValue,
+    Internals, PacketSent, RttSnapshot,
 };
 
 use super::{ms, Flow, MDS};
@@ -121,6 +121,7 @@ pub fn deliver_malformed(
     flow.cc.on_ack(&AckEvent {
         now,
         acked: &[packet],
+        summary: AckSummary::of(&[packet], 0),
         ack_delay: Duration::MAX,
         rtt: RttSnapshot::uniform(Duration::ZERO),
         bytes_in_flight: usize::MAX,

@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use vegas_cc::{AckEvent, AckedPacket, ControllerHost, PacketSent, RttSnapshot};
+use vegas_cc::{AckEvent, AckSummary, AckedPacket, ControllerHost, PacketSent, RttSnapshot};
 
 use super::MDS;
 
@@ -162,15 +162,7 @@ impl StackFlow {
 
     /// RFC 9002 section 5.3, no ACK delay.
     fn update_rtt(&mut self, sample: Duration) -> RttSnapshot {
-        let next = match self.rtt {
-            None => RttSnapshot::uniform(sample),
-            Some(prev) => RttSnapshot {
-                min_rtt: prev.min_rtt.min(sample),
-                smoothed_rtt: (prev.smoothed_rtt * 7 + sample) / 8,
-                latest_rtt: sample,
-                rttvar: (prev.rttvar * 3 + prev.smoothed_rtt.abs_diff(sample)) / 4,
-            },
-        };
+        let next = super::rtt::rfc9002_update(self.rtt, sample);
         self.rtt = Some(next);
         next
     }
@@ -204,6 +196,7 @@ impl StackFlow {
             self.host.on_ack(&AckEvent {
                 now: self.now,
                 acked: &[acked],
+                summary: AckSummary::of(&[acked], 0),
                 ack_delay: Duration::ZERO,
                 rtt: snapshot,
                 bytes_in_flight,
