@@ -418,6 +418,33 @@ pub const PARAMS: &[ParamInfo] = &[
                       share of a deep buffer beside CUBIC or BBR2)",
     },
     ParamInfo {
+        name: "suspect_loss_budget",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: losses left to the path probe count against the round's random-loss \
+                      budget (max_random_loss_fraction of cwnd), and beyond it are congestive: \
+                      a path change brings a few losses, a buffer a joining flow overfills \
+                      brings hundreds; off: every such loss waits for the probe",
+    },
+    ParamInfo {
+        name: "startup_queue_exit",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: after the capacity jump, start-up ends at the first ACK whose latest \
+                      packets met more than gamma packets of queue (the link is busy: another \
+                      flow holds it), not at the round's end; off: only the round's Diff ends it",
+    },
+    ParamInfo {
+        name: "shallow_buffer_packets",
+        default: 30.0,
+        kind: PACKETS,
+        description: "a buffer whose congestive losses never met more than this many packets of \
+                      queue is shallow: there a standing queue the path probe finds not ours is \
+                      a competitor's few packets, not a path change, and it gets none of a path \
+                      change's favours (no rebase onto it, no grace for losses, quiet rounds \
+                      kept), as before the probe; 0: no such distinction",
+    },
+    ParamInfo {
         name: "probe_response_fraction",
         default: 0.5,
         kind: FRACTION,
@@ -513,6 +540,9 @@ mod keys {
     pub const REBASE_DRAIN_FRACTION: Key<f64> = Key::in_table(PARAMS, "rebase_drain_fraction");
     pub const PATH_PROBE: Key<OnOff> = Key::in_table(PARAMS, "path_probe");
     pub const PATH_CHANGE_RARE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "path_change_rare_rounds");
+    pub const SUSPECT_LOSS_BUDGET: Key<OnOff> = Key::in_table(PARAMS, "suspect_loss_budget");
+    pub const STARTUP_QUEUE_EXIT: Key<OnOff> = Key::in_table(PARAMS, "startup_queue_exit");
+    pub const SHALLOW_BUFFER_PACKETS: Key<f64> = Key::in_table(PARAMS, "shallow_buffer_packets");
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
     pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
     pub const STARTUP_PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "startup_pacing_gain");
@@ -580,6 +610,9 @@ struct Config {
     rebase_drain_fraction: f64,
     path_probe: bool,
     path_change_rare_rounds: u64,
+    suspect_loss_budget: bool,
+    startup_queue_exit: bool,
+    shallow_buffer_packets: f64,
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
     startup_pacing_cap: f64,
@@ -618,6 +651,9 @@ impl Config {
             rebase_drain_fraction: p.value(keys::REBASE_DRAIN_FRACTION),
             path_probe: p.value(keys::PATH_PROBE).is_on(),
             path_change_rare_rounds: p.value(keys::PATH_CHANGE_RARE_ROUNDS),
+            suspect_loss_budget: p.value(keys::SUSPECT_LOSS_BUDGET).is_on(),
+            startup_queue_exit: p.value(keys::STARTUP_QUEUE_EXIT).is_on(),
+            shallow_buffer_packets: p.value(keys::SHALLOW_BUFFER_PACKETS),
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
@@ -816,6 +852,9 @@ pub struct SatRules {
     grace_opened: Option<u64>,
     /// When the path probe last found a queue that was not ours.
     last_not_ours: Option<u64>,
+    /// The longest queue (packets) a congestive loss met, for
+    /// `shallow_buffer`.
+    loss_queue_max: Option<f64>,
 }
 
 impl SatRules {
@@ -848,6 +887,7 @@ impl SatRules {
             rounds_ended: 0,
             grace_opened: None,
             last_not_ours: None,
+            loss_queue_max: None,
         }
     }
 
@@ -936,7 +976,7 @@ impl SatRules {
     /// `PROBE_GRACE_COOLDOWN_ROUNDS` rounds later, so a competitor's losses
     /// are still answered.
     fn probe_grace(&mut self, window: &Window, base_rtt: Option<Duration>) -> bool {
-        if !self.config.path_probe {
+        if !self.config.path_probe || self.shallow_buffer() {
             return false;
         }
         let (Some(capacity), Some(path), Some(delay)) = (
@@ -986,6 +1026,33 @@ impl SatRules {
             return SlowStartStep::ExitAt(target);
         }
         step
+    }
+
+    /// After the jump, a queue of more than gamma packets met by the latest
+    /// packets ends start-up at this ACK, with that queue taken out of the
+    /// window and the aim left in (the round's exit, made a round sooner).
+    /// Alone, start-up paced below the capacity builds no queue; a flow
+    /// joining a busy link meets the others' traffic as a queue growing by
+    /// what it adds, and at GEO a round more of start-up overfilled a
+    /// 500-packet buffer by hundreds of packets (robust-four-flows.toml).
+    fn startup_queue_exit(
+        &mut self,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> Option<SlowStartStep> {
+        if !self.config.startup_queue_exit || !self.jumped {
+            return None;
+        }
+        let queue = self.current_queue_packets(window, base_rtt)?;
+        if queue <= self.config.gamma {
+            return None;
+        }
+        let cwnd =
+            (window.cwnd_packets() - queue + self.config.aim()).max(MINIMUM_WINDOW_PACKETS as f64);
+        self.phase = Phase::Avoidance;
+        Some(SlowStartStep::ExitAt(
+            (cwnd * window.max_datagram_size() as f64) as usize,
+        ))
     }
 
     /// FAST's update, or Vegas's step, plus the regrowth towards the BDP;
@@ -1058,6 +1125,11 @@ impl SatRules {
             ProbeAction::Drain(packets) => Some(-packets),
             ProbeAction::Hold => Some(0.0),
             ProbeAction::NotOurs { restore_packets } => {
+                if self.shallow_buffer() {
+                    // A competitor's few packets: leave them to the update.
+                    self.probe.defer(self.config.probe_backoff_rounds);
+                    return Some(restore_packets);
+                }
                 self.rebase_due = true;
                 self.rebases = self.rebases.saturating_add(1);
                 if self.rounds_since_congestion <= PROBE_LOSS_ROUNDS && self.path_change_plausible()
@@ -1068,6 +1140,31 @@ impl SatRules {
                 Some(restore_packets)
             }
         }
+    }
+
+    /// Keeps the longest queue at the bottleneck (delay × capacity, in
+    /// packets: Diff would shrink with a window starved beside a deep
+    /// buffer) that a loss not taken for random met.
+    fn note_loss_queue(&mut self, window: &Window, base_rtt: Option<Duration>) {
+        let (Some(capacity), Some(delay)) = (self.capacity(), self.current_queue_delay(base_rtt))
+        else {
+            return;
+        };
+        let queue = delay.as_secs_f64() * capacity / window.max_datagram_size() as f64;
+        self.loss_queue_max = Some(self.loss_queue_max.map_or(queue, |q| q.max(queue)));
+    }
+
+    /// The congestive losses so far met at most `shallow_buffer_packets`
+    /// of queue: the buffer is shallow. A competitor's standing queue there
+    /// is a few packets, and Vegas's own update shares the link fairly
+    /// (beside CUBIC on fau-sat's 25-packet buffers Jain 0.96 before the
+    /// probe); rebasing onto it, the losses' grace and the quiet rounds
+    /// cancelled took CUBIC's share (0.76). A deep buffer shows itself by a
+    /// loss at a longer queue, and a flow without a congestive loss yet
+    /// (a path alone, its delay stepping) keeps every favour.
+    fn shallow_buffer(&self) -> bool {
+        let limit = self.config.shallow_buffer_packets;
+        limit > 0.0 && self.loss_queue_max.is_some_and(|q| q <= limit)
     }
 
     /// A path change is rare; a competitor's queue comes back round after
@@ -1282,6 +1379,9 @@ impl VegasRules for SatRules {
     }
 
     fn slow_start_ack(&mut self, window: &Window, base_rtt: Option<Duration>) -> SlowStartStep {
+        if let Some(exit) = self.startup_queue_exit(window, base_rtt) {
+            return exit;
+        }
         self.startup_jump(window, base_rtt)
     }
 
@@ -1345,15 +1445,25 @@ impl VegasRules for SatRules {
         }
         let random = self.config.loss_discrimination
             && queue.is_some_and(|q| q < self.config.random_loss_queue_packets);
-        if !random && self.probe_grace(window, vegas.base_rtt) {
+        if !random {
+            self.note_loss_queue(window, vegas.base_rtt);
+        }
+        // A round carries about a window: the budget is a fraction of it.
+        let budget = self.config.max_random_loss_fraction * window.cwnd() as f64;
+        let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
+            <= budget.max(loss.lost_bytes as f64);
+        let suspect_allowed = within_budget || !self.config.suspect_loss_budget;
+        if !random && suspect_allowed && self.probe_grace(window, vegas.base_rtt) {
             self.losses.suspect = self.losses.suspect.saturating_add(1);
+            if self.config.suspect_loss_budget {
+                self.losses.round_random_bytes = self
+                    .losses
+                    .round_random_bytes
+                    .saturating_add(loss.lost_bytes as u64);
+            }
             return LossResponse::Keep;
         }
         if self.config.loss_discrimination {
-            // A round carries about a window: the budget is a fraction of it.
-            let budget = self.config.max_random_loss_fraction * window.cwnd() as f64;
-            let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
-                <= budget.max(loss.lost_bytes as f64);
             if within_budget && queue.is_some_and(|q| q < self.config.random_loss_queue_packets) {
                 self.losses.random = self.losses.random.saturating_add(1);
                 self.losses.round_random_bytes = self
