@@ -2189,6 +2189,127 @@ mod tests {
     }
 
     #[test]
+    fn suspect_losses_beyond_the_random_loss_budget_are_congestive() {
+        // 20 ms of forward queue at 1280 packets: unexplained (see above).
+        // The budget is 1 % of the window: 12.8 packets a round.
+        let suspect_run = |pairs: &[&str]| {
+            let mut v = sat(pairs);
+            measured(&mut v, true);
+            avoiding(&mut v, 1280);
+            v.rules_mut().rounds_since_congestion = 500;
+            v.rules_mut().recent_forward.push(Duration::from_millis(20));
+            for _ in 0..13 {
+                let l = loss(&v, MDS, Instant::now(), false);
+                v.on_congestion_event(&l);
+            }
+            v
+        };
+        let v = suspect_run(&["max_random_loss_fraction=0.01"]);
+        assert_eq!(v.rules().losses.suspect, 12);
+        assert_eq!(v.rules().losses.congestive, 1);
+        // Another flow's queue (41.3 packets of Diff, beyond 30 + 10): cut.
+        assert_eq!(v.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        assert_eq!(v.rules().rounds_since_congestion, 0);
+        // Off: every one of them waits for the probe.
+        let v = suspect_run(&["max_random_loss_fraction=0.01", "suspect_loss_budget=off"]);
+        assert_eq!(v.rules().losses.suspect, 13);
+        assert_eq!(v.cwnd(), 1280 * MDS);
+    }
+
+    #[test]
+    fn a_shallow_buffer_gets_no_grace_for_losses() {
+        // A loss at 12 ms: 12e-3 × C / MDS = 25 packets at the bottleneck,
+        // not random (Diff ≈ 25.1 ≥ 10): the buffer held at most 25.
+        let at_bottleneck = |ms: f64| ms * 1e-3 * CAPACITY / MDS as f64;
+        assert!(at_bottleneck(14.0) <= 30.0 && at_bottleneck(20.0) > 30.0);
+        let after_shallow_loss = |pairs: &[&str]| {
+            let mut v = sat(pairs);
+            measured(&mut v, true);
+            avoiding(&mut v, 1280);
+            v.rules_mut().recent_forward.push(Duration::from_millis(12));
+            let l = loss(&v, MDS, Instant::now(), false);
+            v.on_congestion_event(&l);
+            assert_eq!(v.rules().losses.congestive, 1);
+            // Later, below the path (1200 packets against 1250), a loss at
+            // 14 ms: 29.2 packets at the bottleneck, all of them beyond the
+            // window's own: suspect on a deep buffer.
+            avoiding(&mut v, 1200);
+            v.rules_mut().rounds_since_congestion = 500;
+            v.rules_mut().recent_forward.clear();
+            v.rules_mut().recent_forward.push(Duration::from_millis(14));
+            let l = loss(&v, MDS, Instant::now() + BASE, false);
+            v.on_congestion_event(&l);
+            v
+        };
+        let v = after_shallow_loss(&[]);
+        assert!(v.rules().shallow_buffer());
+        assert_eq!(v.rules().losses.suspect, 0);
+        assert_eq!(v.rules().losses.congestive, 2);
+        assert_eq!(v.cwnd(), (1200.0 * 0.9 * MDS as f64) as usize);
+        // Off: the buffer is never taken for shallow.
+        let v = after_shallow_loss(&["shallow_buffer_packets=0"]);
+        assert!(!v.rules().shallow_buffer());
+        assert_eq!(v.rules().losses.suspect, 1);
+        assert_eq!(v.cwnd(), 1200 * MDS);
+        // A loss at a longer queue (20 ms: 41.7 packets) shows a deep buffer.
+        let mut d = after_shallow_loss(&[]);
+        d.rules_mut().recent_forward.push(Duration::from_millis(26));
+        let l = loss(&d, MDS, Instant::now() + 2 * BASE, false);
+        d.on_congestion_event(&l);
+        assert!(!d.rules().shallow_buffer());
+        // Random losses say nothing of the buffer.
+        let mut w = sat(&[]);
+        measured(&mut w, true);
+        avoiding(&mut w, 1280);
+        w.rules_mut().recent_forward.push(Duration::from_millis(2));
+        let l = loss(&w, MDS, Instant::now(), false);
+        w.on_congestion_event(&l);
+        assert_eq!(w.rules().losses.random, 1);
+        assert_eq!(w.rules().loss_queue_max, None);
+    }
+
+    #[test]
+    fn a_busy_link_ends_start_up_at_the_ack_that_shows_it() {
+        let jumped = |pairs: &[&str]| {
+            let mut v = sat(pairs);
+            measured(&mut v, true);
+            v.after_slow_start_growth(Instant::now());
+            assert!(v.rules().jumped);
+            v
+        };
+        // Half the target: (1250 + 7.5) / 2 packets. The latest packets met
+        // 20 ms: Diff = cwnd × 20/620 > gamma (10).
+        let mut v = jumped(&[]);
+        let cwnd = packets(&v);
+        let diff = cwnd * 20.0 / 620.0;
+        assert!(diff > 10.0);
+        v.rules_mut().recent_forward.push(Duration::from_millis(20));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        assert!(
+            (packets(&v) - (cwnd - diff + 7.5)).abs() < 0.01,
+            "{}",
+            packets(&v)
+        );
+        // 5 ms (Diff ≈ 5): start-up goes on.
+        let mut v = jumped(&[]);
+        v.rules_mut().recent_forward.push(Duration::from_millis(5));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Startup);
+        // Off: only the round's Diff ends it.
+        let mut v = jumped(&["startup_queue_exit=off"]);
+        v.rules_mut().recent_forward.push(Duration::from_millis(20));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Startup);
+        // Before the jump the check does not apply.
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        v.rules_mut().recent_forward.push(Duration::from_millis(20));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Startup);
+    }
+
+    #[test]
     fn an_own_loss_takes_out_the_queue_above_the_aim_no_more_than_a_cut() {
         // 12 ms at 1280 packets: ≈ 25.1 queued, the flow's own (see above).
         let own = 1280.0 * 12.0 / 612.0;
