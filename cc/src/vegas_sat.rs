@@ -21,6 +21,7 @@
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
+//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -50,6 +51,8 @@
 //!     Diff > gamma:                 cwnd = cwnd − Diff + aim; avoidance
 //!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
+//!     (per ACK, after the jump) the latest packets' queue > gamma:
+//!                                   cwnd = cwnd − queue + aim; avoidance
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ max(C, cwnd/BaseRTT); no growth
 //! unless the window was used):
 //!     cwnd += fast_gain × (aim − Diff)              (FAST; at most ×2, ÷2)
@@ -63,8 +66,9 @@
 //!     max(0, cwnd − C × BaseRTT), or Diff > beta two rounds in a row:
 //!                                   cwnd −= D (own excess + aim, at most
 //!                                   the queue, at most cwnd/2); hold a round;
-//!         q fell < probe_response_fraction × D/C, or > 3 × D/C:
-//!                                   not ours: BaseRTT = the round's RTT,
+//!         q fell < probe_response_fraction × D/C, or > 3 × D/C, in a
+//!         shallow buffer:           drain given back, nothing rebased
+//!         the same, otherwise:      not ours: BaseRTT = the round's RTT,
 //!                                   cwnd += D (and a recent congestive loss's
 //!                                   quiet rounds end)
 //!         else ours:                keep the drain; next probe after
@@ -75,7 +79,8 @@
 //!     Q < random_loss_queue_packets (and few such losses this round):
 //!                                   random: cwnd unchanged
 //!     Q × C beyond the window's excess by beta (path probe; for 8 rounds,
-//!     then not for 32):
+//!     then not for 32; within the round's random-loss budget; not in a
+//!     shallow buffer: no loss yet met more than shallow_buffer_packets):
 //!                                   left to the probe: cwnd unchanged
 //!     else, congestive; start-up ends;
 //!         Q > cwnd − C × BaseRTT + shared_queue_margin (another flow's
@@ -1463,15 +1468,16 @@ impl VegasRules for SatRules {
             }
             return LossResponse::Keep;
         }
-        if self.config.loss_discrimination {
-            if within_budget && queue.is_some_and(|q| q < self.config.random_loss_queue_packets) {
-                self.losses.random = self.losses.random.saturating_add(1);
-                self.losses.round_random_bytes = self
-                    .losses
-                    .round_random_bytes
-                    .saturating_add(loss.lost_bytes as u64);
-                return LossResponse::Keep;
-            }
+        if self.config.loss_discrimination
+            && within_budget
+            && queue.is_some_and(|q| q < self.config.random_loss_queue_packets)
+        {
+            self.losses.random = self.losses.random.saturating_add(1);
+            self.losses.round_random_bytes = self
+                .losses
+                .round_random_bytes
+                .saturating_add(loss.lost_bytes as u64);
+            return LossResponse::Keep;
         }
         self.losses.congestive = self.losses.congestive.saturating_add(1);
         let shared = self.shared_link_shown(queue, window, vegas.base_rtt);
