@@ -21,6 +21,7 @@
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
+//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -50,6 +51,8 @@
 //!     Diff > gamma:                 cwnd = cwnd − Diff + aim; avoidance
 //!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
+//!     (per ACK, after the jump) the latest packets' queue > gamma:
+//!                                   cwnd = cwnd − queue + aim; avoidance
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ max(C, cwnd/BaseRTT); no growth
 //! unless the window was used):
 //!     cwnd += fast_gain × (aim − Diff)              (FAST; at most ×2, ÷2)
@@ -63,8 +66,9 @@
 //!     max(0, cwnd − C × BaseRTT), or Diff > beta two rounds in a row:
 //!                                   cwnd −= D (own excess + aim, at most
 //!                                   the queue, at most cwnd/2); hold a round;
-//!         q fell < probe_response_fraction × D/C, or > 3 × D/C:
-//!                                   not ours: BaseRTT = the round's RTT,
+//!         q fell < probe_response_fraction × D/C, or > 3 × D/C, in a
+//!         shallow buffer:           drain given back, nothing rebased
+//!         the same, otherwise:      not ours: BaseRTT = the round's RTT,
 //!                                   cwnd += D (and a recent congestive loss's
 //!                                   quiet rounds end)
 //!         else ours:                keep the drain; next probe after
@@ -75,7 +79,8 @@
 //!     Q < random_loss_queue_packets (and few such losses this round):
 //!                                   random: cwnd unchanged
 //!     Q × C beyond the window's excess by beta (path probe; for 8 rounds,
-//!     then not for 32):
+//!     then not for 32; within the round's random-loss budget; not in a
+//!     shallow buffer: no loss yet met more than shallow_buffer_packets):
 //!                                   left to the probe: cwnd unchanged
 //!     else, congestive; start-up ends;
 //!         Q > cwnd − C × BaseRTT + shared_queue_margin (another flow's
@@ -443,6 +448,33 @@ pub const PARAMS: &[ParamInfo] = &[
                       share of a deep buffer beside CUBIC or BBR2)",
     },
     ParamInfo {
+        name: "suspect_loss_budget",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: losses left to the path probe count against the round's random-loss \
+                      budget (max_random_loss_fraction of cwnd), and beyond it are congestive: \
+                      a path change brings a few losses, a buffer a joining flow overfills \
+                      brings hundreds; off: every such loss waits for the probe",
+    },
+    ParamInfo {
+        name: "startup_queue_exit",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: after the capacity jump, start-up ends at the first ACK whose latest \
+                      packets met more than gamma packets of queue (the link is busy: another \
+                      flow holds it), not at the round's end; off: only the round's Diff ends it",
+    },
+    ParamInfo {
+        name: "shallow_buffer_packets",
+        default: 30.0,
+        kind: PACKETS,
+        description: "a buffer whose congestive losses never met more than this many packets of \
+                      queue is shallow: there a standing queue the path probe finds not ours is \
+                      a competitor's few packets, not a path change, and it gets none of a path \
+                      change's favours (no rebase onto it, no grace for losses, quiet rounds \
+                      kept), as before the probe; 0: no such distinction",
+    },
+    ParamInfo {
         name: "probe_response_fraction",
         default: 0.5,
         kind: FRACTION,
@@ -540,6 +572,9 @@ mod keys {
     pub const REBASE_DRAIN_FRACTION: Key<f64> = Key::in_table(PARAMS, "rebase_drain_fraction");
     pub const PATH_PROBE: Key<OnOff> = Key::in_table(PARAMS, "path_probe");
     pub const PATH_CHANGE_RARE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "path_change_rare_rounds");
+    pub const SUSPECT_LOSS_BUDGET: Key<OnOff> = Key::in_table(PARAMS, "suspect_loss_budget");
+    pub const STARTUP_QUEUE_EXIT: Key<OnOff> = Key::in_table(PARAMS, "startup_queue_exit");
+    pub const SHALLOW_BUFFER_PACKETS: Key<f64> = Key::in_table(PARAMS, "shallow_buffer_packets");
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
     pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
     pub const STARTUP_PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "startup_pacing_gain");
@@ -609,6 +644,9 @@ struct Config {
     rebase_drain_fraction: f64,
     path_probe: bool,
     path_change_rare_rounds: u64,
+    suspect_loss_budget: bool,
+    startup_queue_exit: bool,
+    shallow_buffer_packets: f64,
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
     startup_pacing_cap: f64,
@@ -649,6 +687,9 @@ impl Config {
             rebase_drain_fraction: p.value(keys::REBASE_DRAIN_FRACTION),
             path_probe: p.value(keys::PATH_PROBE).is_on(),
             path_change_rare_rounds: p.value(keys::PATH_CHANGE_RARE_ROUNDS),
+            suspect_loss_budget: p.value(keys::SUSPECT_LOSS_BUDGET).is_on(),
+            startup_queue_exit: p.value(keys::STARTUP_QUEUE_EXIT).is_on(),
+            shallow_buffer_packets: p.value(keys::SHALLOW_BUFFER_PACKETS),
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
@@ -847,6 +888,9 @@ pub struct SatRules {
     grace_opened: Option<u64>,
     /// When the path probe last found a queue that was not ours.
     last_not_ours: Option<u64>,
+    /// The longest queue (packets) a congestive loss met, for
+    /// `shallow_buffer`.
+    loss_queue_max: Option<f64>,
 }
 
 impl SatRules {
@@ -887,6 +931,7 @@ impl SatRules {
             rounds_ended: 0,
             grace_opened: None,
             last_not_ours: None,
+            loss_queue_max: None,
         }
     }
 
@@ -975,7 +1020,7 @@ impl SatRules {
     /// `PROBE_GRACE_COOLDOWN_ROUNDS` rounds later, so a competitor's losses
     /// are still answered.
     fn probe_grace(&mut self, window: &Window, base_rtt: Option<Duration>) -> bool {
-        if !self.config.path_probe {
+        if !self.config.path_probe || self.shallow_buffer() {
             return false;
         }
         let (Some(capacity), Some(path), Some(delay)) = (
@@ -1025,6 +1070,33 @@ impl SatRules {
             return SlowStartStep::ExitAt(target);
         }
         step
+    }
+
+    /// After the jump, a queue of more than gamma packets met by the latest
+    /// packets ends start-up at this ACK, with that queue taken out of the
+    /// window and the aim left in (the round's exit, made a round sooner).
+    /// Alone, start-up paced below the capacity builds no queue; a flow
+    /// joining a busy link meets the others' traffic as a queue growing by
+    /// what it adds, and at GEO a round more of start-up overfilled a
+    /// 500-packet buffer by hundreds of packets (robust-four-flows.toml).
+    fn startup_queue_exit(
+        &mut self,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> Option<SlowStartStep> {
+        if !self.config.startup_queue_exit || !self.jumped {
+            return None;
+        }
+        let queue = self.current_queue_packets(window, base_rtt)?;
+        if queue <= self.config.gamma {
+            return None;
+        }
+        let cwnd =
+            (window.cwnd_packets() - queue + self.config.aim()).max(MINIMUM_WINDOW_PACKETS as f64);
+        self.phase = Phase::Avoidance;
+        Some(SlowStartStep::ExitAt(
+            (cwnd * window.max_datagram_size() as f64) as usize,
+        ))
     }
 
     /// FAST's update, or Vegas's step, plus the regrowth towards the BDP;
@@ -1097,6 +1169,11 @@ impl SatRules {
             ProbeAction::Drain(packets) => Some(-packets),
             ProbeAction::Hold => Some(0.0),
             ProbeAction::NotOurs { restore_packets } => {
+                if self.shallow_buffer() {
+                    // A competitor's few packets: leave them to the update.
+                    self.probe.defer(self.config.probe_backoff_rounds);
+                    return Some(restore_packets);
+                }
                 self.rebase_due = true;
                 self.rebases = self.rebases.saturating_add(1);
                 if self.rounds_since_congestion <= PROBE_LOSS_ROUNDS && self.path_change_plausible()
@@ -1107,6 +1184,31 @@ impl SatRules {
                 Some(restore_packets)
             }
         }
+    }
+
+    /// Keeps the longest queue at the bottleneck (delay × capacity, in
+    /// packets: Diff would shrink with a window starved beside a deep
+    /// buffer) that a loss not taken for random met.
+    fn note_loss_queue(&mut self, window: &Window, base_rtt: Option<Duration>) {
+        let (Some(capacity), Some(delay)) = (self.capacity(), self.current_queue_delay(base_rtt))
+        else {
+            return;
+        };
+        let queue = delay.as_secs_f64() * capacity / window.max_datagram_size() as f64;
+        self.loss_queue_max = Some(self.loss_queue_max.map_or(queue, |q| q.max(queue)));
+    }
+
+    /// The congestive losses so far met at most `shallow_buffer_packets`
+    /// of queue: the buffer is shallow. A competitor's standing queue there
+    /// is a few packets, and Vegas's own update shares the link fairly
+    /// (beside CUBIC on fau-sat's 25-packet buffers Jain 0.96 before the
+    /// probe); rebasing onto it, the losses' grace and the quiet rounds
+    /// cancelled took CUBIC's share (0.76). A deep buffer shows itself by a
+    /// loss at a longer queue, and a flow without a congestive loss yet
+    /// (a path alone, its delay stepping) keeps every favour.
+    fn shallow_buffer(&self) -> bool {
+        let limit = self.config.shallow_buffer_packets;
+        limit > 0.0 && self.loss_queue_max.is_some_and(|q| q <= limit)
     }
 
     /// A path change is rare; a competitor's queue comes back round after
@@ -1348,6 +1450,9 @@ impl VegasRules for SatRules {
     }
 
     fn slow_start_ack(&mut self, window: &Window, base_rtt: Option<Duration>) -> SlowStartStep {
+        if let Some(exit) = self.startup_queue_exit(window, base_rtt) {
+            return exit;
+        }
         self.startup_jump(window, base_rtt)
     }
 
@@ -1411,23 +1516,34 @@ impl VegasRules for SatRules {
         }
         let random = self.config.loss_discrimination
             && queue.is_some_and(|q| q < self.config.random_loss_queue_packets);
-        if !random && self.probe_grace(window, vegas.base_rtt) {
-            self.losses.suspect = self.losses.suspect.saturating_add(1);
-            return LossResponse::Keep;
+        if !random {
+            self.note_loss_queue(window, vegas.base_rtt);
         }
-        if self.config.loss_discrimination {
-            // A round carries about a window: the budget is a fraction of it.
-            let budget = self.config.max_random_loss_fraction * window.cwnd() as f64;
-            let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
-                <= budget.max(loss.lost_bytes as f64);
-            if within_budget && queue.is_some_and(|q| q < self.config.random_loss_queue_packets) {
-                self.losses.random = self.losses.random.saturating_add(1);
+        // A round carries about a window: the budget is a fraction of it.
+        let budget = self.config.max_random_loss_fraction * window.cwnd() as f64;
+        let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
+            <= budget.max(loss.lost_bytes as f64);
+        let suspect_allowed = within_budget || !self.config.suspect_loss_budget;
+        if !random && suspect_allowed && self.probe_grace(window, vegas.base_rtt) {
+            self.losses.suspect = self.losses.suspect.saturating_add(1);
+            if self.config.suspect_loss_budget {
                 self.losses.round_random_bytes = self
                     .losses
                     .round_random_bytes
                     .saturating_add(loss.lost_bytes as u64);
-                return LossResponse::Keep;
             }
+            return LossResponse::Keep;
+        }
+        if self.config.loss_discrimination
+            && within_budget
+            && queue.is_some_and(|q| q < self.config.random_loss_queue_packets)
+        {
+            self.losses.random = self.losses.random.saturating_add(1);
+            self.losses.round_random_bytes = self
+                .losses
+                .round_random_bytes
+                .saturating_add(loss.lost_bytes as u64);
+            return LossResponse::Keep;
         }
         self.losses.congestive = self.losses.congestive.saturating_add(1);
         let shared = self.shared_link_shown(queue, window, vegas.base_rtt);
@@ -2144,6 +2260,127 @@ mod tests {
         loss_now(&mut w);
         assert_eq!(w.rules().losses.suspect, 0);
         assert!(w.cwnd() < 1280 * MDS);
+    }
+
+    #[test]
+    fn suspect_losses_beyond_the_random_loss_budget_are_congestive() {
+        // 20 ms of forward queue at 1280 packets: unexplained (see above).
+        // The budget is 1 % of the window: 12.8 packets a round.
+        let suspect_run = |pairs: &[&str]| {
+            let mut v = sat(pairs);
+            measured(&mut v, true);
+            avoiding(&mut v, 1280);
+            v.rules_mut().rounds_since_congestion = 500;
+            v.rules_mut().recent_forward.push(Duration::from_millis(20));
+            for _ in 0..13 {
+                let l = loss(&v, MDS, Instant::now(), false);
+                v.on_congestion_event(&l);
+            }
+            v
+        };
+        let v = suspect_run(&["max_random_loss_fraction=0.01"]);
+        assert_eq!(v.rules().losses.suspect, 12);
+        assert_eq!(v.rules().losses.congestive, 1);
+        // Another flow's queue (41.3 packets of Diff, beyond 30 + 10): cut.
+        assert_eq!(v.cwnd(), (1280.0 * 0.9 * MDS as f64) as usize);
+        assert_eq!(v.rules().rounds_since_congestion, 0);
+        // Off: every one of them waits for the probe.
+        let v = suspect_run(&["max_random_loss_fraction=0.01", "suspect_loss_budget=off"]);
+        assert_eq!(v.rules().losses.suspect, 13);
+        assert_eq!(v.cwnd(), 1280 * MDS);
+    }
+
+    #[test]
+    fn a_shallow_buffer_gets_no_grace_for_losses() {
+        // A loss at 12 ms: 12e-3 × C / MDS = 25 packets at the bottleneck,
+        // not random (Diff ≈ 25.1 ≥ 10): the buffer held at most 25.
+        let at_bottleneck = |ms: f64| ms * 1e-3 * CAPACITY / MDS as f64;
+        assert!(at_bottleneck(14.0) <= 30.0 && at_bottleneck(20.0) > 30.0);
+        let after_shallow_loss = |pairs: &[&str]| {
+            let mut v = sat(pairs);
+            measured(&mut v, true);
+            avoiding(&mut v, 1280);
+            v.rules_mut().recent_forward.push(Duration::from_millis(12));
+            let l = loss(&v, MDS, Instant::now(), false);
+            v.on_congestion_event(&l);
+            assert_eq!(v.rules().losses.congestive, 1);
+            // Later, below the path (1200 packets against 1250), a loss at
+            // 14 ms: 29.2 packets at the bottleneck, all of them beyond the
+            // window's own: suspect on a deep buffer.
+            avoiding(&mut v, 1200);
+            v.rules_mut().rounds_since_congestion = 500;
+            v.rules_mut().recent_forward.clear();
+            v.rules_mut().recent_forward.push(Duration::from_millis(14));
+            let l = loss(&v, MDS, Instant::now() + BASE, false);
+            v.on_congestion_event(&l);
+            v
+        };
+        let v = after_shallow_loss(&[]);
+        assert!(v.rules().shallow_buffer());
+        assert_eq!(v.rules().losses.suspect, 0);
+        assert_eq!(v.rules().losses.congestive, 2);
+        assert_eq!(v.cwnd(), (1200.0 * 0.9 * MDS as f64) as usize);
+        // Off: the buffer is never taken for shallow.
+        let v = after_shallow_loss(&["shallow_buffer_packets=0"]);
+        assert!(!v.rules().shallow_buffer());
+        assert_eq!(v.rules().losses.suspect, 1);
+        assert_eq!(v.cwnd(), 1200 * MDS);
+        // A loss at a longer queue (20 ms: 41.7 packets) shows a deep buffer.
+        let mut d = after_shallow_loss(&[]);
+        d.rules_mut().recent_forward.push(Duration::from_millis(26));
+        let l = loss(&d, MDS, Instant::now() + 2 * BASE, false);
+        d.on_congestion_event(&l);
+        assert!(!d.rules().shallow_buffer());
+        // Random losses say nothing of the buffer.
+        let mut w = sat(&[]);
+        measured(&mut w, true);
+        avoiding(&mut w, 1280);
+        w.rules_mut().recent_forward.push(Duration::from_millis(2));
+        let l = loss(&w, MDS, Instant::now(), false);
+        w.on_congestion_event(&l);
+        assert_eq!(w.rules().losses.random, 1);
+        assert_eq!(w.rules().loss_queue_max, None);
+    }
+
+    #[test]
+    fn a_busy_link_ends_start_up_at_the_ack_that_shows_it() {
+        let jumped = |pairs: &[&str]| {
+            let mut v = sat(pairs);
+            measured(&mut v, true);
+            v.after_slow_start_growth(Instant::now());
+            assert!(v.rules().jumped);
+            v
+        };
+        // Half the target: (1250 + 7.5) / 2 packets. The latest packets met
+        // 20 ms: Diff = cwnd × 20/620 > gamma (10).
+        let mut v = jumped(&[]);
+        let cwnd = packets(&v);
+        let diff = cwnd * 20.0 / 620.0;
+        assert!(diff > 10.0);
+        v.rules_mut().recent_forward.push(Duration::from_millis(20));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        assert!(
+            (packets(&v) - (cwnd - diff + 7.5)).abs() < 0.01,
+            "{}",
+            packets(&v)
+        );
+        // 5 ms (Diff ≈ 5): start-up goes on.
+        let mut v = jumped(&[]);
+        v.rules_mut().recent_forward.push(Duration::from_millis(5));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Startup);
+        // Off: only the round's Diff ends it.
+        let mut v = jumped(&["startup_queue_exit=off"]);
+        v.rules_mut().recent_forward.push(Duration::from_millis(20));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Startup);
+        // Before the jump the check does not apply.
+        let mut v = sat(&[]);
+        measured(&mut v, false);
+        v.rules_mut().recent_forward.push(Duration::from_millis(20));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Startup);
     }
 
     #[test]

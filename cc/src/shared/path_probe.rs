@@ -163,6 +163,13 @@ impl PathProbe {
         self.not_ours
     }
 
+    /// No probe for `rounds` rounds: a verdict the sender did not act on
+    /// (a shared link's queue it leaves to the others) is not asked again at
+    /// once.
+    pub fn defer(&mut self, rounds: u64) {
+        self.wait_rounds = self.wait_rounds.max(rounds);
+    }
+
     /// Abandons a probe in progress (the window was set otherwise: a
     /// timeout, start-up again).
     pub fn cancel(&mut self) {
@@ -446,6 +453,19 @@ mod tests {
         let mut r = round(5.0, 300.0);
         r.capacity = 0.0;
         assert_eq!(p.on_round(&r), ProbeAction::None);
+    }
+
+    #[test]
+    fn defer_waits_before_the_next_probe() {
+        let mut p = PathProbe::new(CONFIG);
+        p.defer(3);
+        for _ in 0..3 {
+            assert_eq!(p.on_round(&round(5.0, 327.5)), ProbeAction::None);
+        }
+        assert!(matches!(
+            p.on_round(&round(5.0, 327.5)),
+            ProbeAction::Drain(_)
+        ));
     }
 
     #[test]

@@ -9,8 +9,18 @@
 //! - a CUBIC flow filling a one-BDP GEO buffer does not starve vegas-sat
 //!   (`path_probe=off`: the queue is never vegas-sat's, and it yields until
 //!   almost nothing is left).
+//! - a vegas-sat flow joining another on the fau-sat link (500-packet
+//!   buffer) drops fewer than one buffer's worth of packets
+//!   (`startup_queue_exit=off`: start-up goes on for a round into the busy
+//!   link; `suspect_loss_budget=off`: the hundreds of losses the overfilled
+//!   buffer brings all wait for the path probe);
+//! - beside CUBIC on fau-sat's 25-packet buffers vegas-sat does not take
+//!   CUBIC's share (`shallow_buffer_packets=0`: the probe rebases onto
+//!   CUBIC's few packets of queue and its losses get the path change's
+//!   grace).
 //!
-//! The expected rates are computed here from the flows' delivered bytes.
+//! The expected rates are computed here from the flows' delivered bytes,
+//! the drops from the forward link's cumulative count.
 
 mod common;
 
@@ -85,4 +95,52 @@ fn a_cubic_flow_in_a_deep_buffer_does_not_starve_vegas_sat() {
     assert!(with_probe >= 0.25, "share {with_probe:.3}");
     let without = share_beside_cubic(&["path_probe=off"]);
     assert!(without < 0.1, "share {without:.3}");
+}
+
+/// `column` of `file` at `t` seconds (the last sample at or before it).
+fn sampled(run: &Run, file: &str, column: &str, t: f64) -> f64 {
+    let times = run.column(file, "time_s");
+    let values = run.column(file, column);
+    times
+        .iter()
+        .zip(&values)
+        .take_while(|(time, _)| **time <= t + 1e-9)
+        .last()
+        .map_or(0.0, |(_, v)| *v)
+}
+
+/// Packets the forward buffer (500 packets) dropped from the second flow's
+/// join at 20 s to 40 s.
+fn join_drops(params: &[&str]) -> f64 {
+    let run = run("robust-four-flows", 2, params, &["duration_s=40"]);
+    let file = "queue-forward.csv";
+    sampled(&run, file, "dropped_packets", 40.0) - sampled(&run, file, "dropped_packets", 20.0)
+}
+
+#[test]
+fn a_joining_flow_does_not_overfill_the_buffer() {
+    let buffer = 500.0;
+    let with = join_drops(&[]);
+    assert!(with < buffer, "{with} packets dropped");
+    let no_exit = join_drops(&["startup_queue_exit=off"]);
+    assert!(no_exit > 2.0 * buffer, "{no_exit} packets dropped");
+    let no_budget = join_drops(&["suspect_loss_budget=off"]);
+    assert!(no_budget > 1.2 * buffer, "{no_budget} packets dropped");
+}
+
+/// vegas-sat's share of what both flows delivered from 30 s to 60 s beside
+/// a CUBIC flow on fau-sat's 25-packet buffers.
+fn share_beside_cubic_in_a_shallow_buffer(params: &[&str]) -> f64 {
+    let run = run("fau-sat-vs-cubic", 1, params, &["duration_s=60"]);
+    let ours = goodput(&run, "download", 30.0, 60.0);
+    let cubic = goodput(&run, "cubic", 30.0, 60.0);
+    ours / (ours + cubic)
+}
+
+#[test]
+fn in_a_shallow_buffer_vegas_sat_leaves_cubic_its_share() {
+    let with = share_beside_cubic_in_a_shallow_buffer(&[]);
+    assert!(with < 0.75, "share {with:.3}");
+    let without = share_beside_cubic_in_a_shallow_buffer(&["shallow_buffer_packets=0"]);
+    assert!(without > 0.8, "share {without:.3}");
 }
