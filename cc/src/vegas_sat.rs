@@ -2456,6 +2456,7 @@ mod tests {
                 bytes_in_flight: 0,
                 app_limited: false,
                 backward_queueing: None,
+                summary: crate::events::AckSummary::of(&acked, 0),
             };
             v.rules_mut().ack_train.on_ack(&ack, MDS / 2);
         }

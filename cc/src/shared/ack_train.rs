@@ -731,6 +731,7 @@ mod tests {
                     bytes_in_flight: 0,
                     app_limited: false,
                     backward_queueing: None,
+                    summary: crate::events::AckSummary::of(&acked, 0),
                 },
                 SIZE,
             );
@@ -800,6 +801,7 @@ mod tests {
                     bytes_in_flight: 0,
                     app_limited: false,
                     backward_queueing: None,
+                    summary: crate::events::AckSummary::of(&acked, 0),
                 },
                 SIZE,
             );
