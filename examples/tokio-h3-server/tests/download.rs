@@ -102,6 +102,9 @@ fn download(server: SocketAddr, path: &str, dump: &Path) -> (String, Vec<u8>) {
         tick: None,
         aqt_from_ip_option: false,
         source_port: 0,
+        session: None,
+        token: None,
+        dump_packets: None,
     };
     let (session, _report) =
         run_client(&mut config, session, &setup, &mut |_, _| {}).expect("download");
