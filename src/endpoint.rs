@@ -208,6 +208,15 @@ impl<A: App> Endpoint<A> {
         flushed
     }
 
+    /// Transmits everything left, paced or not (see [`Outbox::flush_closing`]):
+    /// for an endpoint that exits now.
+    pub fn flush_closing(
+        &mut self,
+        transmit: &mut dyn FnMut(&[u8], &quiche::SendInfo) -> io::Result<()>,
+    ) -> Flushed {
+        self.outbox.flush_closing(&mut self.conn, transmit)
+    }
+
     /// With tail repeat on and everything written, reschedules the data of
     /// the last half round trip's unacknowledged packets; whether any was.
     fn repeat_tail(&mut self, now: Instant) -> bool {

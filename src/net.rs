@@ -1607,9 +1607,7 @@ pub fn run_client(
                 crate::transfer::HttpVersion::Http09 => 0,
             };
             endpoint.conn.close(true, code, b"interrupted").ok();
-            endpoint.flush(Instant::now(), &mut |data, info| {
-                send(&wire.socket, data, info.to)
-            });
+            endpoint.flush_closing(&mut |data, info| send(&wire.socket, data, info.to));
             break;
         }
         let deadline = match (endpoint.next_wakeup(), next_tick) {
@@ -1638,8 +1636,11 @@ pub fn run_client(
             }
         }
         // Once every request has ended the session closes the connection;
-        // waiting out the draining period would add nothing.
-        if endpoint.conn.is_closed() || (finished.is_some() && endpoint.conn.is_draining()) {
+        // waiting out the draining period would add nothing, but the
+        // CONNECTION_CLOSE must have left: a close the pacer still holds
+        // would go with the process, and the server would keep the
+        // connection until its idle timeout.
+        if endpoint.is_done() || (finished.is_some() && endpoint.close_sent()) {
             break;
         }
     }

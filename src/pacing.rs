@@ -89,8 +89,10 @@ impl Outbox {
         self.sent
     }
 
-    fn is_due(&self, at: Instant, now: Instant) -> bool {
-        at <= now + self.granularity
+    /// Whether a datagram released at `at` may leave at `now` (`None`: the
+    /// endpoint is closing and everything leaves).
+    fn is_due(&self, at: Instant, now: Option<Instant>) -> bool {
+        now.is_none_or(|now| at <= now + self.granularity)
     }
 
     /// Transmits everything that is due at `now`: first the held datagram,
@@ -102,6 +104,27 @@ impl Outbox {
         &mut self,
         conn: &mut quiche::Connection,
         now: Instant,
+        transmit: &mut dyn FnMut(&[u8], &quiche::SendInfo) -> io::Result<()>,
+    ) -> Flushed {
+        self.flush_due(conn, Some(now), transmit)
+    }
+
+    /// Transmits everything `conn` still has, due or not. An endpoint about
+    /// to exit cannot wait for the pacer: a CONNECTION_CLOSE held here would
+    /// go with the process, and the peer would keep the connection until
+    /// its idle timeout.
+    pub fn flush_closing(
+        &mut self,
+        conn: &mut quiche::Connection,
+        transmit: &mut dyn FnMut(&[u8], &quiche::SendInfo) -> io::Result<()>,
+    ) -> Flushed {
+        self.flush_due(conn, None, transmit)
+    }
+
+    fn flush_due(
+        &mut self,
+        conn: &mut quiche::Connection,
+        now: Option<Instant>,
         transmit: &mut dyn FnMut(&[u8], &quiche::SendInfo) -> io::Result<()>,
     ) -> Flushed {
         let mut flushed = Flushed::default();
@@ -121,7 +144,9 @@ impl Outbox {
             }
         }
         loop {
-            if let Some(t) = conn.get_next_release_time().and_then(|d| d.time(now)) {
+            let release =
+                now.and_then(|now| conn.get_next_release_time().and_then(|d| d.time(now)));
+            if let Some(t) = release {
                 if !self.is_due(t, now) {
                     self.not_before = Some(t);
                     break;
