@@ -465,6 +465,17 @@ pub const PARAMS: &[ParamInfo] = &[
                       flow holds it), not at the round's end; off: only the round's Diff ends it",
     },
     ParamInfo {
+        name: "startup_exit_share",
+        default: 0.6,
+        kind: ParamKind::Number { min: 0.0, max: 1.0 },
+        description: "startup_queue_exit ends start-up only while the flow's delivery rate over \
+                      its latest ACKs is below this fraction of the capacity: a queue met while \
+                      the link delivers less than that to us is another flow's traffic; one met \
+                      while it delivers the whole capacity to us is our own pacing's (a capacity \
+                      read high on a 250 Mbit/s link) and is left to the round's exit; 0: any \
+                      queue above gamma ends start-up",
+    },
+    ParamInfo {
         name: "shallow_buffer_packets",
         default: 30.0,
         kind: PACKETS,
@@ -574,6 +585,7 @@ mod keys {
     pub const PATH_CHANGE_RARE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "path_change_rare_rounds");
     pub const SUSPECT_LOSS_BUDGET: Key<OnOff> = Key::in_table(PARAMS, "suspect_loss_budget");
     pub const STARTUP_QUEUE_EXIT: Key<OnOff> = Key::in_table(PARAMS, "startup_queue_exit");
+    pub const STARTUP_EXIT_SHARE: Key<f64> = Key::in_table(PARAMS, "startup_exit_share");
     pub const SHALLOW_BUFFER_PACKETS: Key<f64> = Key::in_table(PARAMS, "shallow_buffer_packets");
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
     pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
@@ -646,6 +658,7 @@ struct Config {
     path_change_rare_rounds: u64,
     suspect_loss_budget: bool,
     startup_queue_exit: bool,
+    startup_exit_share: f64,
     shallow_buffer_packets: f64,
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
@@ -689,6 +702,7 @@ impl Config {
             path_change_rare_rounds: p.value(keys::PATH_CHANGE_RARE_ROUNDS),
             suspect_loss_budget: p.value(keys::SUSPECT_LOSS_BUDGET).is_on(),
             startup_queue_exit: p.value(keys::STARTUP_QUEUE_EXIT).is_on(),
+            startup_exit_share: p.value(keys::STARTUP_EXIT_SHARE),
             shallow_buffer_packets: p.value(keys::SHALLOW_BUFFER_PACKETS),
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
@@ -765,6 +779,56 @@ impl RecentDelays {
 
     fn clear(&mut self) {
         self.samples.clear();
+    }
+}
+
+/// Packets the delivery rate of [`RecentDelivery`] spans at least: enough
+/// to cover a few pacing slots (pairs, or ACK trains of 8) so that the rate
+/// is the link's share, not one slot's.
+const DELIVERY_SPAN_PACKETS: u64 = 16;
+
+/// ACK arrivals kept for [`RecentDelivery`] (a receiver thinning its ACKs to
+/// one per 36 packets still leaves two in a span).
+const DELIVERY_HISTORY: usize = 64;
+
+/// The flow's delivery rate over its latest ACKs: the bytes acknowledged
+/// between the newest ACK and the latest one at least
+/// `DELIVERY_SPAN_PACKETS` packets before it, over the time between their
+/// arrivals (the sender's clock only). While a queue stands at the
+/// bottleneck the link is busy, and this is what it delivers to us: the
+/// whole capacity when the queue is ours alone, our share when another
+/// flow's packets are served between ours.
+#[derive(Clone, Debug, Default)]
+struct RecentDelivery {
+    /// (arrival, packets acknowledged so far, bytes acknowledged so far).
+    arrivals: std::collections::VecDeque<(Instant, u64, u64)>,
+    packets: u64,
+    bytes: u64,
+}
+
+impl RecentDelivery {
+    fn on_ack(&mut self, now: Instant, packets: u64, bytes: u64) {
+        if packets == 0 {
+            return;
+        }
+        self.packets += packets;
+        self.bytes += bytes;
+        if self.arrivals.len() == DELIVERY_HISTORY {
+            self.arrivals.pop_front();
+        }
+        self.arrivals.push_back((now, self.packets, self.bytes));
+    }
+
+    /// Bytes per second, once the ACKs kept span enough packets and time.
+    fn rate(&self) -> Option<f64> {
+        let &(now, packets, bytes) = self.arrivals.back()?;
+        let &(then, _, before) = self
+            .arrivals
+            .iter()
+            .rev()
+            .find(|(_, p, _)| p + DELIVERY_SPAN_PACKETS <= packets)?;
+        let span = now.saturating_duration_since(then).as_secs_f64();
+        (span > 0.0).then(|| (bytes - before) as f64 / span)
     }
 }
 
@@ -852,6 +916,8 @@ pub struct SatRules {
     forward: ForwardQueue,
     /// The latest forward queueing delays, for the queue at a loss.
     recent_forward: RecentDelays,
+    /// The flow's delivery rate over its latest ACKs, for the start-up exit.
+    delivery: RecentDelivery,
     pairs: PacketPairEstimator,
     /// The sender's own capacity estimate, for a peer without receive
     /// timestamps.
@@ -901,6 +967,7 @@ impl SatRules {
             phase: Phase::Startup,
             forward: ForwardQueue::new(0),
             recent_forward: RecentDelays::new(config.loss_queue_samples),
+            delivery: RecentDelivery::default(),
             pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
             ack_train: AckTrainEstimator::with_rule(
                 config.capacity_pairs,
@@ -1088,7 +1155,7 @@ impl SatRules {
             return None;
         }
         let queue = self.current_queue_packets(window, base_rtt)?;
-        if queue <= self.config.gamma {
+        if queue <= self.config.gamma || !self.link_shared_in_startup() {
             return None;
         }
         let cwnd =
@@ -1097,6 +1164,27 @@ impl SatRules {
         Some(SlowStartStep::ExitAt(
             (cwnd * window.max_datagram_size() as f64) as usize,
         ))
+    }
+
+    /// Whether the queue start-up met is another flow's: the link, busy
+    /// while a queue stands, delivers less than `startup_exit_share` of the
+    /// capacity to us. Alone, a queue in start-up is our own pacing's (the
+    /// capacity read high: picoquic-sat-250-3's pairs read 183-348 Mbit/s
+    /// on its 250 Mbit/s link, and start-up paced at 0.95 of the high reads
+    /// queued 179 packets), the link delivers all of it to us, and ending
+    /// start-up there left the window at 60 % of the path (6.18 -> 6.55 s).
+    /// A joining flow paced at 0.95 C into a link another flow fills gets
+    /// about half. Without a rate yet, or with the check off, any queue
+    /// counts.
+    fn link_shared_in_startup(&self) -> bool {
+        let share = self.config.startup_exit_share;
+        if share <= 0.0 {
+            return true;
+        }
+        match (self.delivery.rate(), self.capacity()) {
+            (Some(rate), Some(capacity)) => rate < share * capacity,
+            _ => true,
+        }
     }
 
     /// FAST's update, or Vegas's step, plus the regrowth towards the BDP;
@@ -1395,6 +1483,11 @@ impl VegasRules for SatRules {
     /// The receiver's stamps: forward queueing delay and packet pairs.
     fn observe_ack(&mut self, ack: &AckEvent<'_>, window: &Window) {
         let min_size = full_size_floor(window.max_datagram_size());
+        self.delivery.on_ack(
+            ack.now,
+            ack.acked.len() as u64,
+            ack.summary.acked_bytes as u64,
+        );
         if !self.stamped {
             self.stamped = ack.acked.iter().any(|p| p.receive_time.is_some());
             // Handshake packets are never stamped: only a full-size packet
@@ -2381,6 +2474,63 @@ mod tests {
         v.rules_mut().recent_forward.push(Duration::from_millis(20));
         v.after_slow_start_growth(Instant::now());
         assert_eq!(v.rules().phase, Phase::Startup);
+    }
+
+    /// ACKs of `count` packets, two per ACK, arriving at `rate` bytes per
+    /// second.
+    fn deliveries(v: &mut VegasSat, rate: f64, count: u64) {
+        let t0 = Instant::now();
+        let per_ack = 2 * MDS as u64;
+        for i in 0..count / 2 {
+            let at = t0 + Duration::from_secs_f64((i * per_ack) as f64 / rate);
+            v.rules_mut().delivery.on_ack(at, 2, per_ack);
+        }
+    }
+
+    #[test]
+    fn the_delivery_rate_spans_the_latest_sixteen_packets() {
+        let mut d = RecentDelivery::default();
+        let t0 = Instant::now();
+        // 8 ACKs of 2 packets: 14 packets after the first, too few.
+        for i in 0..8u32 {
+            d.on_ack(t0 + Duration::from_millis(i.into()), 2, 2400);
+        }
+        assert_eq!(d.rate(), None);
+        d.on_ack(t0 + Duration::from_millis(8), 2, 2400);
+        // 16 packets (8 ACKs × 2400 bytes) over 8 ms.
+        let expected = 8.0 * 2400.0 / 0.008;
+        assert!((d.rate().unwrap() - expected).abs() < 1e-6 * expected);
+        // A slower ACK moves the rate: 8 ACKs over 12 ms.
+        d.on_ack(t0 + Duration::from_millis(13), 2, 2400);
+        let expected = 8.0 * 2400.0 / 0.012;
+        assert!((d.rate().unwrap() - expected).abs() < 1e-6 * expected);
+    }
+
+    #[test]
+    fn a_queue_the_link_delivers_wholly_to_us_does_not_end_start_up() {
+        let jumped = |pairs: &[&str], rate: f64| {
+            let mut v = sat(pairs);
+            measured(&mut v, true);
+            deliveries(&mut v, rate, 32);
+            v.after_slow_start_growth(Instant::now());
+            assert!(v.rules().jumped);
+            v.rules_mut().recent_forward.push(Duration::from_millis(20));
+            v.after_slow_start_growth(Instant::now());
+            v
+        };
+        // The link delivers all of the capacity to us while 20 ms stand:
+        // our own pacing's queue, start-up goes on.
+        let v = jumped(&[], CAPACITY);
+        assert_eq!(v.rules().phase, Phase::Startup);
+        // 0.7 C: above the share (0.6), still ours.
+        let v = jumped(&[], 0.7 * CAPACITY);
+        assert_eq!(v.rules().phase, Phase::Startup);
+        // Half of it: another flow is served between our packets.
+        let v = jumped(&[], 0.5 * CAPACITY);
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        // The check off: any queue above gamma ends start-up.
+        let v = jumped(&["startup_exit_share=0"], CAPACITY);
+        assert_eq!(v.rules().phase, Phase::Avoidance);
     }
 
     #[test]
