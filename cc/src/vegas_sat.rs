@@ -466,7 +466,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "startup_exit_share",
-        default: 0.6,
+        default: 0.8,
         kind: ParamKind::Number { min: 0.0, max: 1.0 },
         description: "startup_queue_exit ends start-up only while the link delivers the flow's \
                       latest packets (16 or more) at less than this fraction of the rate they \
@@ -2525,9 +2525,13 @@ mod tests {
         // stand: our own queue, start-up goes on.
         let v = jumped(&[], 1.0);
         assert_eq!(v.rules().phase, Phase::Startup);
-        // Delivered at 0.7 of their rate (1/1.43): above the share, ours.
-        let v = jumped(&[], 1.43);
+        // Delivered at 0.83 of their rate (1/1.2): above the share (0.8),
+        // ours.
+        let v = jumped(&[], 1.2);
         assert_eq!(v.rules().phase, Phase::Startup);
+        // At 0.7 (1/1.43): below it.
+        let v = jumped(&[], 1.43);
+        assert_eq!(v.rules().phase, Phase::Avoidance);
         // At half: another flow is served between our packets.
         let v = jumped(&[], 2.0);
         assert_eq!(v.rules().phase, Phase::Avoidance);
