@@ -21,7 +21,7 @@
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
-//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit` |
+//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link, busy with another flow (the link delivers our packets slower than they left) | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_share` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -51,7 +51,9 @@
 //!     Diff > gamma:                 cwnd = cwnd − Diff + aim; avoidance
 //!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
-//!     (per ACK, after the jump) the latest packets' queue > gamma:
+//!     (per ACK, after the jump) the latest packets' queue > gamma and
+//!     the link delivers the latest 16 packets at < startup_exit_share
+//!     (0.8) of the rate they left at (another flow is served between ours):
 //!                                   cwnd = cwnd − queue + aim; avoidance
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ max(C, cwnd/BaseRTT); no growth
 //! unless the window was used):
@@ -1174,12 +1176,12 @@ impl SatRules {
     /// queue in start-up is our own: start-up paced at 0.95 of a capacity
     /// read high (picoquic-sat-250-3's pairs read 183-348 Mbit/s on its 250
     /// Mbit/s link, and 179 packets queued, seed 1), the link delivering
-    /// the capacity, 0.75 or more of what we send; or a burst on a link
-    /// that is otherwise idle, delivered as fast as it left (seed 2: 34
-    /// packets with the link 28 % used). Ending start-up there left the
-    /// window at 60 % of the path (6.18 -> 6.55 s). A flow joining a link
-    /// another flow fills gets about half of what it sends. Without a ratio
-    /// yet, or with the check off, any queue counts.
+    /// the capacity, nearly all we send; or a burst on a link that is
+    /// otherwise idle, delivered as fast as it left (seed 2: 34 packets with
+    /// the link 28 % used). Ending start-up there left the window at 60 %
+    /// of the path (seed 1: 6.18 -> 6.55 s). A flow joining a link another
+    /// flow fills gets about half of what it sends. Without a ratio yet, or
+    /// with the check off, any queue counts.
     fn link_shared_in_startup(&self) -> bool {
         let share = self.config.startup_exit_share;
         if share <= 0.0 {
