@@ -23,7 +23,8 @@
 //!   datagram that arrives at the instant of an opportunity misses it
 //!   (mm-link delivers the opportunities due before it reads a packet).
 //!   mm-link refuses datagrams above 1504 bytes; here they span more
-//!   opportunities.
+//!   opportunities. The link's DropTail counts a datagram until an
+//!   opportunity carries its first byte, as mm-link's queue holds it.
 
 use std::path::Path;
 
