@@ -222,14 +222,15 @@ fn an_opportunity_nobody_waits_for_is_lost() {
 #[test]
 fn droptail_counts_a_datagram_until_its_first_byte_goes() {
     // A queue of 2: the first datagram waits for the 10 ms opportunity and
-    // counts until then, so of four arriving at 1 ms the fourth is dropped.
+    // counts until then, so of four arriving at 1 ms the third and fourth
+    // are dropped; the two taken leave together at 10 ms.
     let stamps = every_10_ms();
-    let arrivals = [(MS, 1000), (MS, 1000), (MS, 1000), (MS, 1000)];
+    let arrivals = [(MS, 500), (MS, 500), (MS, 500), (MS, 500)];
     let mut link = trace_link(&stamps, QueueLimit::Packets(2));
     let left = through_link(&mut link, &arrivals);
     assert_eq!(
         left,
-        vec![Some(10 * MS), Some(20 * MS), None, None],
+        vec![Some(10 * MS), Some(10 * MS), None, None],
         "{left:?}"
     );
     assert_eq!(left, mm_link(&stamps, 2, &arrivals));
