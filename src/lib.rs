@@ -22,6 +22,8 @@
 //! - [`sockets`]: the one `recvmsg` (kernel receive and send stamps, IPv4
 //!   options) and socket-address reading, shared with `vegas-emu`.
 //! - [`qlog_output`]: one `.sqlog` per connection when `QLOGDIR` is set.
+//! - [`private_file`]: the one private atomic write of the files the apps
+//!   keep (Careful Resume's store, the client's session and token).
 
 pub mod careful_resume;
 pub mod cc_select;
@@ -30,6 +32,7 @@ pub mod endpoint;
 pub mod flood_filter;
 pub mod net;
 pub mod pacing;
+pub mod private_file;
 pub mod qlog_output;
 pub mod retry;
 pub mod settings;
