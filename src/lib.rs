@@ -39,3 +39,9 @@ pub mod settings;
 pub mod sockets;
 pub mod tls;
 pub mod transfer;
+
+// The in-memory client and server of the unit tests, shared with the
+// integration tests.
+#[cfg(test)]
+#[path = "../tests/common/in_memory.rs"]
+mod in_memory;
