@@ -680,7 +680,7 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
                 let left = qvis.pending();
                 if left > 0 {
                     eprintln!(
-                        "quiche-server: writing the qvis form of {left} qlogs (a second {} stops at once)",
+                        "quiche-server: writing the qvis form of {left} qlog(s) (a second {} stops at once)",
                         signal_name(stop)
                     );
                 }
@@ -1575,7 +1575,7 @@ pub fn run_client(
 }
 
 /// [`run_client`] up to the end of the connection, which is dropped on
-/// return; `qlog` is set to its qlog file as soon as there is one.
+/// return; `qlog_file` is set to its qlog file as soon as there is one.
 fn run_client_connection(
     config: &mut quiche::Config,
     session: ClientSession,
