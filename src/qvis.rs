@@ -11,6 +11,7 @@
 //! itself is only read.
 
 use std::ffi::OsString;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -101,23 +102,13 @@ impl Converter {
         &self.program
     }
 
-    /// Writes the qvis form of the complete qlog `sqlog` at
-    /// [`qvis_path`]; where it went.
-    pub fn convert(&self, sqlog: &Path) -> Result<PathBuf, ConvertError> {
-        let target = qvis_path(sqlog);
-        let mut random = [0u8; 8];
-        getrandom::fill(&mut random)
-            .map_err(|e| ConvertError::Failed(format!("no randomness: {e}")))?;
-        let name = target
-            .file_name()
-            .map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
-        let temporary = target.with_file_name(format!(".{name}.tmp-{}", hex::encode(random)));
+    /// Runs `qlog-analysis to-qvis ARGS`; `what` names the input in an
+    /// error.
+    fn to_qvis(&self, args: &[&std::ffi::OsStr], what: &Path) -> Result<(), ConvertError> {
         let mut command = Command::new(&self.program);
         command
             .arg("to-qvis")
-            .arg(sqlog)
-            .arg("-o")
-            .arg(&temporary)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -145,17 +136,34 @@ impl Converter {
                 self.program.display()
             ))
         })?;
-        if !output.status.success() {
+        if output.status.success() {
+            return Ok(());
+        }
+        let said = String::from_utf8_lossy(&output.stderr);
+        let last = said.lines().rev().find(|l| !l.trim().is_empty());
+        Err(ConvertError::Failed(format!(
+            "{} to-qvis {} failed ({}){}",
+            self.program.display(),
+            what.display(),
+            output.status,
+            last.map_or_else(String::new, |l| format!(": {}", l.trim()))
+        )))
+    }
+
+    /// Writes the qvis form of the complete qlog `sqlog` at
+    /// [`qvis_path`]; where it went.
+    pub fn convert(&self, sqlog: &Path) -> Result<PathBuf, ConvertError> {
+        let target = qvis_path(sqlog);
+        let name = target
+            .file_name()
+            .map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
+        let temporary = target.with_file_name(format!(".{name}.tmp-{}", random_hex()?));
+        if let Err(e) = self.to_qvis(
+            &[sqlog.as_os_str(), "-o".as_ref(), temporary.as_os_str()],
+            sqlog,
+        ) {
             std::fs::remove_file(&temporary).ok();
-            let said = String::from_utf8_lossy(&output.stderr);
-            let last = said.lines().rev().find(|l| !l.trim().is_empty());
-            return Err(ConvertError::Failed(format!(
-                "{} to-qvis {} failed ({}){}",
-                self.program.display(),
-                sqlog.display(),
-                output.status,
-                last.map_or_else(String::new, |l| format!(": {}", l.trim()))
-            )));
+            return Err(e);
         }
         std::fs::rename(&temporary, &target).map_err(|e| {
             std::fs::remove_file(&temporary).ok();
@@ -164,9 +172,73 @@ impl Converter {
         Ok(target)
     }
 
-    /// [`Self::convert`], reported on stderr in one line as `app`: where
-    /// the qvis form went (if `report_written`), or why there is none (the
-    /// `.sqlog` is kept as it is).
+    /// [`Self::convert`] of each of `sqlogs`, in one run of the converter
+    /// when they share a directory (its start, Python's and its
+    /// libraries', costs more than converting a qlog): they are linked
+    /// into a fresh hidden directory beside them, which `to-qvis DIR`
+    /// converts with the names and bytes it gives each alone. Where that
+    /// fails, each is converted alone, so that an error names its qlog.
+    pub fn convert_all(&self, sqlogs: &[PathBuf]) -> Vec<Result<PathBuf, ConvertError>> {
+        let one_at_a_time = || sqlogs.iter().map(|p| self.convert(p)).collect();
+        let Some(dir) = sqlogs.first().and_then(|p| p.parent()) else {
+            return Vec::new();
+        };
+        if sqlogs.len() < 2 || sqlogs.iter().any(|p| p.parent() != Some(dir)) {
+            return one_at_a_time();
+        }
+        let Ok(suffix) = random_hex() else {
+            return one_at_a_time();
+        };
+        let batch = dir.join(format!(".qvis-batch-{suffix}"));
+        if std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&batch)
+            .is_err()
+        {
+            return one_at_a_time();
+        }
+        let linked = sqlogs.iter().all(|p| {
+            p.file_name()
+                .is_some_and(|name| std::fs::hard_link(p, batch.join(name)).is_ok())
+        });
+        let ran = if linked {
+            self.to_qvis(&[batch.as_os_str()], &batch)
+        } else {
+            Err(ConvertError::Failed(String::new()))
+        };
+        let results = match ran {
+            Err(ConvertError::CannotRun(e)) => Some(
+                sqlogs
+                    .iter()
+                    .map(|_| Err(ConvertError::CannotRun(e.clone())))
+                    .collect(),
+            ),
+            Err(ConvertError::Failed(_)) => None,
+            Ok(()) => Some(
+                sqlogs
+                    .iter()
+                    .map(|p| {
+                        let target = qvis_path(p);
+                        let written = batch.join(target.file_name().unwrap_or_default());
+                        std::fs::rename(&written, &target)
+                            .map(|()| target.clone())
+                            .map_err(|e| {
+                                ConvertError::Failed(format!(
+                                    "cannot write {}: {e}",
+                                    target.display()
+                                ))
+                            })
+                    })
+                    .collect(),
+            ),
+        };
+        // Only links and the converter's output are in it: the qlogs stay.
+        std::fs::remove_dir_all(&batch).ok();
+        results.unwrap_or_else(one_at_a_time)
+    }
+
+    /// [`Self::convert`], reported on stderr in one line as `app` (see
+    /// [`report`]).
     pub fn convert_reporting(
         &self,
         sqlog: &Path,
@@ -174,23 +246,39 @@ impl Converter {
         report_written: bool,
     ) -> Result<PathBuf, ConvertError> {
         let result = self.convert(sqlog);
-        match &result {
-            Ok(written) if report_written => {
-                eprintln!("{app}: for qvis: {}", written.display());
-            }
-            Ok(_) => {}
-            Err(e) => eprintln!(
-                "{app}: --qvis: {e}; {} is kept, without its qvis form",
-                sqlog.display()
-            ),
-        }
+        report(&result, sqlog, app, report_written);
         result
     }
 }
 
-/// Converts closed connections' qlogs on a thread of its own, one at a
-/// time: the server's event loop only hands over a path (a channel send)
-/// and never waits for a conversion. [`Self::finish`] (or dropping it)
+/// Says on stderr in one line as `app` where the qvis form of `sqlog`
+/// went (if `report_written`), or why there is none (the `.sqlog` is kept
+/// as it is).
+fn report(result: &Result<PathBuf, ConvertError>, sqlog: &Path, app: &str, report_written: bool) {
+    match result {
+        Ok(written) if report_written => {
+            eprintln!("{app}: for qvis: {}", written.display());
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!(
+            "{app}: --qvis: {e}; {} is kept, without its qvis form",
+            sqlog.display()
+        ),
+    }
+}
+
+/// 16 random hex digits, for names nobody can guess.
+fn random_hex() -> Result<String, ConvertError> {
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random)
+        .map_err(|e| ConvertError::Failed(format!("no randomness: {e}")))?;
+    Ok(hex::encode(random))
+}
+
+/// Converts closed connections' qlogs on a thread of its own, those that
+/// closed during a conversion together in the next
+/// ([`Converter::convert_all`]): the server's event loop only hands over a
+/// path (a channel send) and never waits for a conversion. [`Self::finish`] (or dropping it)
 /// waits for those handed over.
 pub struct QvisWriter {
     jobs: Option<mpsc::Sender<PathBuf>>,
@@ -211,15 +299,22 @@ impl QvisWriter {
             .name("qvis-writer".into())
             .spawn(move || {
                 let mut cannot_run = false;
-                for sqlog in rx {
+                while let Ok(first) = rx.recv() {
+                    // What closed while the last conversion ran goes in one.
+                    let mut batch = vec![first];
+                    batch.extend(rx.try_iter());
                     if !cannot_run {
-                        let result = converter.convert_reporting(&sqlog, &app, report_written);
-                        if let Err(ConvertError::CannotRun(_)) = result {
-                            cannot_run = true;
-                            eprintln!("{app}: --qvis: no more qvis files will be written");
+                        for (sqlog, result) in batch.iter().zip(converter.convert_all(&batch)) {
+                            if let Err(ConvertError::CannotRun(_)) = result {
+                                report(&result, sqlog, &app, report_written);
+                                eprintln!("{app}: --qvis: no more qvis files will be written");
+                                cannot_run = true;
+                                break;
+                            }
+                            report(&result, sqlog, &app, report_written);
                         }
                     }
-                    left.fetch_sub(1, Ordering::Relaxed);
+                    left.fetch_sub(batch.len(), Ordering::Relaxed);
                 }
             })
             .context("cannot start the qvis writer thread")?;
@@ -377,5 +472,73 @@ mod tests {
                 i.to_string()
             );
         }
+    }
+
+    #[test]
+    fn what_closes_during_a_conversion_is_converted_in_one_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        let go = dir.path().join("go");
+        // A stand-in for to-qvis (FILE -o OUT, or DIR: X-qvis.qlog beside
+        // each X.sqlog) that logs each run and holds the first until the
+        // test lets it go (bounded, so a failed test leaves no process).
+        let converter = script(
+            dir.path(),
+            "converter",
+            &format!(
+                r#"echo "$2" >> '{runs}'
+i=0; while [ ! -e '{go}' ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done
+if [ -d "$2" ]; then for f in "$2"/*.sqlog; do cp "$f" "${{f%.sqlog}}-qvis.qlog"; done; else cp "$2" "$4"; fi"#,
+                runs = runs.display(),
+                go = go.display()
+            ),
+        );
+        let qlogs = dir.path().join("qlog");
+        std::fs::create_dir(&qlogs).unwrap();
+        let sqlogs: Vec<PathBuf> = (0..4)
+            .map(|i| {
+                let p = qlogs.join(format!("server-{i}.sqlog"));
+                std::fs::write(&p, format!("trace {i}")).unwrap();
+                p
+            })
+            .collect();
+        let mut writer =
+            QvisWriter::start(Converter::with_program(converter), "test", false).unwrap();
+        writer.submit(sqlogs[0].clone());
+        // Once the first conversion runs, three more close.
+        for _ in 0..60_000 {
+            if runs.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(runs.exists(), "the converter never started");
+        for p in &sqlogs[1..] {
+            writer.submit(p.clone());
+        }
+        std::fs::write(&go, b"").unwrap();
+        writer.finish();
+        let runs = std::fs::read_to_string(&runs).unwrap();
+        let runs: Vec<&str> = runs.lines().collect();
+        assert_eq!(runs.len(), 2, "{runs:?}");
+        assert_eq!(runs[0], sqlogs[0].to_str().unwrap());
+        assert!(runs[1].contains("/.qvis-batch-"), "{runs:?}");
+        for (i, p) in sqlogs.iter().enumerate() {
+            assert_eq!(
+                std::fs::read_to_string(qvis_path(p)).unwrap(),
+                format!("trace {i}")
+            );
+        }
+        // The qlogs and their qvis forms, and nothing else.
+        let mut names: Vec<String> = std::fs::read_dir(&qlogs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut expected: Vec<String> = (0..4)
+            .flat_map(|i| [format!("server-{i}-qvis.qlog"), format!("server-{i}.sqlog")])
+            .collect();
+        expected.sort();
+        assert_eq!(names, expected);
     }
 }

@@ -107,8 +107,9 @@ struct Args {
 
     /// Also write each connection's qlog as qvis loads it,
     /// QLOGDIR/server-<id>-qvis.qlog beside its .sqlog, once the connection
-    /// has closed (needs QLOGDIR): on a thread of its own, one at a time,
-    /// never delaying the event loop; at SIGTERM/SIGINT the connections
+    /// has closed (needs QLOGDIR): on a thread of its own, never delaying
+    /// the event loop (the qlogs of connections that closed during a
+    /// conversion go in one run of the converter); at SIGTERM/SIGINT the connections
     /// closed then are converted before the server exits (a second signal
     /// exits at once). The converter is qlog-analysis's `to-qvis`, as for
     /// `vegas-sim run --qvis`: $VEGAS_QLOG_ANALYSIS, else the repository's
