@@ -1155,11 +1155,15 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         if let Some(probe) = adjustment.base_rtt_probe {
             self.base_rtt.on_rtt_sample(probe);
         }
-        let mut adjusted = std::mem::take(&mut self.adjusted);
-        adjusted.clear();
-        let (acked, summary) = if adjustment.subtract.is_zero() {
-            (ack.acked, ack.summary)
+        // Only an adjustment makes a second event (and takes the reused
+        // buffer for its packets); otherwise the host's is read as it is.
+        let mut adjusted = Vec::new();
+        let adjusted_ack;
+        let ack = if adjustment.subtract.is_zero() {
+            ack
         } else {
+            adjusted = std::mem::take(&mut self.adjusted);
+            adjusted.clear();
             adjusted.extend(ack.acked.iter().map(|p| {
                 let mut packet = *p;
                 if !p.rtt.is_zero() {
@@ -1170,18 +1174,15 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
             // New RTTs: a new RTT sample; sizes, numbers and send times
             // are the same.
             let min_rtt = smallest_rtt_sample(&adjusted, ack.summary.full_size);
-            (
-                &adjusted[..],
-                AckSummary {
+            adjusted_ack = AckEvent {
+                acked: &adjusted,
+                summary: AckSummary {
                     min_rtt,
                     ..ack.summary
                 },
-            )
-        };
-        let ack = AckEvent {
-            acked,
-            summary,
-            ..*ack
+                ..*ack
+            };
+            &adjusted_ack
         };
 
         // 3.5.2: BaseRTT is the minimum of all measured round trip times.
@@ -1193,7 +1194,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
 
         // Rounds ending in recovery are not evaluated, and the end of
         // recovery restarts the round.
-        match self.epoch.on_ack_with_rounds(&ack, &mut self.rounds) {
+        match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
             AckedRound::Ended(round) => {
                 self.round_end(&round, acked_bytes, ack.now);
                 self.rules.round_ended(&round, false, &mut self.base_rtt);
@@ -1221,7 +1222,11 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 .slow_start_ack(&self.window, self.base_rtt.base_rtt());
             self.apply_slow_start_step(step, ack.now);
         }
-        self.adjusted = adjusted;
+        // The buffer goes back if it was taken (it then holds this ACK's
+        // packets, so it has a capacity).
+        if adjusted.capacity() > 0 {
+            self.adjusted = adjusted;
+        }
     }
 
     fn on_congestion_event(&mut self, loss: &CongestionEvent) {

@@ -73,8 +73,10 @@ impl ForwardQueue {
         let epoch = *self.epoch.get_or_insert(packet.time_sent);
         // Packets sent before the epoch (acknowledged out of order) are
         // skipped, as before the baseline existed.
-        packet.time_sent.checked_duration_since(epoch)?;
-        let offset = peer_reports::forward_delay_nanos(receive, packet.time_sent, epoch);
+        let since_epoch = packet.time_sent.checked_duration_since(epoch)?;
+        // `forward_delay_nanos` for a packet sent after the epoch, without
+        // taking the difference of the two instants again.
+        let offset = peer_reports::nanos(receive).saturating_sub(peer_reports::nanos(since_epoch));
         self.base_offset.on_sample(offset);
         let base = self.base_offset.get().unwrap_or(offset);
         let queue_ns = offset - base;
