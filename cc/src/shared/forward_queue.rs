@@ -117,8 +117,8 @@ impl ForwardQueue {
     }
 
     /// Ends the round: the baseline window moves on.
-    pub fn end_round(&mut self) {
-        self.base_offset.end_round();
+    pub fn on_round_end(&mut self) {
+        self.base_offset.on_round_end();
         self.round_min = None;
         self.round_sum = Duration::ZERO;
         self.round_samples = 0;
@@ -174,7 +174,7 @@ mod tests {
         );
         assert_eq!(q.round_min(), Some((Duration::ZERO, 3)));
         assert_eq!(q.round_mean(), Some(Duration::from_millis(14) / 3));
-        q.end_round();
+        q.on_round_end();
         assert_eq!(q.round_min(), None);
         assert_eq!(q.latest(), Some(Duration::from_millis(4)));
     }
@@ -229,13 +229,13 @@ mod tests {
         let t0 = Instant::now();
         let mut q = ForwardQueue::new(2);
         q.on_packet(&packet(t0, 1, 0, 300, 0), 675);
-        q.end_round();
+        q.on_round_end();
         // The path's delay steps up by 50 ms: a queue, until the window passes.
         assert_eq!(
             q.on_packet(&packet(t0, 2, 700, 350, 0), 675),
             Some(Duration::from_millis(50))
         );
-        q.end_round();
+        q.on_round_end();
         assert_eq!(
             q.on_packet(&packet(t0, 3, 1400, 350, 0), 675),
             Some(Duration::ZERO)
