@@ -286,6 +286,17 @@ mod parse_selection_tests {
     }
 
     #[test]
+    fn the_form_the_apps_print_parses_back_to_the_same_spec() {
+        // `NAME(every KEY=VALUE)` as `cc_select` prints a selection, with
+        // every parameter of every algorithm at its default.
+        for info in ALGORITHMS {
+            let reference = spec(info.name, &[]);
+            let printed = format!("{}({})", info.name, reference.params().describe());
+            assert_eq!(parsed(&printed), Ok(reference), "{printed}");
+        }
+    }
+
+    #[test]
     fn whitespace_around_the_name_in_the_parentheses_and_between_pairs_is_ignored() {
         assert_eq!(
             parsed("  vegas ( alpha=2 \t beta=4 )  "),
