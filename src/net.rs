@@ -980,6 +980,12 @@ impl ServerState {
         }
     }
 
+    /// Whether a new client without a token whose Initial went to `dcid`
+    /// gets a Retry now: also when one of its Initials did, lately.
+    fn retry_now_for(&self, dcid: &[u8], now: Instant) -> bool {
+        self.retry_now() || self.retry_budget.was_retried(dcid, now)
+    }
+
     /// Connections open in all and from `ip`'s prefix.
     pub fn counts(&self, ip: IpAddr) -> (usize, usize) {
         (
@@ -1077,7 +1083,7 @@ impl ServerState {
             let new_token_valid =
                 hdr.ty == quiche::Type::Initial && self.is_valid_new_token(token, from.ip());
             let wants_retry = hdr.ty == quiche::Type::Initial
-                && self.retry_now()
+                && self.retry_now_for(&hdr.dcid, now)
                 && !new_token_valid
                 && !retry::is_retry_token(token);
             // 0-RTT packets sent with the Initial wait behind it, which
@@ -1224,11 +1230,14 @@ impl ServerState {
         // when the mode says so now.
         let token = hdr.token.as_deref().unwrap_or_default();
         let retry_token = self.setup.retry != RetryMode::Never && retry::is_retry_token(token);
-        let (scid, odcid) = if retry_token || (!new_token_valid && self.retry_now()) {
+        let now = Instant::now();
+        let wants_retry = !new_token_valid && self.retry_now_for(&hdr.dcid, now);
+        let (scid, odcid) = if retry_token || wants_retry {
             if !retry_token {
                 if !token.is_empty() {
                     log::debug!("Initial from {from} with an invalid token: sending Retry");
                 }
+                self.retry_budget.note_retry(&hdr.dcid, now);
                 self.send_retry(hdr, from, socket);
                 return None;
             }
@@ -2747,5 +2756,46 @@ mod tests {
         // Emptied, it is not.
         while receiver.recv_from(&mut buf).is_ok() {}
         assert!(!receive_buffer_over_half_full(&receiver));
+    }
+
+    #[test]
+    fn an_initial_sent_again_after_a_retry_makes_no_second_connection() {
+        let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let local = server_socket.local_addr().unwrap();
+        let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let from = client_socket.local_addr().unwrap();
+        let mut state = state_with(&[]);
+        state.setup.retry = RetryMode::Auto;
+        // Under unvalidated load the client's Initial gets a Retry...
+        for i in 0..AUTO_RETRY_HANDSHAKES {
+            state.unvalidated.insert(cid(&[i as u8; 20]));
+        }
+        let (initial, mut client) = first_initial(&client_socket, local);
+        deliver(&mut state, &mut initial.clone(), from, local);
+        state.answer_waiting(&server_socket);
+        assert!(state.conns.is_empty());
+        // ...the load is gone when the same Initial, sent again before the
+        // Retry reached the client, arrives...
+        state.unvalidated.clear();
+        deliver(&mut state, &mut initial.clone(), from, local);
+        state.answer_waiting(&server_socket);
+        // ...and the client follows the Retry, as quiche does.
+        client_socket.set_nonblocking(true).unwrap();
+        let mut buf = [0; 1500];
+        while let Ok((n, _)) = client_socket.recv_from(&mut buf) {
+            let info = quiche::RecvInfo {
+                from: local,
+                to: from,
+            };
+            client.recv(&mut buf[..n], info).ok();
+        }
+        let (n, _) = client.send(&mut buf).unwrap();
+        deliver(&mut state, &mut buf[..n], from, local);
+        state.answer_waiting(&server_socket);
+        // One client, one connection (there were two: the second, for the
+        // Initial sent again, was never used and held a slot until its idle
+        // timeout).
+        assert_eq!(state.conns.len(), 1);
+        assert_eq!(state.counts(from.ip()), (1, 1));
     }
 }
