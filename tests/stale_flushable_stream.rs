@@ -78,7 +78,7 @@ impl Pair {
         out
     }
 
-    fn to_client(&mut self, datagrams: Vec<Vec<u8>>) {
+    fn deliver_to_client(&mut self, datagrams: Vec<Vec<u8>>) {
         for mut d in datagrams {
             let info = quiche::RecvInfo {
                 from: self.server_addr,
@@ -154,11 +154,7 @@ fn download_after_late_first_flight(probes: usize) -> Option<String> {
         &mut server_config,
     )
     .unwrap();
-    let server = Endpoint::new(
-        conn,
-        ServerSession::new(Arc::new(source.clone())),
-        Duration::ZERO,
-    );
+    let server = Endpoint::new(conn, ServerSession::new(Arc::new(source)), Duration::ZERO);
     let mut p = Pair {
         start,
         t: Duration::ZERO,
@@ -180,7 +176,7 @@ fn download_after_late_first_flight(probes: usize) -> Option<String> {
         }
         p.set_time(p.t + step);
         let out = p.server_out(usize::MAX);
-        p.to_client(out);
+        p.deliver_to_client(out);
     }
     // The server's first 1-RTT flight (HANDSHAKE_DONE, the HTTP/3 control
     // and QPACK streams, one STREAM frame a packet) is late...
@@ -199,7 +195,7 @@ fn download_after_late_first_flight(probes: usize) -> Option<String> {
     }
     // Then it all arrives, and the client's acknowledgements go back.
     p.set_time(p.t + step);
-    p.to_client(late);
+    p.deliver_to_client(late);
     p.set_time(p.t + step);
     p.client_to_server();
     assert!(p.client.is_established());
@@ -225,7 +221,7 @@ fn download_after_late_first_flight(probes: usize) -> Option<String> {
         let moved_up = p.client_to_server();
         let out = p.server_out(usize::MAX);
         let moved_down = !out.is_empty();
-        p.to_client(out);
+        p.deliver_to_client(out);
         while let Ok((id, event)) = h3_client.poll(&mut p.client) {
             match event {
                 h3::Event::Headers { list, .. } => {
