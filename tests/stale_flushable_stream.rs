@@ -2,14 +2,15 @@
 //! to send (`scripts/stress concurrent`: a few of 1,000 downloads got 0
 //! bytes and timed out although the server had the request).
 //!
-//! The interleaving, found in a stalled server connection: the server's
-//! first 1-RTT packets (HTTP/3 control and QPACK streams) are late, a probe
-//! timeout queues their data again, a paced server sends one probe and
-//! holds the rest, then the late originals are acknowledged. The QPACK
-//! stream stayed in quiche's queue of streams with data to send although it
-//! had none; at the head of that queue (urgency 0) it made every later
-//! packet end before any STREAM frame, and the response (urgency 3) was
-//! never sent. The server had nothing in flight, the client nothing to
+//! What a stalled server connection showed: the QPACK decoder stream
+//! (urgency 0) was in quiche's queue of streams with data to send although
+//! it had none, its data queued again by a probe timeout and acknowledged
+//! before it was re-sent; at the head of that queue it made every packet
+//! end before any STREAM frame, and the response's stream (urgency 127)
+//! was never sent. Replayed here: the server's first 1-RTT packets (HTTP/3
+//! control and QPACK streams) are late, each probe timeout is answered by
+//! one datagram (a paced sender holds the next), then the late originals
+//! are acknowledged. The server had nothing in flight, the client nothing to
 //! acknowledge: both waited for the idle timeout.
 //!
 //! The apps' server session (quiche with our patches) and a bare quiche
