@@ -2770,7 +2770,7 @@ mod tests {
         for i in 0..AUTO_RETRY_HANDSHAKES {
             state.unvalidated.insert(cid(&[i as u8; 20]));
         }
-        let (initial, mut client) = first_initial(&client_socket, local);
+        let (initial, mut client) = first_initial(&client_socket, local, &[]);
         deliver(&mut state, &mut initial.clone(), from, local);
         state.answer_waiting(&server_socket);
         assert!(state.conns.is_empty());
