@@ -8,8 +8,7 @@
 //! connection may resume and records what a closed one measured.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::IpAddr;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -22,6 +21,7 @@ pub use vegas_cc::careful_resume::LossRule;
 use vegas_cc::{CarefulResumeConfig, SavedPath};
 
 use crate::cc_select::ResolvedCc;
+use crate::private_file::write_private_atomically;
 
 /// The store's file inside `--resume-store DIR`.
 pub const STORE_FILE_NAME: &str = "careful-resume.store";
@@ -255,38 +255,13 @@ impl ResumeStore {
         Self::from_text(text, lifetime).with_context(|| format!("{}", path.display()))
     }
 
-    /// Writes the store into `dir` atomically: a temporary file in the same
-    /// directory, synced, then renamed over the old one, so that a crash
-    /// leaves the old store or the new one, never a partial file. The
-    /// temporary file has a random name and is created exclusively, mode
-    /// 0600, without following links: nothing planted in the directory is
+    /// Writes the store into `dir` atomically and privately
+    /// ([`crate::private_file`]): the old store or the new one survives a
+    /// crash, never a partial file, and nothing planted in the directory is
     /// written through.
     pub fn save_to(&self, dir: &Path) -> anyhow::Result<PathBuf> {
         let path = dir.join(STORE_FILE_NAME);
-        let mut suffix = [0u8; 8];
-        getrandom::fill(&mut suffix).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-        let tmp = dir.join(format!(".{STORE_FILE_NAME}.tmp-{}", hex::encode(suffix)));
-        let mut created = false;
-        let result = (|| {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&tmp)?;
-            created = true;
-            file.write_all(self.to_text().as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &path)?;
-            // The rename itself survives a crash once the directory is synced.
-            File::open(dir)?.sync_all()
-        })();
-        if let Err(e) = result {
-            if created {
-                std::fs::remove_file(&tmp).ok();
-            }
-            return Err(e).with_context(|| format!("cannot write {}", path.display()));
-        }
+        write_private_atomically(&path, self.to_text().as_bytes())?;
         Ok(path)
     }
 

@@ -20,11 +20,13 @@
 //! with mode 0600 (a session holds a resumption secret) through a
 //! temporary file created exclusively under a random name, and renamed.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use anyhow::{bail, Context};
+
+use crate::private_file::write_private_atomically;
 
 const HEADER: &str = "quiche-vegas client state 1";
 /// Largest file read: a session is a few kilobytes.
@@ -132,40 +134,9 @@ impl ClientState {
             .with_context(|| format!("{}", path.display()))
     }
 
-    /// Writes to `path` atomically, mode 0600.
+    /// Writes to `path` atomically, mode 0600 ([`crate::private_file`]).
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let name = path
-            .file_name()
-            .with_context(|| format!("{} names no file", path.display()))?;
-        let mut suffix = [0u8; 8];
-        getrandom::fill(&mut suffix).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-        // The name is bounded: at most 64 bytes of the file's own.
-        let stem: String = name.to_string_lossy().chars().take(64).collect();
-        let tmp = dir.join(format!(".{stem}.tmp-{}", hex::encode(suffix)));
-        let mut created = false;
-        let result = (|| {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&tmp)?;
-            created = true;
-            file.write_all(self.to_text().as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        if let Err(e) = result {
-            if created {
-                std::fs::remove_file(&tmp).ok();
-            }
-            return Err(e).with_context(|| format!("cannot write {}", path.display()));
-        }
-        Ok(())
+        write_private_atomically(path, self.to_text().as_bytes())
     }
 }
 

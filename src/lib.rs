@@ -21,7 +21,10 @@
 //!   sockets from [`flood_filter`], connection limits).
 //! - [`sockets`]: the one `recvmsg` (kernel receive and send stamps, IPv4
 //!   options) and socket-address reading, shared with `vegas-emu`.
-//! - [`qlog_output`]: one `.sqlog` per connection when `QLOGDIR` is set.
+//! - [`qlog_output`]: one `.sqlog` per connection when `QLOGDIR` is set;
+//!   [`qvis`]: its qvis form beside it (`--qvis`).
+//! - [`private_file`]: the one private atomic write of the files the apps
+//!   keep (Careful Resume's store, the client's session and token).
 
 pub mod careful_resume;
 pub mod cc_select;
@@ -30,9 +33,17 @@ pub mod endpoint;
 pub mod flood_filter;
 pub mod net;
 pub mod pacing;
+pub mod private_file;
 pub mod qlog_output;
+pub mod qvis;
 pub mod retry;
 pub mod settings;
 pub mod sockets;
 pub mod tls;
 pub mod transfer;
+
+// The in-memory client and server of the unit tests, shared with the
+// integration tests.
+#[cfg(test)]
+#[path = "../tests/common/in_memory.rs"]
+mod in_memory;

@@ -25,6 +25,7 @@ use crate::endpoint::{DatagramMeta, Endpoint};
 use crate::flood_filter::FloodFilter;
 use crate::pacing::REAL_TIME_PACING_GRANULARITY;
 use crate::qlog_output::{self, Role};
+use crate::qvis::{Converter, QvisWriter};
 use crate::retry::{self, RetryBudget, TokenKey, RETRIES_PER_SOURCE_PER_SECOND};
 use crate::settings::MAX_RECV_DATAGRAM_SIZE;
 use crate::sockets;
@@ -362,6 +363,9 @@ pub struct ServerSetup {
     /// oneway`, `--dgram-count`, `--dgram-data`); the configuration offers
     /// them.
     pub datagrams: Option<DatagramExchange>,
+    /// Each closed connection's qlog converted for qvis (`--qvis`), off
+    /// the event loop; used only with `qlog_dir`.
+    pub qvis: Option<QvisWriter>,
 }
 
 /// When the server validates a new client's address with Retry
@@ -589,6 +593,8 @@ struct ServerConn {
     wakeup: Option<Instant>,
     /// Whether its NEW_TOKEN was queued (or will never be).
     new_token_done: bool,
+    /// Its qlog file, if it writes one.
+    qlog: Option<PathBuf>,
 }
 
 /// The server loop's state besides the socket.
@@ -670,6 +676,16 @@ pub fn run_server(socket: UdpSocket, setup: ServerSetup) -> anyhow::Result<()> {
         let stop = SERVER_STOP_SIGNAL.load(Ordering::Relaxed);
         if stop != 0 {
             state.shut_down(&wire.socket, stop);
+            if let Some(mut qvis) = state.setup.qvis.take() {
+                let left = qvis.pending();
+                if left > 0 {
+                    eprintln!(
+                        "quiche-server: writing the qvis form of {left} qlog(s) (a second {} stops at once)",
+                        signal_name(stop)
+                    );
+                }
+                qvis.finish();
+            }
             return Ok(());
         }
         let deadline = state.wakeups.first().map(|(at, _)| *at);
@@ -877,6 +893,13 @@ impl ServerState {
         if self.setup.report_connections {
             eprintln!("quiche-server: {}", connection_report(&c, now));
         }
+        let qlog = c.qlog.clone();
+        // Dropping the connection completes and flushes its qlog: only
+        // then may it be converted.
+        drop(c);
+        if let (Some(path), Some(qvis)) = (qlog, &self.setup.qvis) {
+            qvis.submit(path);
+        }
     }
 
     /// Closes every connection for a stop signal: CONNECTION_CLOSE sent
@@ -955,6 +978,12 @@ impl ServerState {
                         .is_some_and(|at| at.elapsed() < AUTO_RETRY_HOLD)
             }
         }
+    }
+
+    /// Whether a new client without a token whose Initial went to `dcid`
+    /// gets a Retry now: also when one of its Initials did, lately.
+    fn retry_now_for(&self, dcid: &[u8], now: Instant) -> bool {
+        self.retry_now() || self.retry_budget.was_retried(dcid, now)
     }
 
     /// Connections open in all and from `ip`'s prefix.
@@ -1054,7 +1083,7 @@ impl ServerState {
             let new_token_valid =
                 hdr.ty == quiche::Type::Initial && self.is_valid_new_token(token, from.ip());
             let wants_retry = hdr.ty == quiche::Type::Initial
-                && self.retry_now()
+                && self.retry_now_for(&hdr.dcid, now)
                 && !new_token_valid
                 && !retry::is_retry_token(token);
             // 0-RTT packets sent with the Initial wait behind it, which
@@ -1201,11 +1230,14 @@ impl ServerState {
         // when the mode says so now.
         let token = hdr.token.as_deref().unwrap_or_default();
         let retry_token = self.setup.retry != RetryMode::Never && retry::is_retry_token(token);
-        let (scid, odcid) = if retry_token || (!new_token_valid && self.retry_now()) {
+        let now = Instant::now();
+        let wants_retry = !new_token_valid && self.retry_now_for(&hdr.dcid, now);
+        let (scid, odcid) = if retry_token || wants_retry {
             if !retry_token {
                 if !token.is_empty() {
                     log::debug!("Initial from {from} with an invalid token: sending Retry");
                 }
+                self.retry_budget.note_retry(&hdr.dcid, now);
                 self.send_retry(hdr, from, socket);
                 return None;
             }
@@ -1253,14 +1285,12 @@ impl ServerState {
             refuse_connection(conn, data, from, local, reason, socket);
             return None;
         }
-        if let Some(dir) = &self.setup.qlog_dir {
+        let qlog = self.setup.qlog_dir.as_ref().and_then(|dir| {
             let detail = format!("cc={}", self.setup.cc_description);
-            if let Err(e) =
-                qlog_output::attach(&mut conn, dir, Role::Server, "quiche-server", &detail)
-            {
-                log::warn!("{e:#}");
-            }
-        }
+            qlog_output::attach(&mut conn, dir, Role::Server, "quiche-server", &detail)
+                .map_err(|e| log::warn!("{e:#}"))
+                .ok()
+        });
         log::info!("{} new connection from {from}", conn.trace_id());
         let dcid = CidKey::new(&hdr.dcid)?;
         if dcid != scid {
@@ -1291,6 +1321,7 @@ impl ServerState {
                 started: Instant::now(),
                 wakeup: None,
                 new_token_done,
+                qlog,
             },
         );
         Some(scid)
@@ -1452,6 +1483,10 @@ pub struct ClientSetup {
     pub token: Option<Vec<u8>>,
     /// Each received datagram written to this directory (`--dump-packets`).
     pub dump_packets: Option<PathBuf>,
+    /// The connection's qlog converted for qvis once it is complete, when
+    /// the connection has ended, well or not (`--qvis`); used only with
+    /// `qlog_dir`.
+    pub qvis: Option<Converter>,
 }
 
 /// `--dump-packets DIR`, as quiche's apps: each received UDP datagram,
@@ -1528,12 +1563,34 @@ const EARLY_DATA_ACCEPTED: u32 = 2;
 
 /// Runs one client connection until every request has ended (its outcomes
 /// are in the returned session) or the connection has failed (an error that
-/// says why). `on_tick` sees the session every `setup.tick`.
+/// says why). `on_tick` sees the session every `setup.tick`. With
+/// `setup.qvis`, the connection's qlog is converted once it has ended.
 pub fn run_client(
     config: &mut quiche::Config,
     session: ClientSession,
     setup: &ClientSetup,
     on_tick: &mut dyn FnMut(&ClientSession, Duration),
+) -> anyhow::Result<(ClientSession, ClientReport)> {
+    let mut qlog = None;
+    let result = run_client_connection(config, session, setup, on_tick, &mut qlog);
+    // The connection has been dropped either way: its qlog is complete. A
+    // failed conversion is said on stderr and changes nothing else.
+    if let (Some(converter), Some(path)) = (&setup.qvis, &qlog) {
+        converter
+            .convert_reporting(path, "quiche-client", true)
+            .ok();
+    }
+    result
+}
+
+/// [`run_client`] up to the end of the connection, which is dropped on
+/// return; `qlog_file` is set to its qlog file as soon as there is one.
+fn run_client_connection(
+    config: &mut quiche::Config,
+    session: ClientSession,
+    setup: &ClientSetup,
+    on_tick: &mut dyn FnMut(&ClientSession, Duration),
+    qlog_file: &mut Option<PathBuf>,
 ) -> anyhow::Result<(ClientSession, ClientReport)> {
     let bind_addr: SocketAddr = if setup.peer.is_ipv4() {
         (std::net::Ipv4Addr::UNSPECIFIED, setup.source_port).into()
@@ -1582,6 +1639,7 @@ pub fn run_client(
         }
         None => None,
     };
+    qlog_file.clone_from(&qlog);
     let mut endpoint = Endpoint::new(conn, session, REAL_TIME_PACING_GRANULARITY);
     let peer = setup.peer;
     let start = Instant::now();
@@ -1635,12 +1693,7 @@ pub fn run_client(
                 next_tick = Some(now + tick);
             }
         }
-        // Once every request has ended the session closes the connection;
-        // waiting out the draining period would add nothing, but the
-        // CONNECTION_CLOSE must have left: a close the pacer still holds
-        // would go with the process, and the server would keep the
-        // connection until its idle timeout.
-        if endpoint.is_done() || (finished.is_some() && endpoint.close_sent()) {
+        if client_may_leave(&endpoint, finished.is_some()) {
             break;
         }
     }
@@ -1690,6 +1743,16 @@ pub fn run_client(
     // Dropping the connection flushes its qlog.
     drop(conn);
     Ok((session, report))
+}
+
+/// Whether the client's loop may end: its connection is closed with nothing
+/// left to send, or every request has ended (`finished`) and the
+/// CONNECTION_CLOSE the session then sent has left. Waiting out the
+/// draining period would add nothing, but a close the pacer still holds
+/// would go with the process, and the server would keep the connection
+/// until its idle timeout.
+fn client_may_leave<A: crate::endpoint::App>(endpoint: &Endpoint<A>, finished: bool) -> bool {
+    endpoint.is_done() || (finished && endpoint.close_sent())
 }
 
 /// Why a client connection ended before its requests did.
@@ -2019,6 +2082,108 @@ mod tests {
         assert_eq!(e.reason, b"busy");
     }
 
+    /// An application that does nothing: the test drives the connection.
+    struct Idle;
+
+    impl crate::endpoint::App for Idle {
+        fn on_progress(&mut self, _: &mut quiche::Connection) -> anyhow::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// How far quiche's clock runs ahead of the `now` a held-close test
+    /// flushes with.
+    const CLOCK_AHEAD: Duration = Duration::from_millis(10);
+
+    /// A client connected in memory that has closed with `code` and
+    /// flushed at `start`, while quiche's clock read `start` +
+    /// [`CLOCK_AHEAD`] (virtual time, on this test's thread); the
+    /// endpoint, the server and `start`.
+    fn client_with_held_close(code: u64) -> (Endpoint<Idle>, quiche::Connection, Instant) {
+        use crate::in_memory::Pair;
+        let settings = crate::settings::TransportSettings::default();
+        let identity = crate::tls::Identity::self_signed().unwrap();
+        let (mut server_config, _) = settings
+            .build_server_config(&[crate::transfer::ALPN_H3], &identity)
+            .unwrap();
+        let (mut client_config, _) = settings.build_config(&[crate::transfer::ALPN_H3]).unwrap();
+        client_config.verify_peer(false);
+        let start = Instant::now();
+        quiche::virtual_env::set_virtual_time(Some((start, Duration::ZERO)));
+        let mut pair = Pair::new(&mut client_config, &mut server_config);
+        pair.handshake();
+        let Pair { client, server, .. } = pair;
+        let mut endpoint = Endpoint::new(client, Idle, Duration::ZERO);
+        quiche::virtual_env::set_virtual_time(Some((start + CLOCK_AHEAD, CLOCK_AHEAD)));
+        endpoint.conn.close(true, code, b"done").unwrap();
+        let flushed = endpoint.flush(start, &mut |_, _| panic!("the close left at once"));
+        assert_eq!(flushed.datagrams, 0);
+        (endpoint, server, start)
+    }
+
+    /// Hands what the client sent to the server; the error it then has
+    /// from its peer: (application error, code).
+    fn deliver_to_server(server: &mut quiche::Connection, sent: &mut [Vec<u8>]) -> (bool, u64) {
+        for datagram in sent {
+            server
+                .recv(datagram, crate::in_memory::to_server())
+                .unwrap();
+        }
+        let error = server.peer_error().expect("the server got no close");
+        (error.is_app, error.error_code)
+    }
+
+    /// The client's loop must not end while its CONNECTION_CLOSE is held
+    /// for its release time: quiche has produced the close (it is
+    /// draining) but the datagram has not left. At load the loop reads the
+    /// clock late, and quiche's own clock, which stamps the close's release
+    /// time, is ahead of the `now` the loop flushes with: here by
+    /// [`CLOCK_AHEAD`] of virtual time, with a pacing granularity of zero,
+    /// so nothing depends on the machine's speed. The rule before (leave
+    /// once draining) left here.
+    #[test]
+    fn the_client_stays_until_its_held_close_has_left() {
+        let (mut endpoint, mut server, start) = client_with_held_close(0x100);
+        // quiche built the close (draining) and it waits in the outbox.
+        assert!(endpoint.conn.is_draining(), "no CONNECTION_CLOSE built");
+        assert!(endpoint.outbox.is_holding());
+        assert_eq!(endpoint.next_wakeup(), Some(start + CLOCK_AHEAD));
+        assert!(!endpoint.close_sent());
+        assert!(
+            !client_may_leave(&endpoint, true),
+            "the client left with its CONNECTION_CLOSE held"
+        );
+        // Released at its time, it leaves, and the server learns the
+        // connection is over (it would otherwise wait for its idle timeout).
+        let mut sent: Vec<Vec<u8>> = Vec::new();
+        endpoint.flush(start + CLOCK_AHEAD, &mut |data, _| {
+            sent.push(data.to_vec());
+            Ok(())
+        });
+        assert_eq!(sent.len(), 1);
+        assert!(endpoint.close_sent() && client_may_leave(&endpoint, true));
+        assert_eq!(deliver_to_server(&mut server, &mut sent), (true, 0x100));
+        assert!(server.is_draining());
+        quiche::virtual_env::set_virtual_time(None);
+    }
+
+    /// An interrupted client cannot wait for the release time: what is
+    /// held leaves at once ([`Endpoint::flush_closing`]).
+    #[test]
+    fn an_interrupted_client_sends_its_held_close_at_once() {
+        let (mut endpoint, mut server, _) = client_with_held_close(0x10c);
+        assert!(endpoint.outbox.is_holding());
+        let mut sent: Vec<Vec<u8>> = Vec::new();
+        endpoint.flush_closing(&mut |data, _| {
+            sent.push(data.to_vec());
+            Ok(())
+        });
+        assert_eq!(sent.len(), 1);
+        assert!(endpoint.close_sent());
+        assert_eq!(deliver_to_server(&mut server, &mut sent), (true, 0x10c));
+        quiche::virtual_env::set_virtual_time(None);
+    }
+
     #[test]
     fn errors_in_words() {
         let e = quiche::ConnectionError {
@@ -2065,6 +2230,7 @@ mod tests {
                 tail_repeat: false,
                 dump_packets: None,
                 datagrams: None,
+                qvis: None,
             },
             conns: HashMap::new(),
             aliases: HashMap::new(),
@@ -2104,14 +2270,20 @@ mod tests {
                     started: Instant::now(),
                     wakeup: None,
                     new_token_done: false,
+                    qlog: None,
                 },
             );
         }
         state
     }
 
-    /// A client's first Initial datagram, its connection and its socket.
-    fn first_initial(socket: &UdpSocket, server: SocketAddr) -> (Vec<u8>, quiche::Connection) {
+    /// The first Initial datagram of a client on `socket`, carrying `token`
+    /// (none if empty), and its connection.
+    fn first_initial(
+        socket: &UdpSocket,
+        server: SocketAddr,
+        token: &[u8],
+    ) -> (Vec<u8>, quiche::Connection) {
         let settings = crate::settings::TransportSettings::default();
         let (mut config, _) = settings.build_config(&[crate::transfer::ALPN_H3]).unwrap();
         config.verify_peer(false);
@@ -2124,6 +2296,9 @@ mod tests {
             &mut config,
         )
         .unwrap();
+        if !token.is_empty() {
+            conn.set_token(token).unwrap();
+        }
         let mut out = [0; 1500];
         let (n, _) = conn.send(&mut out).unwrap();
         (out[..n].to_vec(), conn)
@@ -2209,33 +2384,12 @@ mod tests {
     /// with `unvalidated` handshakes already in progress: (connection made,
     /// Retry received).
     fn answer_fresh_client(mode: RetryMode, unvalidated: usize) -> (bool, bool) {
-        let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let local = server_socket.local_addr().unwrap();
-        let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut state = state_with(&[]);
         state.setup.retry = mode;
         for i in 0..unvalidated {
             state.unvalidated.insert(cid(&[i as u8; 20]));
         }
-        let (mut initial, _) = first_initial(&client_socket, local);
-        deliver(
-            &mut state,
-            &mut initial,
-            client_socket.local_addr().unwrap(),
-            local,
-        );
-        state.answer_waiting(&server_socket);
-        let made = !state.conns.is_empty();
-        // Loopback delivers within the send call: a Retry is there now.
-        client_socket.set_nonblocking(true).unwrap();
-        let mut buf = [0; 1500];
-        let retry = match client_socket.recv_from(&mut buf) {
-            Ok((n, _)) => {
-                quiche::Header::from_slice(&mut buf[..n], 16).unwrap().ty == quiche::Type::Retry
-            }
-            Err(_) => false,
-        };
-        (made, retry)
+        answer_with_token(&mut state, &[])
     }
 
     #[test]
@@ -2265,24 +2419,7 @@ mod tests {
         let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
         let local = server_socket.local_addr().unwrap();
         let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let settings = crate::settings::TransportSettings::default();
-        let (mut config, _) = settings.build_config(&[crate::transfer::ALPN_H3]).unwrap();
-        config.verify_peer(false);
-        let scid = random_bytes::<16>().unwrap();
-        let mut conn = quiche::connect(
-            Some("localhost"),
-            &quiche::ConnectionId::from_ref(&scid),
-            client_socket.local_addr().unwrap(),
-            local,
-            &mut config,
-        )
-        .unwrap();
-        if !token.is_empty() {
-            conn.set_token(token).unwrap();
-        }
-        let mut out = [0; 1500];
-        let (n, _) = conn.send(&mut out).unwrap();
-        let mut initial = out[..n].to_vec();
+        let (mut initial, _) = first_initial(&client_socket, local, token);
         let before = state.conns.len();
         deliver(
             state,
@@ -2292,6 +2429,7 @@ mod tests {
         );
         state.answer_waiting(&server_socket);
         let made = state.conns.len() > before;
+        // Loopback delivers within the send call: a Retry is there now.
         client_socket.set_nonblocking(true).unwrap();
         let mut buf = [0; 1500];
         let retry = match client_socket.recv_from(&mut buf) {
@@ -2356,7 +2494,7 @@ mod tests {
         let local = server_socket.local_addr().unwrap();
         let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
         let from = client_socket.local_addr().unwrap();
-        let (initial, _) = first_initial(&client_socket, local);
+        let (initial, _) = first_initial(&client_socket, local, &[]);
         // The same Initial with a garbage token that is not a Retry token's
         // shape: the token length byte right after the source CID, grown
         // from 0 to 1, taking the packet length's first byte as token.
@@ -2396,7 +2534,7 @@ mod tests {
         let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut state = state_with(&[]);
         state.setup.retry = RetryMode::Auto;
-        let (mut initial, _) = first_initial(&client_socket, local);
+        let (mut initial, _) = first_initial(&client_socket, local, &[]);
         deliver(
             &mut state,
             &mut initial,
@@ -2420,7 +2558,7 @@ mod tests {
         let flood = budget * 3;
         let mut state = state_with(&[]);
         for _ in 0..flood {
-            let (mut initial, _) = first_initial(&flooder, local);
+            let (mut initial, _) = first_initial(&flooder, local, &[]);
             deliver(
                 &mut state,
                 &mut initial,
@@ -2434,7 +2572,7 @@ mod tests {
             "the flood beyond the budget waits"
         );
         // Another socket on the same address is not held to the flood's budget.
-        let (mut initial, _) = first_initial(&neighbour, local);
+        let (mut initial, _) = first_initial(&neighbour, local, &[]);
         deliver(
             &mut state,
             &mut initial,
@@ -2448,7 +2586,7 @@ mod tests {
         let mut no_retry = state_with(&[]);
         no_retry.setup.retry = RetryMode::Never;
         for _ in 0..flood {
-            let (mut initial, _) = first_initial(&flooder, local);
+            let (mut initial, _) = first_initial(&flooder, local, &[]);
             deliver(
                 &mut no_retry,
                 &mut initial,
@@ -2470,7 +2608,7 @@ mod tests {
         let client_addr = client_socket.local_addr().unwrap();
         let mut state = state_with(&[]);
         // The client's first Initial is answered with a Retry.
-        let (mut initial, mut client) = first_initial(&client_socket, local);
+        let (mut initial, mut client) = first_initial(&client_socket, local, &[]);
         deliver(&mut state, &mut initial, client_addr, local);
         state.answer_waiting(&server_socket);
         let mut buf = [0; 1500];
@@ -2486,7 +2624,7 @@ mod tests {
             .unwrap();
         // The same socket then spends the rest of its budget.
         for _ in 0..RETRIES_PER_SOURCE_PER_SECOND {
-            let (mut initial, _) = first_initial(&client_socket, local);
+            let (mut initial, _) = first_initial(&client_socket, local, &[]);
             deliver(&mut state, &mut initial, client_addr, local);
         }
         let waiting = state.waiting.len();
@@ -2618,5 +2756,46 @@ mod tests {
         // Emptied, it is not.
         while receiver.recv_from(&mut buf).is_ok() {}
         assert!(!receive_buffer_over_half_full(&receiver));
+    }
+
+    #[test]
+    fn an_initial_sent_again_after_a_retry_makes_no_second_connection() {
+        let server_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let local = server_socket.local_addr().unwrap();
+        let client_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let from = client_socket.local_addr().unwrap();
+        let mut state = state_with(&[]);
+        state.setup.retry = RetryMode::Auto;
+        // Under unvalidated load the client's Initial gets a Retry...
+        for i in 0..AUTO_RETRY_HANDSHAKES {
+            state.unvalidated.insert(cid(&[i as u8; 20]));
+        }
+        let (initial, mut client) = first_initial(&client_socket, local, &[]);
+        deliver(&mut state, &mut initial.clone(), from, local);
+        state.answer_waiting(&server_socket);
+        assert!(state.conns.is_empty());
+        // ...the load is gone when the same Initial, sent again before the
+        // Retry reached the client, arrives...
+        state.unvalidated.clear();
+        deliver(&mut state, &mut initial.clone(), from, local);
+        state.answer_waiting(&server_socket);
+        // ...and the client follows the Retry, as quiche does.
+        client_socket.set_nonblocking(true).unwrap();
+        let mut buf = [0; 1500];
+        while let Ok((n, _)) = client_socket.recv_from(&mut buf) {
+            let info = quiche::RecvInfo {
+                from: local,
+                to: from,
+            };
+            client.recv(&mut buf[..n], info).ok();
+        }
+        let (n, _) = client.send(&mut buf).unwrap();
+        deliver(&mut state, &mut buf[..n], from, local);
+        state.answer_waiting(&server_socket);
+        // One client, one connection (there were two: the second, for the
+        // Initial sent again, was never used and held a slot until its idle
+        // timeout).
+        assert_eq!(state.conns.len(), 1);
+        assert_eq!(state.counts(from.ip()), (1, 1));
     }
 }

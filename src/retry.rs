@@ -24,7 +24,7 @@
 //! (`--new-token-lifetime`). The version byte tells the two kinds apart,
 //! so a NEW_TOKEN token is never taken for a Retry token or the reverse.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -229,11 +229,22 @@ pub const RETRIES_PER_SOURCE_PER_SECOND: u32 = 16;
 const MAX_TRACKED_SOURCES: usize = 65_536;
 const BUDGET_WINDOW: Duration = Duration::from_secs(1);
 
-/// Counts the Retry packets each source was sent in the current second.
+/// How long the connection ID a client's Initial was sent to is remembered
+/// after a Retry answered it: as long as the Retry's token is valid.
+const RETRIED_MEMORY: Duration = Duration::from_secs(TOKEN_LIFETIME_SECS);
+/// Connection IDs remembered at most (the oldest is forgotten first).
+const MAX_RETRIED: usize = 4096;
+
+/// Counts the Retry packets each source was sent in the current second,
+/// and remembers which client connection IDs were answered with a Retry.
 pub struct RetryBudget {
     per_source: u32,
     window_start: Option<Instant>,
     sent: HashMap<SocketAddr, u32>,
+    /// The destination connection IDs of Initials answered with a Retry,
+    /// when, oldest first.
+    retried: VecDeque<(Instant, Vec<u8>)>,
+    retried_at: HashMap<Vec<u8>, Instant>,
 }
 
 impl RetryBudget {
@@ -243,7 +254,38 @@ impl RetryBudget {
             per_source,
             window_start: None,
             sent: HashMap::new(),
+            retried: VecDeque::new(),
+            retried_at: HashMap::new(),
         }
+    }
+
+    /// Notes that the Initial sent to `dcid` was answered with a Retry.
+    pub fn note_retry(&mut self, dcid: &[u8], now: Instant) {
+        while let Some((at, _)) = self.retried.front() {
+            if self.retried.len() < MAX_RETRIED
+                && now.saturating_duration_since(*at) < RETRIED_MEMORY
+            {
+                break;
+            }
+            if let Some((at, old)) = self.retried.pop_front() {
+                if self.retried_at.get(&old) == Some(&at) {
+                    self.retried_at.remove(&old);
+                }
+            }
+        }
+        self.retried.push_back((now, dcid.to_vec()));
+        self.retried_at.insert(dcid.to_vec(), now);
+    }
+
+    /// Whether an Initial sent to `dcid` was answered with a Retry not long
+    /// ago: the client then uses the Retry's connection ID, and one of its
+    /// Initials sent again before the Retry reached it must get a Retry
+    /// too, not a connection it will never use (that one would hold a slot
+    /// until its idle timeout).
+    pub fn was_retried(&self, dcid: &[u8], now: Instant) -> bool {
+        self.retried_at
+            .get(dcid)
+            .is_some_and(|at| now.saturating_duration_since(*at) < RETRIED_MEMORY)
     }
 
     /// Whether `from` may be sent a Retry at `now`, counting it if so.
@@ -436,5 +478,26 @@ mod tests {
         let token = key.mint_new_token(host, 5);
         assert!(key.validate_new_token(&token, same_64, 5, 10));
         assert!(!key.validate_new_token(&token, other_64, 5, 10));
+    }
+    #[test]
+    fn retried_connection_ids_are_remembered_for_the_token_lifetime_and_bounded() {
+        let mut budget = RetryBudget::new(16);
+        let t0 = Instant::now();
+        budget.note_retry(b"client-cid-1", t0);
+        assert!(budget.was_retried(b"client-cid-1", t0 + Duration::from_secs(9)));
+        assert!(!budget.was_retried(b"client-cid-2", t0));
+        assert!(!budget.was_retried(b"client-cid-1", t0 + RETRIED_MEMORY));
+        // At most MAX_RETRIED: the oldest is forgotten first.
+        for i in 0..MAX_RETRIED as u32 {
+            budget.note_retry(&i.to_be_bytes(), t0);
+        }
+        assert_eq!(budget.retried.len(), MAX_RETRIED);
+        assert_eq!(budget.retried_at.len(), MAX_RETRIED);
+        assert!(!budget.was_retried(b"client-cid-1", t0));
+        assert!(budget.was_retried(&1u32.to_be_bytes(), t0));
+        budget.note_retry(b"newest", t0);
+        assert!(!budget.was_retried(&0u32.to_be_bytes(), t0));
+        assert!(budget.was_retried(b"newest", t0));
+        assert_eq!(budget.retried_at.len(), MAX_RETRIED);
     }
 }

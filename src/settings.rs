@@ -460,6 +460,7 @@ impl TransportSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::in_memory::handshake;
 
     #[test]
     fn default_settings_build() {
@@ -575,54 +576,6 @@ mod tests {
         };
         let e = e.to_string();
         assert!(e.contains("unknown congestion control algorithm"), "{e}");
-    }
-
-    /// Completes a handshake between `client` and `server` configurations
-    /// in memory; the two connections.
-    fn handshake(
-        client: &mut quiche::Config,
-        server: &mut quiche::Config,
-    ) -> (quiche::Connection, quiche::Connection) {
-        let c_addr: std::net::SocketAddr = "127.0.0.1:1000".parse().unwrap();
-        let s_addr: std::net::SocketAddr = "127.0.0.1:2000".parse().unwrap();
-        let mut c = quiche::connect(
-            Some("localhost"),
-            &quiche::ConnectionId::from_ref(&[1; 16]),
-            c_addr,
-            s_addr,
-            client,
-        )
-        .unwrap();
-        let mut s = quiche::accept(
-            &quiche::ConnectionId::from_ref(&[2; 16]),
-            None,
-            s_addr,
-            c_addr,
-            server,
-        )
-        .unwrap();
-        let mut buf = [0u8; 65_535];
-        for _ in 0..20 {
-            while let Ok((n, _)) = c.send(&mut buf) {
-                let info = quiche::RecvInfo {
-                    from: c_addr,
-                    to: s_addr,
-                };
-                s.recv(&mut buf[..n], info).ok();
-            }
-            while let Ok((n, _)) = s.send(&mut buf) {
-                let info = quiche::RecvInfo {
-                    from: s_addr,
-                    to: c_addr,
-                };
-                c.recv(&mut buf[..n], info).ok();
-            }
-            if c.is_established() && s.is_established() {
-                break;
-            }
-        }
-        assert!(c.is_established() && s.is_established());
-        (c, s)
     }
 
     #[test]

@@ -62,10 +62,34 @@ fn download_saw_retry(server: &Server, extra: &[&str]) -> bool {
     dumped_types(dump.path()).contains(&quiche::Type::Retry)
 }
 
-fn root_with_f() -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("f"), b"hello").unwrap();
-    root
+/// What a test serves and keeps: a root serving `/f` ("hello", 5 bytes)
+/// and a directory for its clients' files.
+struct Site {
+    root: tempfile::TempDir,
+    files: tempfile::TempDir,
+}
+
+impl Site {
+    fn new() -> Site {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("f"), b"hello").unwrap();
+        Site {
+            root,
+            files: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// A server of the root, with `flags` besides `--root`.
+    fn serve(&self, flags: &[&str]) -> Server {
+        let mut args = vec!["--root", self.root.path().to_str().unwrap()];
+        args.extend_from_slice(flags);
+        Server::start(&args, None)
+    }
+
+    /// The path of a client's file called `name` (not created).
+    fn file(&self, name: &str) -> String {
+        self.files.path().join(name).to_str().unwrap().to_string()
+    }
 }
 
 fn token_of(path: &Path) -> Option<String> {
@@ -77,12 +101,9 @@ fn token_of(path: &Path) -> Option<String> {
 
 #[test]
 fn a_returning_client_skips_retry_with_its_token() {
-    let root = root_with_f();
-    let root = root.path().to_str().unwrap();
-    let files = tempfile::tempdir().unwrap();
-    let tokens = files.path().join("tokens");
-    let tokens = tokens.to_str().unwrap();
-    let server = Server::start(&["--root", root, "--retry", "always"], None);
+    let site = Site::new();
+    let tokens = &site.file("tokens");
+    let server = site.serve(&["--retry", "always"]);
     assert!(download_saw_retry(&server, &["--token-file", tokens]));
     let first = token_of(Path::new(tokens)).expect("no token kept");
     // 49 bytes: version, issue time, 8 random bytes, MAC.
@@ -95,25 +116,13 @@ fn a_returning_client_skips_retry_with_its_token() {
     assert_ne!(token_of(Path::new(tokens)).unwrap(), second);
 
     // The session file keeps the token too.
-    let session = files.path().join("session");
-    let session = session.to_str().unwrap();
+    let session = &site.file("session");
     assert!(download_saw_retry(&server, &["--session-file", session]));
     assert!(!download_saw_retry(&server, &["--session-file", session]));
 
     // Switched off, every connection pays the Retry.
-    let off = Server::start(
-        &[
-            "--root",
-            root,
-            "--retry",
-            "always",
-            "--new-token-lifetime",
-            "0",
-        ],
-        None,
-    );
-    let off_tokens = files.path().join("off");
-    let off_tokens = off_tokens.to_str().unwrap();
+    let off = site.serve(&["--retry", "always", "--new-token-lifetime", "0"]);
+    let off_tokens = &site.file("off");
     assert!(download_saw_retry(&off, &["--token-file", off_tokens]));
     assert_eq!(token_of(Path::new(off_tokens)), None);
     assert!(download_saw_retry(&off, &["--token-file", off_tokens]));
@@ -121,22 +130,9 @@ fn a_returning_client_skips_retry_with_its_token() {
 
 #[test]
 fn expired_forged_and_other_servers_tokens_get_a_full_retry() {
-    let root = root_with_f();
-    let root = root.path().to_str().unwrap();
-    let files = tempfile::tempdir().unwrap();
-    let tokens = files.path().join("tokens");
-    let tokens = tokens.to_str().unwrap();
-    let a = Server::start(
-        &[
-            "--root",
-            root,
-            "--retry",
-            "always",
-            "--new-token-lifetime",
-            "1",
-        ],
-        None,
-    );
+    let site = Site::new();
+    let tokens = &site.file("tokens");
+    let a = site.serve(&["--retry", "always", "--new-token-lifetime", "1"]);
     assert!(download_saw_retry(&a, &["--token-file", tokens]));
     let token = token_of(Path::new(tokens)).unwrap();
     // Expired: the lifetime is 1 s, counted in whole seconds.
@@ -145,7 +141,7 @@ fn expired_forged_and_other_servers_tokens_get_a_full_retry() {
 
     // A's token offered to B (the file says it is B's: the client itself
     // offers a token only to the server that gave it).
-    let b = Server::start(&["--root", root, "--retry", "always"], None);
+    let b = site.serve(&["--retry", "always"]);
     let write = |token: &str| {
         std::fs::write(
             tokens,
@@ -193,9 +189,8 @@ fn expired_forged_and_other_servers_tokens_get_a_full_retry() {
 
 #[test]
 fn a_malformed_or_oversized_new_token_from_a_server_is_handled() {
-    let files = tempfile::tempdir().unwrap();
-    let tokens = files.path().join("tokens");
-    let tokens = tokens.to_str().unwrap();
+    let site = Site::new();
+    let tokens = &site.file("tokens");
     // An empty token: FRAME_ENCODING_ERROR (RFC 9000 section 19.7); the
     // client fails with one line and keeps nothing.
     let server = LyingServer::start_with_new_token(
@@ -240,11 +235,8 @@ fn zero_rtt_packets_sent(dir: &Path) -> usize {
 
 #[test]
 fn a_resumed_session_sends_its_requests_as_early_data() {
-    let root = root_with_f();
-    let root = root.path().to_str().unwrap();
-    let files = tempfile::tempdir().unwrap();
-    let session = files.path().join("session");
-    let session = session.to_str().unwrap();
+    let site = Site::new();
+    let session = &site.file("session");
     let run = |server: &Server, extra: &[&str]| {
         let qlog = tempfile::tempdir().unwrap();
         let mut args = vec!["--no-verify", "--session-file", session];
@@ -257,7 +249,7 @@ fn a_resumed_session_sends_its_requests_as_early_data() {
         let said = format!("{}{}", text(&out.stderr), text(&out.stdout));
         (said, zero_rtt_packets_sent(qlog.path()))
     };
-    let server = Server::start(&["--root", root, "--early-data"], None);
+    let server = site.serve(&["--early-data"]);
     let (said, zero_rtt) = run(&server, &["--early-data"]);
     assert!(said.contains("TLS session new"), "{said}");
     assert_eq!(zero_rtt, 0);
@@ -281,7 +273,7 @@ fn a_resumed_session_sends_its_requests_as_early_data() {
     assert_eq!(zero_rtt, 0);
     // A server without --early-data resumes but refuses 0-RTT; the
     // request still gets its answer.
-    let plain = Server::start(&["--root", root], None);
+    let plain = site.serve(&[]);
     run(&plain, &[]);
     let (said, _) = run(&plain, &["--early-data"]);
     assert!(
@@ -292,20 +284,15 @@ fn a_resumed_session_sends_its_requests_as_early_data() {
 
 #[test]
 fn the_server_dumps_every_datagram_it_receives() {
-    let root = root_with_f();
+    let site = Site::new();
     let dump = tempfile::tempdir().unwrap();
-    let mut server = Server::start(
-        &[
-            "--root",
-            root.path().to_str().unwrap(),
-            "--dump-packets",
-            dump.path().to_str().unwrap(),
-            "--name",
-            "satellite-gw",
-            "--disable-gso",
-        ],
-        None,
-    );
+    let mut server = site.serve(&[
+        "--dump-packets",
+        dump.path().to_str().unwrap(),
+        "--name",
+        "satellite-gw",
+        "--disable-gso",
+    ]);
     assert!(
         server
             .log
@@ -346,21 +333,15 @@ fn the_server_dumps_every_datagram_it_receives() {
 
 #[test]
 fn datagrams_go_both_ways_with_dgram_proto_oneway() {
-    let root = root_with_f();
-    let root = root.path().to_str().unwrap();
-    let mut server = Server::start(
-        &[
-            "--root",
-            root,
-            "--dgram-proto",
-            "oneway",
-            "--dgram-count",
-            "3",
-            "--dgram-data",
-            "brrrr",
-        ],
-        None,
-    );
+    let site = Site::new();
+    let mut server = site.serve(&[
+        "--dgram-proto",
+        "oneway",
+        "--dgram-count",
+        "3",
+        "--dgram-data",
+        "brrrr",
+    ]);
     let out = client(
         &[
             "--no-verify",
@@ -395,7 +376,7 @@ fn datagrams_go_both_ways_with_dgram_proto_oneway() {
     );
     // Off (the default) on the server: it offers none, the client sends
     // none and says so.
-    let plain = Server::start(&["--root", root], None);
+    let plain = site.serve(&[]);
     let out = client(
         &[
             "--no-verify",
@@ -474,42 +455,16 @@ fn a_lost_new_token_is_sent_again() {
     let (mut server_config, _) = settings.build_server_config(&[b"h3"], &identity).unwrap();
     let (mut client_config, _) = settings.build_config(&[b"h3"]).unwrap();
     client_config.verify_peer(false);
-    let c_addr: std::net::SocketAddr = "127.0.0.1:1000".parse().unwrap();
-    let s_addr: std::net::SocketAddr = "127.0.0.1:2000".parse().unwrap();
-    let mut c = quiche::connect(
-        Some("localhost"),
-        &quiche::ConnectionId::from_ref(&[1; 16]),
-        c_addr,
-        s_addr,
-        &mut client_config,
-    )
-    .unwrap();
-    let mut s = quiche::accept(
-        &quiche::ConnectionId::from_ref(&[2; 16]),
-        None,
-        s_addr,
-        c_addr,
-        &mut server_config,
-    )
-    .unwrap();
-    let mut buf = vec![0u8; 65_535];
-    let to_server = quiche::RecvInfo {
-        from: c_addr,
-        to: s_addr,
-    };
-    let to_client = quiche::RecvInfo {
-        from: s_addr,
-        to: c_addr,
-    };
+    let mut pair = in_memory::Pair::new(&mut client_config, &mut server_config);
     // Until the handshake is confirmed on both sides.
-    for _ in 0..20 {
-        while let Ok((n, _)) = c.send(&mut buf) {
-            s.recv(&mut buf[..n], to_server).ok();
-        }
-        while let Ok((n, _)) = s.send(&mut buf) {
-            c.recv(&mut buf[..n], to_client).ok();
-        }
-    }
+    pair.exchange(20);
+    let in_memory::Pair {
+        client: mut c,
+        server: mut s,
+        ..
+    } = pair;
+    let mut buf = vec![0u8; 65_535];
+    let (to_server, to_client) = (in_memory::to_server(), in_memory::to_client());
     assert!(c.is_established() && s.is_established());
     assert_eq!(c.received_new_token(), None);
     // Client-side calls are refused, server-side ones after the start too.

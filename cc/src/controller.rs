@@ -37,6 +37,20 @@ pub enum InternalValue {
     Text(&'static str),
 }
 
+impl InternalValue {
+    /// `==`, with a text compared by pointer before its bytes (the values
+    /// are literals): the qlog diff asks this of every field on every event.
+    #[inline]
+    pub fn same_as(self, other: InternalValue) -> bool {
+        match (self, other) {
+            (InternalValue::Float(a), InternalValue::Float(b)) => a == b,
+            (InternalValue::Int(a), InternalValue::Int(b)) => a == b,
+            (InternalValue::Text(a), InternalValue::Text(b)) => std::ptr::eq(a, b) || a == b,
+            _ => false,
+        }
+    }
+}
+
 /// Collects a controller's named internals for qlog. Names carry their unit
 /// (`base_rtt_ms`, `diff_packets`, ...) unless the paper's symbol is unitless.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -184,4 +198,33 @@ pub struct AlgorithmInfo {
 /// independent of each other.
 pub fn no_constraints(_: &ParamValues) -> Result<(), String> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_as_is_equality() {
+        // A text of the same bytes from another allocation: equal by
+        // content though not by pointer.
+        let elsewhere: &'static str = Box::leak(String::from("slow").into_boxed_str());
+        let values = [
+            InternalValue::Float(1.5),
+            InternalValue::Float(-0.0),
+            InternalValue::Float(0.0),
+            InternalValue::Float(f64::NAN),
+            InternalValue::Int(3),
+            InternalValue::Int(4),
+            InternalValue::Text("slow"),
+            InternalValue::Text(elsewhere),
+            InternalValue::Text("fast"),
+        ];
+        for a in values {
+            for b in values {
+                assert_eq!(a.same_as(b), a == b, "{a:?} {b:?}");
+            }
+        }
+        assert!(InternalValue::Text("slow").same_as(InternalValue::Text(elsewhere)));
+    }
 }

@@ -115,6 +115,7 @@ impl AckSummary {
     }
 
     /// Counts one more acknowledged packet.
+    #[inline]
     pub fn add(&mut self, p: &AckedPacket) {
         self.acked_bytes = self.acked_bytes.saturating_add(p.size);
         self.largest_acked = self.largest_acked.max(Some(p.pkt_num));

@@ -201,6 +201,7 @@ impl SentPackets {
 
     /// Marks `pkt_num` acknowledged; returns whether it was sent
     /// application-limited, `None` if the record does not hold it.
+    #[inline]
     fn on_acked(&mut self, pkt_num: u64) -> Option<bool> {
         let i = self.find(pkt_num)?;
         let record = self.packets.get_mut(i)?;
@@ -368,10 +369,20 @@ impl ControllerHost {
         acked.clear();
         let report = &ack.report;
         let judge = &mut self.judge;
-        // The summary and the largest RTT in the same walk as the judging.
+        let sent = &mut self.sent;
+        // One walk: the judging, the summary, the largest RTT, whether the
+        // packets were sent application-limited and whether any carries a
+        // queueing time.
         let mut summary = AckSummary::empty(full_size_floor(self.max_datagram_size));
         let mut largest_rtt = Duration::ZERO;
-        acked.extend(packets.into_iter().map(|p| {
+        let mut app_limited = true;
+        let mut forward_reported = false;
+        for p in packets {
+            let forward_queueing = if report.forward_queueing.is_empty() {
+                None
+            } else {
+                judge.forward_queueing(report.forward_queueing, p.pkt_num, p.rtt)
+            };
             let packet = AckedPacket {
                 receive_time: judge.receive_time(
                     report.receive_times,
@@ -379,25 +390,27 @@ impl ControllerHost {
                     p.time_sent,
                     p.rtt,
                 ),
-                forward_queueing: judge.forward_queueing(report.forward_queueing, p.pkt_num, p.rtt),
+                forward_queueing,
                 ..p
             };
             summary.add(&packet);
             largest_rtt = largest_rtt.max(packet.rtt);
-            packet
-        }));
+            app_limited &= sent.on_acked(packet.pkt_num).unwrap_or(false);
+            forward_reported |= forward_queueing.is_some();
+            acked.push(packet);
+        }
         let backward_queueing = judge.backward_queueing(report.backward_queueing, largest_rtt);
-        self.on_ack(&AckEvent {
+        let event = AckEvent {
             now: ack.now,
             acked: &acked,
             summary,
             ack_delay: ack.ack_delay,
             rtt: ack.rtt,
             bytes_in_flight: ack.bytes_in_flight,
-            // Decided in `on_ack`, per packet at send time.
-            app_limited: false,
+            app_limited: app_limited && !acked.is_empty(),
             backward_queueing,
-        });
+        };
+        self.deliver_ack(&event, forward_reported || backward_queueing.is_some());
         self.acked = acked;
     }
 
@@ -410,15 +423,10 @@ impl ControllerHost {
     /// the ACK) to what the sender measured as possible,
     /// [`peer_reports::queueing_bound`], each alone and each packet's
     /// forward plus the ACK's backward time, and leaves the packets in
-    /// `self.bounded`.
-    /// Returns the bounded backward time, or `None` in the outer option when
-    /// the ACK reports no queueing time at all (nothing to copy).
-    fn bound_queueing(&mut self, ack: &AckEvent<'_>) -> Option<Option<Duration>> {
-        let reported = ack.backward_queueing.is_some()
-            || ack.acked.iter().any(|p| p.forward_queueing.is_some());
-        if !reported {
-            return None;
-        }
+    /// `self.bounded`. Returns the bounded backward time. Called only for an
+    /// ACK that reports some queueing time (without any there is nothing to
+    /// bound or copy).
+    fn bound_queueing(&mut self, ack: &AckEvent<'_>) -> Option<Duration> {
         let limit = |p: &AckedPacket| peer_reports::packet_queueing_bound(&ack.rtt, p.rtt);
         // The ACK's own backward time: no more than its largest packet's.
         let ack_limit = ack
@@ -455,7 +463,7 @@ impl ControllerHost {
                 }
             }));
         self.clamped_queueing_reports = self.clamped_queueing_reports.saturating_add(clamped);
-        Some(backward)
+        backward
     }
 
     /// Careful Resume's phase machine, when on.
@@ -589,6 +597,25 @@ impl ControllerHost {
     /// below cwnd). Packets the host has no record of count as
     /// cwnd-limited.
     pub fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        let mut app_limited = !ack.acked.is_empty();
+        for packet in ack.acked {
+            app_limited &= self.sent.on_acked(packet.pkt_num).unwrap_or(false);
+        }
+        let reported = ack.backward_queueing.is_some()
+            || ack.acked.iter().any(|p| p.forward_queueing.is_some());
+        self.deliver_ack(
+            &AckEvent {
+                app_limited,
+                ..*ack
+            },
+            reported,
+        );
+    }
+
+    /// The rest of [`ControllerHost::on_ack`], once the ACK's packets are
+    /// marked acknowledged in the sent record and `ack.app_limited` is the
+    /// host's; `queueing_reported`: some queueing time is in `ack`.
+    fn deliver_ack(&mut self, ack: &AckEvent<'_>, queueing_reported: bool) {
         self.last_rtt = Some(ack.rtt);
         if let Some(latest) = ack.summary.latest_time_sent {
             self.latest_acked_time_sent = Some(
@@ -602,20 +629,23 @@ impl ControllerHost {
                 self.earliest_lost_time_sent = None;
             }
         }
-        let mut app_limited = !ack.acked.is_empty();
-        for packet in ack.acked {
-            app_limited &= self.sent.on_acked(packet.pkt_num).unwrap_or(false);
-        }
         self.sent.drop_acked_front();
-        let mut event = *ack;
-        event.app_limited = app_limited;
+        let app_limited = ack.app_limited;
         // No controller sees a queueing time beyond what the round trip
         // allows (a lying receiver, a forged AQT IP option).
-        if let Some(backward) = self.bound_queueing(ack) {
-            event.backward_queueing = backward;
-            event.acked = &self.bounded;
-        }
-        self.controller.on_ack(&event);
+        let bounded;
+        let event = if queueing_reported {
+            let backward = self.bound_queueing(ack);
+            bounded = AckEvent {
+                backward_queueing: backward,
+                acked: &self.bounded,
+                ..*ack
+            };
+            &bounded
+        } else {
+            ack
+        };
+        self.controller.on_ack(event);
         let acked_bytes = ack.summary.acked_bytes;
         if let Some(observer) = self.observer.as_mut() {
             observer.on_ack(ack.now, acked_bytes, app_limited, ack.rtt.min_rtt);
@@ -786,13 +816,14 @@ impl ControllerHost {
         // changed.
         let previous = self.qlog_reported.fields();
         // Most calls (after every packet sent, too) change nothing: one pass
-        // that stops at the first difference settles them.
+        // that stops at the first difference settles them (a single pass
+        // doing the full work below for every field measured slower).
         let current = self.scratch.fields();
         if current.len() == previous.len()
             && current
                 .iter()
                 .zip(previous)
-                .all(|(c, p)| std::ptr::eq(c.0, p.0) && c.1 == p.1)
+                .all(|(c, p)| std::ptr::eq(c.0, p.0) && c.1.same_as(p.1))
         {
             return &self.changed;
         }
@@ -803,7 +834,7 @@ impl ControllerHost {
                 Some(&(n, v)) if std::ptr::eq(n, name) || n == name => Some(v),
                 _ => self.qlog_reported.get(name),
             };
-            if before != Some(value) {
+            if !before.is_some_and(|b| b.same_as(value)) {
                 self.changed.push((name, value));
             }
         }

@@ -28,7 +28,7 @@
 //! [`VegasRules::diff`], [`VegasRules::slow_start_round`] or
 //! [`VegasRules::congestion_avoidance_round`] (or
 //! [`VegasRules::round_without_diff`]), [`VegasRules::ssthresh_floor`] and
-//! [`VegasRules::round_ended`] (every round, those ending in recovery
+//! [`VegasRules::on_round_end`] (every round, those ending in recovery
 //! too), then [`VegasRules::slow_start_ack`] after slow start's growth; on
 //! a loss [`VegasRules::loss_reaction`], on a spurious one
 //! [`VegasRules::spurious_loss_undone`]; for the stack
@@ -673,7 +673,7 @@ pub trait VegasRules: Debug + Send {
     /// for estimators that count per round, and for a member that takes a
     /// queue which does not drain for a new path (vegas-sat's rebase) to
     /// reset BaseRTT.
-    fn round_ended(
+    fn on_round_end(
         &mut self,
         _round: &CompletedRound,
         _in_recovery: bool,
@@ -1013,7 +1013,7 @@ impl<R: VegasRules> Vegas<R> {
 
     /// The once-per-RTT step (sections 3.5.2 and 3.5.3), with the rules'
     /// decisions.
-    fn round_end(&mut self, round: &CompletedRound, acked_bytes: usize, now: Instant) {
+    fn evaluate_round(&mut self, round: &CompletedRound, acked_bytes: usize, now: Instant) {
         let diff = self.evaluate(round);
         self.decide_round(round, diff, acked_bytes, now);
     }
@@ -1111,15 +1111,20 @@ impl<R: VegasRules> Vegas<R> {
 
     /// The end of `round` outside recovery, measured as the skeleton
     /// measures it.
-    pub(crate) fn end_round(&mut self, round: &CompletedRound, now: Instant) {
-        self.round_end(round, 0, now);
-        self.rules.round_ended(round, false, &mut self.base_rtt);
+    pub(crate) fn complete_round(&mut self, round: &CompletedRound, now: Instant) {
+        self.evaluate_round(round, 0, now);
+        self.rules.on_round_end(round, false, &mut self.base_rtt);
     }
 
     /// The end of `round` outside recovery with the Diff `diff`.
-    pub(crate) fn end_round_with_diff(&mut self, round: &CompletedRound, diff: f64, now: Instant) {
+    pub(crate) fn complete_round_with_diff(
+        &mut self,
+        round: &CompletedRound,
+        diff: f64,
+        now: Instant,
+    ) {
         self.decide_round(round, Some(diff), 0, now);
-        self.rules.round_ended(round, false, &mut self.base_rtt);
+        self.rules.on_round_end(round, false, &mut self.base_rtt);
     }
 
     /// What the rules decide after slow start's growth on an ACK, applied.
@@ -1155,11 +1160,15 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         if let Some(probe) = adjustment.base_rtt_probe {
             self.base_rtt.on_rtt_sample(probe);
         }
-        let mut adjusted = std::mem::take(&mut self.adjusted);
-        adjusted.clear();
-        let (acked, summary) = if adjustment.subtract.is_zero() {
-            (ack.acked, ack.summary)
+        // Only an adjustment makes a second event (and takes the reused
+        // buffer for its packets); otherwise the host's is read as it is.
+        let mut adjusted = Vec::new();
+        let adjusted_ack;
+        let ack = if adjustment.subtract.is_zero() {
+            ack
         } else {
+            adjusted = std::mem::take(&mut self.adjusted);
+            adjusted.clear();
             adjusted.extend(ack.acked.iter().map(|p| {
                 let mut packet = *p;
                 if !p.rtt.is_zero() {
@@ -1170,18 +1179,15 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
             // New RTTs: a new RTT sample; sizes, numbers and send times
             // are the same.
             let min_rtt = smallest_rtt_sample(&adjusted, ack.summary.full_size);
-            (
-                &adjusted[..],
-                AckSummary {
+            adjusted_ack = AckEvent {
+                acked: &adjusted,
+                summary: AckSummary {
                     min_rtt,
                     ..ack.summary
                 },
-            )
-        };
-        let ack = AckEvent {
-            acked,
-            summary,
-            ..*ack
+                ..*ack
+            };
+            &adjusted_ack
         };
 
         // 3.5.2: BaseRTT is the minimum of all measured round trip times.
@@ -1193,13 +1199,13 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
 
         // Rounds ending in recovery are not evaluated, and the end of
         // recovery restarts the round.
-        match self.epoch.on_ack_with_rounds(&ack, &mut self.rounds) {
+        match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
             AckedRound::Ended(round) => {
-                self.round_end(&round, acked_bytes, ack.now);
-                self.rules.round_ended(&round, false, &mut self.base_rtt);
+                self.evaluate_round(&round, acked_bytes, ack.now);
+                self.rules.on_round_end(&round, false, &mut self.base_rtt);
             }
             AckedRound::EndedInRecovery(round) => {
-                self.rules.round_ended(&round, true, &mut self.base_rtt);
+                self.rules.on_round_end(&round, true, &mut self.base_rtt);
             }
             AckedRound::InProgress | AckedRound::RecoveryEnded => {}
         }
@@ -1221,7 +1227,11 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 .slow_start_ack(&self.window, self.base_rtt.base_rtt());
             self.apply_slow_start_step(step, ack.now);
         }
-        self.adjusted = adjusted;
+        // The buffer goes back if it was taken (it then holds this ACK's
+        // packets, so it has a capacity).
+        if adjusted.capacity() > 0 {
+            self.adjusted = adjusted;
+        }
     }
 
     fn on_congestion_event(&mut self, loss: &CongestionEvent) {

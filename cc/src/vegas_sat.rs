@@ -35,7 +35,7 @@
 //! ([`VegasRules::diff`]); the jump and the exit at the target come after
 //! an ACK's growth ([`VegasRules::slow_start_ack`]); the estimators' rounds
 //! end, and a rebase happens, at every round's end, in recovery too
-//! ([`VegasRules::round_ended`]); pacing is the rules' pairs
+//! ([`VegasRules::on_round_end`]); pacing is the rules' pairs
 //! ([`VegasRules::pacing`]).
 //!
 //! # Per round (a round ends when a packet sent after it began is acknowledged)
@@ -1350,7 +1350,7 @@ impl SatRules {
 
     /// A queue above beta that stays although cwnd fell every round is not
     /// ours: the path's delay stepped up. BaseRTT becomes the round's RTT
-    /// when the round ends ([`VegasRules::round_ended`]).
+    /// when the round ends ([`VegasRules::on_round_end`]).
     fn track_standing_queue(&mut self, queue: f64, change: f64) {
         if self.config.rebase_rounds == 0 || queue <= self.config.beta || change >= 0.0 {
             self.standing_queue_rounds = 0;
@@ -1566,7 +1566,7 @@ impl VegasRules for SatRules {
 
     /// The estimators' rounds end with the skeleton's, in recovery too;
     /// a rebase the round's decision found due happens here.
-    fn round_ended(
+    fn on_round_end(
         &mut self,
         round: &CompletedRound,
         _in_recovery: bool,
@@ -1579,7 +1579,7 @@ impl VegasRules for SatRules {
             self.forward.rebase();
             self.recent_forward.clear();
         }
-        self.forward.end_round();
+        self.forward.on_round_end();
         self.rounds_ended = self.rounds_ended.saturating_add(1);
         self.losses.round_random_bytes = 0;
         self.round_max_in_flight = 0;
@@ -1829,7 +1829,7 @@ mod tests {
     fn avoidance_round(v: &mut VegasSat, round: &CompletedRound, queue: QueueEstimate) {
         // What `diff` leaves behind when it measures `queue`.
         v.rules_mut().last_queue = Some(queue);
-        v.end_round_with_diff(round, queue.packets, Instant::now());
+        v.complete_round_with_diff(round, queue.packets, Instant::now());
     }
 
     /// The queue the rules read from `round`, as the skeleton hands it.
@@ -2168,7 +2168,7 @@ mod tests {
         let mut r = round(false);
         // 20 ms of queue at 400 packets: Diff = 400 × 20/620 ≈ 12.9 > 10.
         r.min_rtt = Some(BASE + Duration::from_millis(20));
-        v.end_round(&r, Instant::now());
+        v.complete_round(&r, Instant::now());
         let diff = 400.0 * 20.0 / 620.0;
         assert_eq!(v.rules().phase, Phase::Avoidance);
         assert!((packets(&v) - (400.0 - diff + 7.5)).abs() < 0.01);
@@ -2177,7 +2177,7 @@ mod tests {
         measured(&mut v, false);
         v.window_mut().set_cwnd(400 * MDS);
         r.min_rtt = Some(BASE + Duration::from_millis(10));
-        v.end_round(&r, Instant::now());
+        v.complete_round(&r, Instant::now());
         assert_eq!(v.rules().phase, Phase::Startup);
         assert_eq!(v.cwnd(), 400 * MDS);
     }

@@ -317,7 +317,7 @@ pub trait VenoRules: Debug + Send {
     /// not (it ended in recovery, was abandoned, or measured too little).
     /// Returns the congestion-avoidance increase, in packets per RTT, from
     /// now on, or `None` to keep the current one.
-    fn end_of_round(&mut self, now: Instant, backlog: Option<Backlog>) -> Option<f64>;
+    fn on_round_end(&mut self, now: Instant, backlog: Option<Backlog>) -> Option<f64>;
 
     /// A loss of a new recovery epoch. `backlog` is the N of the most
     /// recently evaluated round.
@@ -381,7 +381,7 @@ impl VenoRules for ClassicVeno {
         self.increase_below_beta
     }
 
-    fn end_of_round(&mut self, _now: Instant, backlog: Option<Backlog>) -> Option<f64> {
+    fn on_round_end(&mut self, _now: Instant, backlog: Option<Backlog>) -> Option<f64> {
         backlog.map(|b| self.increase(b))
     }
 
@@ -504,11 +504,11 @@ impl<R: VenoRules> Veno<R> {
         })
     }
 
-    fn end_round(&mut self, now: Instant, backlog: Option<Backlog>) {
+    fn complete_round(&mut self, now: Instant, backlog: Option<Backlog>) {
         if backlog.is_some() {
             self.backlog = backlog;
         }
-        if let Some(increase) = self.rules.end_of_round(now, backlog) {
+        if let Some(increase) = self.rules.on_round_end(now, backlog) {
             self.increase_per_rtt = sane_increase(increase);
         }
     }
@@ -578,12 +578,12 @@ impl<R: VenoRules> CongestionController for Veno<R> {
             AckedRound::InProgress => {}
             AckedRound::Ended(round) => {
                 let backlog = self.evaluate(&round);
-                self.end_round(ack.now, backlog);
+                self.complete_round(ack.now, backlog);
             }
             // Not evaluated: the round ended in recovery, or was abandoned
             // because recovery ended.
             AckedRound::EndedInRecovery(_) | AckedRound::RecoveryEnded => {
-                self.end_round(ack.now, None)
+                self.complete_round(ack.now, None)
             }
         }
 

@@ -533,7 +533,7 @@ impl VenoRules for VenoDbRules {
         }
     }
 
-    fn end_of_round(&mut self, _now: Instant, backlog: Option<Backlog>) -> Option<f64> {
+    fn on_round_end(&mut self, _now: Instant, backlog: Option<Backlog>) -> Option<f64> {
         // Eq. (1) over the round and eq. (2) between consecutive rounds.
         let delay = self.round_delay.take();
         self.delay_change_nanos = delay

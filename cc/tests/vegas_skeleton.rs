@@ -72,7 +72,7 @@ struct Calls {
     observed_rtts: Vec<Duration>,
     credit_forgotten: usize,
     /// `in_recovery` of every round's end.
-    round_ends: Vec<bool>,
+    round_end_calls: Vec<bool>,
     /// `sent_after_decrease` of every congestion event.
     losses_after_decrease: Vec<bool>,
     /// cwnd the rules saw after each ACK's slow-start growth.
@@ -140,13 +140,13 @@ impl VegasRules for Scripted {
         self.script.ack_step
     }
 
-    fn round_ended(
+    fn on_round_end(
         &mut self,
         _round: &CompletedRound,
         in_recovery: bool,
         base_rtt: &mut BaseRttTracker,
     ) {
-        self.calls().round_ends.push(in_recovery);
+        self.calls().round_end_calls.push(in_recovery);
         if let Some(rtt) = self.script.rebase_to {
             base_rtt.refresh(rtt);
         }
@@ -656,7 +656,7 @@ fn every_round_end_reaches_the_rules_in_recovery_too() {
         ..Script::default()
     };
     let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
-    assert_eq!(calls(&log).round_ends, [false]);
+    assert_eq!(calls(&log).round_end_calls, [false]);
     let window = f.send_window();
     f.advance(ms(1));
     f.lose(&window[..1], false);
@@ -665,12 +665,12 @@ fn every_round_end_reaches_the_rules_in_recovery_too() {
     f.ack(&window[1..], ms(100));
     assert_eq!(f.cc.state(), CcState::Recovery);
     let log = calls(&log);
-    assert_eq!(log.round_ends, [false, true]);
+    assert_eq!(log.round_end_calls, [false, true]);
     assert!(log.congestion_avoidance.is_empty());
 }
 
 #[test]
-fn round_ended_may_set_base_rtt_anew() {
+fn on_round_end_may_set_base_rtt_anew() {
     let script = Script {
         rebase_to: Some(ms(150)),
         ..Script::default()

@@ -165,3 +165,11 @@ def test_files_summed_and_unknown_when_nothing_was_sent(tmp_path: Path):
     summary = sender_summary([garbage, a])
     assert summary["retransmitted_bytes"] == 100
     assert str(garbage) in summary["unreadable"]
+
+
+def test_a_trace_driven_scenario_is_kept_off_netem(runner):
+    # The fields vegas-emu describe gives each link (interop/emulator/tests/cli.rs checks them).
+    plain = {"rate_trace": False, "delay_trace": False}
+    assert not runner.traced({"forward": [plain], "return": [plain]})
+    assert runner.traced({"forward": [plain], "return": [{**plain, "rate_trace": True}]})
+    assert runner.traced({"forward": [{**plain, "delay_trace": True}], "return": [plain]})

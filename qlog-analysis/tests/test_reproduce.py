@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from vegas_qlog import load_run, mean_ci
-from vegas_qlog.reproduce import check_report
+from vegas_qlog.reproduce import accounts, check_report
 from vegas_qlog.reproduce import verdict as v
 from vegas_qlog.reproduce.claims import Check, all_claims
 from vegas_qlog.reproduce.document import answer, evaluate, ours_cell
@@ -427,3 +428,18 @@ def test_claim_ids_are_unique_and_papers_covered():
 @pytest.mark.skipif("VEGAS_REPRODUCE_DOC" not in os.environ, reason="set VEGAS_REPRODUCE_DOC to a written report")
 def test_written_report_is_complete():
     assert check_report(Path(os.environ["VEGAS_REPRODUCE_DOC"])) == []
+
+
+def test_the_report_names_the_quiche_the_workspace_pins(tmp_path):
+    (tmp_path / "Cargo.toml").write_text('[dependencies]\nquiche = { version = "=7.8.9", features = ["qlog"] }\n')
+    assert accounts.quiche_version(tmp_path) == "quiche 7.8.9"
+    assert "QUIC (quiche 7.8.9) instead of TCP" in accounts.departures_text("quiche 7.8.9")
+    # No pin, no file: the name alone, never a made-up version.
+    (tmp_path / "Cargo.toml").write_text('[dependencies]\nserde = "1"\n')
+    assert accounts.quiche_version(tmp_path) == "quiche"
+    assert accounts.quiche_version(tmp_path / "nowhere") == "quiche"
+    # This repository's own pin, as the root Cargo.toml states it.
+    root = Path(__file__).resolve().parents[2]
+    pinned = re.search(r'^quiche = \{ version = "=([^"]+)"', (root / "Cargo.toml").read_text(), re.M)
+    assert pinned
+    assert accounts.quiche_version(root) == f"quiche {pinned.group(1)}"

@@ -16,6 +16,7 @@ use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help};
 use quiche_vegas::client_state::ClientState;
 use quiche_vegas::net::{run_client, stop_client_on_signals, ClientReport, ClientSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
+use quiche_vegas::qvis::Converter;
 use quiche_vegas::settings::TransportFlags;
 use quiche_vegas::transfer::{
     ClientSession, DatagramExchange, DgramProto, HttpVersion, RequestOptions, RequestOutcome,
@@ -26,7 +27,8 @@ use quiche_vegas::transfer::{
 ///
 /// Prints one line per response and a summary on stdout; exits non-zero if
 /// any response is missing or not 2xx. With QLOGDIR set, the connection
-/// writes QLOGDIR/client-<id>.sqlog.
+/// writes QLOGDIR/client-<id>.sqlog (and, with --qvis,
+/// QLOGDIR/client-<id>-qvis.qlog).
 #[derive(Parser, Debug)]
 #[command(name = "quiche-client", version)]
 struct Args {
@@ -56,6 +58,17 @@ struct Args {
     /// server in TLS and HTTP).
     #[arg(long, value_name = "ADDR")]
     connect_to: Option<SocketAddr>,
+
+    /// Also write the connection's qlog as qvis loads it,
+    /// QLOGDIR/client-<id>-qvis.qlog beside its .sqlog, once the connection
+    /// has ended (needs QLOGDIR). The converter is qlog-analysis's
+    /// `to-qvis`, as for `vegas-sim run --qvis`: $VEGAS_QLOG_ANALYSIS, else
+    /// the repository's qlog-analysis/.venv/bin/qlog-analysis above this
+    /// program, else qlog-analysis on the PATH. If it cannot run or fails,
+    /// one line on stderr says why; the download and the .sqlog are not
+    /// affected.
+    #[arg(long)]
+    qvis: bool,
 
     #[command(flatten)]
     quiche_client: QuicheClientFlags,
@@ -335,10 +348,14 @@ fn run(args: Args) -> anyhow::Result<bool> {
     };
     stop_client_on_signals().context("cannot handle SIGINT/SIGTERM")?;
     let show_progress = std::io::stderr().is_terminal();
+    let qlog_dir = qlog_dir_from_env();
+    if args.qvis && qlog_dir.is_none() {
+        bail!("--qvis needs QLOGDIR: the directory the qlog, and its qvis form, go to");
+    }
     let setup = ClientSetup {
         peer,
         server_name: target.server_name.clone(),
-        qlog_dir: qlog_dir_from_env(),
+        qlog_dir,
         cc_description: cc.to_string(),
         idle_timeout_ms: settings.idle_timeout_ms,
         tick: show_progress.then_some(Duration::from_millis(200)),
@@ -347,6 +364,7 @@ fn run(args: Args) -> anyhow::Result<bool> {
         session: tls_session,
         token,
         dump_packets: flags.dump_packets.clone(),
+        qvis: args.qvis.then(Converter::locate),
     };
     let result = run_client(&mut config, session, &setup, &mut progress_bar);
     if show_progress {

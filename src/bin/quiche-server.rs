@@ -17,6 +17,7 @@ use quiche_vegas::net::{
     ServerLimits, ServerSetup, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
 };
 use quiche_vegas::qlog_output::qlog_dir_from_env;
+use quiche_vegas::qvis::{Converter, QvisWriter};
 use quiche_vegas::retry::DEFAULT_NEW_TOKEN_LIFETIME_SECS;
 use quiche_vegas::settings::TransportFlags;
 use quiche_vegas::tls::{CertFiles, Identity};
@@ -24,7 +25,8 @@ use quiche_vegas::transfer::{DatagramExchange, DgramProto, DirSource, ALPN_H3, A
 
 /// Serves the files under --root over QUIC (HTTP/3 and hq-interop).
 ///
-/// With QLOGDIR set, each connection writes QLOGDIR/server-<id>.sqlog.
+/// With QLOGDIR set, each connection writes QLOGDIR/server-<id>.sqlog (and,
+/// with --qvis, QLOGDIR/server-<id>-qvis.qlog).
 #[derive(Parser, Debug)]
 #[command(name = "quiche-server", version)]
 struct Args {
@@ -102,6 +104,21 @@ struct Args {
     /// Do not print a line per closed connection on stderr.
     #[arg(long)]
     quiet: bool,
+
+    /// Also write each connection's qlog as qvis loads it,
+    /// QLOGDIR/server-<id>-qvis.qlog beside its .sqlog, once the connection
+    /// has closed (needs QLOGDIR): on a thread of its own, never delaying
+    /// the event loop (the qlogs of connections that closed during a
+    /// conversion go in one run of the converter); at SIGTERM/SIGINT the connections
+    /// closed then are converted before the server exits (a second signal
+    /// exits at once). The converter is qlog-analysis's `to-qvis`, as for
+    /// `vegas-sim run --qvis`: $VEGAS_QLOG_ANALYSIS, else the repository's
+    /// qlog-analysis/.venv/bin/qlog-analysis above this program, else
+    /// qlog-analysis on the PATH. If it cannot run, one line on stderr says
+    /// so (once); a conversion that fails, one line; connections and their
+    /// .sqlog files are not affected.
+    #[arg(long)]
+    qvis: bool,
 
     /// Careful Resume (RFC 9959, experimental): a client that comes back
     /// starts at half the capacity its earlier connection measured, after
@@ -295,6 +312,17 @@ fn run(args: Args) -> anyhow::Result<()> {
         .local_addr()
         .context("cannot get the local address")?;
     let qlog_dir = qlog_dir_from_env();
+    if args.qvis && qlog_dir.is_none() {
+        anyhow::bail!("--qvis needs QLOGDIR: the directory the qlogs, and their qvis forms, go to");
+    }
+    let qvis = if args.qvis {
+        // Its own process group: a Ctrl-C stopping the server must not kill
+        // the conversions of the connections it closes.
+        let converter = Converter::locate().in_own_process_group();
+        Some(QvisWriter::start(converter, "quiche-server", !args.quiet)?)
+    } else {
+        None
+    };
     eprintln!(
         "quiche-server: {} listening on {local}, serving {}, cc {cc}, HTTP/3 and hq-interop, \
          extensions: {}, retry {}, at most {} connections ({} per IP, {} once half full){}{}",
@@ -310,9 +338,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         } else {
             ""
         },
-        qlog_dir
-            .as_ref()
-            .map_or_else(String::new, |d| format!(", qlog to {}", d.display()))
+        qlog_dir.as_ref().map_or_else(String::new, |d| format!(
+            ", qlog{} to {}",
+            if qvis.is_some() { " and qvis" } else { "" },
+            d.display()
+        ))
     );
     run_server(
         socket,
@@ -331,6 +361,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             tail_repeat: args.tail_repeat,
             dump_packets,
             datagrams,
+            qvis,
         },
     )
 }

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod in_memory;
 pub mod raw;
 
 use std::io::{BufRead, BufReader};
@@ -99,7 +100,12 @@ impl Server {
 
     /// Waits for a stderr line matching `pred` and returns it.
     pub fn wait_for_line(&mut self, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + WAIT;
+        self.wait_for_line_within(pred, WAIT)
+    }
+
+    /// [`Self::wait_for_line`], failing the test after `limit`.
+    pub fn wait_for_line_within(&mut self, pred: impl Fn(&str) -> bool, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.stderr.recv_timeout(left) {
@@ -111,7 +117,7 @@ impl Server {
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     panic!(
-                        "server said nothing expected in {WAIT:?}; it said {:#?}",
+                        "server said nothing expected in {limit:?}; it said {:#?}",
                         self.log
                     )
                 }
@@ -135,16 +141,22 @@ impl Server {
     /// Sends `signal` to the server and waits for it to exit (failing the
     /// test after [`WAIT`]); the rest of its stderr joins `log`.
     pub fn stop(&mut self, signal: i32) -> std::process::ExitStatus {
+        self.stop_within(signal, WAIT)
+    }
+
+    /// [`Self::stop`], failing the test if the server has not exited
+    /// within `limit`.
+    pub fn stop_within(&mut self, signal: i32, limit: Duration) -> std::process::ExitStatus {
         // SAFETY: kill(2) on the child we started.
         unsafe { libc::kill(self.child.id() as i32, signal) };
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + limit;
         let status = loop {
             if let Some(status) = self.child.try_wait().expect("cannot wait for the server") {
                 break status;
             }
             assert!(
                 Instant::now() < deadline,
-                "the server did not exit within {WAIT:?} of signal {signal}; it said {:#?}",
+                "the server did not exit within {limit:?} of signal {signal}; it said {:#?}",
                 self.log
             );
             std::thread::sleep(Duration::from_millis(10));
@@ -181,12 +193,20 @@ impl Drop for Server {
 
 /// Runs `quiche-client` with `args`, `QLOGDIR` as given.
 pub fn client(args: &[&str], qlog_dir: Option<&Path>) -> Output {
+    client_with_env(args, qlog_dir, &[])
+}
+
+/// Like [`client`], with extra environment variables.
+pub fn client_with_env(args: &[&str], qlog_dir: Option<&Path>, env: &[(&str, &Path)]) -> Output {
     let mut cmd = Command::new(CLIENT);
     cmd.args(args).stdin(Stdio::null()).env_remove("RUST_LOG");
     match qlog_dir {
         Some(dir) => cmd.env("QLOGDIR", dir),
         None => cmd.env_remove("QLOGDIR"),
     };
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
     cmd.output().expect("cannot run quiche-client")
 }
 

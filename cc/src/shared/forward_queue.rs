@@ -73,8 +73,10 @@ impl ForwardQueue {
         let epoch = *self.epoch.get_or_insert(packet.time_sent);
         // Packets sent before the epoch (acknowledged out of order) are
         // skipped, as before the baseline existed.
-        packet.time_sent.checked_duration_since(epoch)?;
-        let offset = peer_reports::forward_delay_nanos(receive, packet.time_sent, epoch);
+        let since_epoch = packet.time_sent.checked_duration_since(epoch)?;
+        // `forward_delay_nanos` for a packet sent after the epoch, without
+        // taking the difference of the two instants again.
+        let offset = peer_reports::nanos(receive).saturating_sub(peer_reports::nanos(since_epoch));
         self.base_offset.on_sample(offset);
         let base = self.base_offset.get().unwrap_or(offset);
         let queue_ns = offset - base;
@@ -115,8 +117,8 @@ impl ForwardQueue {
     }
 
     /// Ends the round: the baseline window moves on.
-    pub fn end_round(&mut self) {
-        self.base_offset.end_round();
+    pub fn on_round_end(&mut self) {
+        self.base_offset.on_round_end();
         self.round_min = None;
         self.round_sum = Duration::ZERO;
         self.round_samples = 0;
@@ -172,7 +174,7 @@ mod tests {
         );
         assert_eq!(q.round_min(), Some((Duration::ZERO, 3)));
         assert_eq!(q.round_mean(), Some(Duration::from_millis(14) / 3));
-        q.end_round();
+        q.on_round_end();
         assert_eq!(q.round_min(), None);
         assert_eq!(q.latest(), Some(Duration::from_millis(4)));
     }
@@ -227,13 +229,13 @@ mod tests {
         let t0 = Instant::now();
         let mut q = ForwardQueue::new(2);
         q.on_packet(&packet(t0, 1, 0, 300, 0), 675);
-        q.end_round();
+        q.on_round_end();
         // The path's delay steps up by 50 ms: a queue, until the window passes.
         assert_eq!(
             q.on_packet(&packet(t0, 2, 700, 350, 0), 675),
             Some(Duration::from_millis(50))
         );
-        q.end_round();
+        q.on_round_end();
         assert_eq!(
             q.on_packet(&packet(t0, 3, 1400, 350, 0), 675),
             Some(Duration::ZERO)

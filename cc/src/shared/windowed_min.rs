@@ -42,7 +42,7 @@ impl<T: Copy + PartialOrd> WindowedMin<T> {
 
     /// The round in progress ended; the oldest round beyond the window is
     /// forgotten.
-    pub fn end_round(&mut self) {
+    pub fn on_round_end(&mut self) {
         if self.rounds == 0 {
             self.current = None;
             return;
@@ -89,18 +89,18 @@ mod tests {
     fn forgets_rounds_beyond_the_window() {
         let mut m = WindowedMin::new(3);
         m.on_sample(5);
-        m.end_round(); // [5]
+        m.on_round_end(); // [5]
         m.on_sample(9);
-        m.end_round(); // [5, 9]
+        m.on_round_end(); // [5, 9]
         assert_eq!(m.get(), Some(5));
         m.on_sample(8);
-        m.end_round(); // 5 falls out: [9, 8]
+        m.on_round_end(); // 5 falls out: [9, 8]
         assert_eq!(m.get(), Some(8));
         m.on_sample(7); // current
         assert_eq!(m.get(), Some(7));
-        m.end_round(); // [8, 7]
-        m.end_round(); // [7, None]
-        m.end_round(); // [None, None]
+        m.on_round_end(); // [8, 7]
+        m.on_round_end(); // [7, None]
+        m.on_round_end(); // [None, None]
         assert_eq!(m.get(), None);
     }
 
@@ -109,7 +109,7 @@ mod tests {
         let mut m = WindowedMin::new(0);
         m.on_sample(4);
         for _ in 0..100 {
-            m.end_round();
+            m.on_round_end();
         }
         m.on_sample(6);
         assert_eq!(m.get(), Some(4));
@@ -119,7 +119,7 @@ mod tests {
     fn reset_forgets_lower_values() {
         let mut m = WindowedMin::new(10);
         m.on_sample(1);
-        m.end_round();
+        m.on_round_end();
         m.reset_to(50);
         assert_eq!(m.get(), Some(50));
         m.on_sample(40);

@@ -105,6 +105,7 @@ fn download(server: SocketAddr, path: &str, dump: &Path) -> (String, Vec<u8>) {
         session: None,
         token: None,
         dump_packets: None,
+        qvis: None,
     };
     let (session, _report) =
         run_client(&mut config, session, &setup, &mut |_, _| {}).expect("download");

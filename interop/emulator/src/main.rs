@@ -295,6 +295,10 @@ fn describe(scenario: &Scenario, paths: &Paths) -> serde_json::Value {
             "queue_bytes": queue_bytes,
             "loss": loss,
             "aqt": l.aqt,
+            // Only this emulator follows traces: `rate_bps` is then the
+            // rate trace's mean and `delay_ms` the delay before the trace.
+            "rate_trace": l.delivery_trace.is_some(),
+            "delay_trace": !l.delay_trace.is_empty(),
         })
     };
     json!({

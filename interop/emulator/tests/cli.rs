@@ -37,6 +37,17 @@ fn describe_gives_both_directions() {
     assert_eq!(v["forward"][0]["queue_packets"], 25);
     assert_eq!(v["forward"][0]["delay_ms"], 300.0);
     assert_eq!(v["transfer_bytes"], 10_485_760);
+    assert_eq!(v["forward"][0]["rate_trace"], false);
+    assert_eq!(v["forward"][0]["delay_trace"], false);
+    // A trace-driven link says so: netem+tbf (scripts/interop) cannot
+    // follow it.
+    let starlink = scenarios().join("starlink-like.toml");
+    let out = emu().arg("describe").arg(&starlink).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for direction in ["forward", "return"] {
+        assert_eq!(v[direction][0]["rate_trace"], true, "{direction}");
+        assert_eq!(v[direction][0]["delay_trace"], true, "{direction}");
+    }
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use crate::random::RandomStream;
 use crate::scenario::{GilbertElliottSpec, LinkChange, LinkConfig, LossModel, QueueLimit};
 use crate::time::{serialisation_time, Nanos};
+use crate::trace::DeliveryCursor;
 
 /// Who a datagram belongs to, for delivery and accounting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +80,9 @@ pub struct LinkStats {
 struct InService {
     datagram: Datagram,
     started: Nanos,
+    /// When its first byte leaves: `started`, except on a trace-driven link,
+    /// where it waits for an opportunity and, till then, counts as queued.
+    first_byte_at: Nanos,
 }
 
 pub struct Link {
@@ -97,9 +101,8 @@ pub struct Link {
     last_wire_arrival: Nanos,
     /// Datagrams leaving before this time are lost.
     blackout_until: Nanos,
-    /// Trace-driven links: the number of the first delivery opportunity not
-    /// used yet.
-    next_opportunity: u64,
+    /// Trace-driven links: where the link stands in its delivery trace.
+    delivery: DeliveryCursor,
     queue: VecDeque<Datagram>,
     queued_bytes: u64,
     in_service: Option<InService>,
@@ -123,7 +126,7 @@ impl Link {
             jitter_rng: RandomStream::named(seed, &format!("link:{}:delay", config.name)),
             last_wire_arrival: 0,
             blackout_until: 0,
-            next_opportunity: 0,
+            delivery: DeliveryCursor::default(),
             queue: VecDeque::new(),
             queued_bytes: 0,
             in_service: None,
@@ -199,17 +202,20 @@ impl Link {
         self.blackout_until = self.blackout_until.max(now + length);
     }
 
-    /// When a datagram of `wire_bytes` whose transmission starts at `now`
-    /// has left: after its serialisation at the link's rate, or, on a
-    /// trace-driven link, at the next delivery opportunity not used yet.
-    fn transmission_end(&mut self, now: Nanos, wire_bytes: u32) -> Nanos {
+    /// Puts a datagram that reached the link at `joined` into service at
+    /// `now`; returns when its first byte and its last byte leave: its
+    /// serialisation at the link's rate from `now`, or, on a trace-driven
+    /// link, the delivery opportunities that carry it (`crate::trace`).
+    fn transmission(&mut self, now: Nanos, joined: Nanos, wire_bytes: u32) -> (Nanos, Nanos) {
         match &self.config.delivery_trace {
             Some(trace) => {
-                let k = trace.first_at_or_after(now).max(self.next_opportunity);
-                self.next_opportunity = k + 1;
-                trace.time_of(k)
+                let departure = trace.send(&mut self.delivery, joined, u64::from(wire_bytes));
+                (departure.first_byte, departure.last_byte)
             }
-            None => now + serialisation_time(u64::from(wire_bytes), self.rate_bps),
+            None => (
+                now,
+                now + serialisation_time(u64::from(wire_bytes), self.rate_bps),
+            ),
         }
     }
 
@@ -221,17 +227,25 @@ impl Link {
             if self.config.aqt {
                 datagram.aqt = Some(datagram.aqt.unwrap_or(0));
             }
-            let done_at = self.transmission_end(now, datagram.wire_bytes);
+            let (first_byte_at, done_at) = self.transmission(now, now, datagram.wire_bytes);
             self.in_service = Some(InService {
                 datagram,
                 started: now,
+                first_byte_at,
             });
             return Arrival::Transmitting { done_at };
         }
         let size = u64::from(datagram.wire_bytes);
+        // On a trace-driven link the datagram in service waits in the queue
+        // until an opportunity carries its first byte, as in mm-link, whose
+        // DropTail counts it until then.
+        let (waiting_packets, waiting_bytes) = match &self.in_service {
+            Some(s) if s.first_byte_at > now => (1, u64::from(s.datagram.wire_bytes)),
+            _ => (0, 0),
+        };
         let fits = match self.config.queue_limit {
-            QueueLimit::Packets(limit) => self.queue_packets() < limit,
-            QueueLimit::Bytes(limit) => self.queued_bytes + size <= limit,
+            QueueLimit::Packets(limit) => self.queue_packets() + waiting_packets < limit,
+            QueueLimit::Bytes(limit) => self.queued_bytes + waiting_bytes + size <= limit,
         };
         if !fits {
             self.stats.dropped_packets += 1;
@@ -252,7 +266,10 @@ impl Link {
     /// survives the wire (it reaches the far end at `now + delay`), and when
     /// the next transmission, if any, ends.
     pub fn finish_transmission(&mut self, now: Nanos) -> (Option<Datagram>, Option<Nanos>) {
-        let Some(InService { datagram, started }) = self.in_service.take() else {
+        let Some(InService {
+            datagram, started, ..
+        }) = self.in_service.take()
+        else {
             return (None, None);
         };
         self.stats.busy += now - started;
@@ -276,10 +293,12 @@ impl Link {
             if self.config.aqt {
                 next.aqt = Some(next.aqt.unwrap_or(0) + waited);
             }
-            let done_at = self.transmission_end(now, next.wire_bytes);
+            let (first_byte_at, done_at) =
+                self.transmission(now, next.enqueued_at, next.wire_bytes);
             self.in_service = Some(InService {
                 datagram: next,
                 started: now,
+                first_byte_at,
             });
             done_at
         });

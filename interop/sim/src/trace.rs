@@ -10,12 +10,21 @@
 //!   unless the link has `jitter_reorders`.
 //! * Rate (`rate_trace_file = "FILE"`, relative to the scenario file):
 //!   Mahimahi's format (mm-link), one line per delivery opportunity, its
-//!   time in whole milliseconds, non-decreasing; each opportunity carries one
-//!   datagram (Mahimahi's carries up to 1500 bytes, more than our largest
-//!   datagram on the wire); the trace repeats with a period of its last
-//!   timestamp, as mm-link replays it. A datagram at the head of the queue
-//!   leaves at the next opportunity not used yet; an opportunity with nothing
-//!   to send is lost, as in Mahimahi.
+//!   time in whole milliseconds, non-decreasing; the trace repeats with a
+//!   period of its last timestamp, as mm-link replays it. The bytes are
+//!   mm-link's (`LinkQueue::rationalize`): each opportunity carries up to
+//!   [`MAHIMAHI_OPPORTUNITY_BYTES`] of datagrams, counted as the link counts
+//!   them, the IP datagram (UDP payload plus the scenario's `header_bytes`,
+//!   28 by default: what mm-link reads from its TUN device). Datagrams leave
+//!   in order while the opportunity has bytes left, so many ACKs go in one;
+//!   a datagram bigger than what is left takes the rest and continues in the
+//!   next opportunities, and leaves at the one that carries its last byte.
+//!   An opportunity, or the rest of one, with nothing waiting is lost. A
+//!   datagram that arrives at the instant of an opportunity misses it
+//!   (mm-link delivers the opportunities due before it reads a packet).
+//!   mm-link refuses datagrams above 1504 bytes; here they span more
+//!   opportunities. The link's DropTail counts a datagram until an
+//!   opportunity carries its first byte, as mm-link's queue holds it.
 
 use std::path::Path;
 
@@ -23,9 +32,9 @@ use crate::time::{Nanos, NANOS_PER_SECOND};
 
 const NANOS_PER_MS: Nanos = 1_000_000;
 
-/// Bytes one Mahimahi delivery opportunity stands for (its MTU), for the
-/// trace's mean rate.
-pub const MAHIMAHI_OPPORTUNITY_BYTES: u64 = 1500;
+/// Bytes one Mahimahi delivery opportunity carries (mm-link's
+/// `PACKET_SIZE`, its largest TUN packet), also for the trace's mean rate.
+pub const MAHIMAHI_OPPORTUNITY_BYTES: u64 = 1504;
 
 /// Delay points, ns, in time order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -81,6 +90,26 @@ impl DelayTrace {
         let fraction = (now - t0) as f64 / (t1 - t0) as f64;
         (d0 as f64 + (d1 as f64 - d0 as f64) * fraction).round() as Nanos
     }
+}
+
+/// Where a trace-driven link stands in its trace: what mm-link's
+/// `LinkQueue` keeps from one opportunity to the next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeliveryCursor {
+    /// The first opportunity that has carried nothing yet.
+    next: u64,
+    /// Bytes left in opportunity `next - 1` after what it carried.
+    left: u64,
+}
+
+/// When a datagram crosses a trace-driven link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Departure {
+    /// The opportunity that carries its first byte: until then it waits in
+    /// the queue, as in mm-link.
+    pub first_byte: Nanos,
+    /// The opportunity that carries its last byte: it leaves then.
+    pub last_byte: Nanos,
 }
 
 /// Delivery opportunities of a Mahimahi trace within one period.
@@ -175,7 +204,46 @@ impl DeliveryTrace {
         self.time_of(self.first_at_or_after(t))
     }
 
-    /// The trace's mean rate in bit/s, at 1500 bytes per opportunity.
+    /// Sends a datagram of `bytes` that reached the link at `joined` and is
+    /// now at the head of its queue (every datagram before it has been given
+    /// its opportunities through `cursor`).
+    pub fn send(&self, cursor: &mut DeliveryCursor, joined: Nanos, bytes: u64) -> Departure {
+        // A datagram of no bytes still takes a place in an opportunity.
+        let mut remaining = bytes.max(1);
+        let mut first_byte = None;
+        if cursor.left > 0 && cursor.next > 0 {
+            let last_used = self.time_of(cursor.next - 1);
+            if last_used > joined {
+                // It was waiting when that opportunity came: it takes what
+                // the datagrams before it left.
+                let taken = cursor.left.min(remaining);
+                cursor.left -= taken;
+                remaining -= taken;
+                first_byte = Some(last_used);
+                if remaining == 0 {
+                    return Departure {
+                        first_byte: last_used,
+                        last_byte: last_used,
+                    };
+                }
+            }
+        }
+        // The opportunities that came before it joined passed with nothing
+        // to carry: lost, as the rest of the last one used is if it did not
+        // take it.
+        let first = cursor.next.max(self.first_at_or_after(joined + 1));
+        let count = remaining.div_ceil(MAHIMAHI_OPPORTUNITY_BYTES);
+        let last = first + count - 1;
+        cursor.next = last + 1;
+        cursor.left = count * MAHIMAHI_OPPORTUNITY_BYTES - remaining;
+        Departure {
+            first_byte: first_byte.unwrap_or_else(|| self.time_of(first)),
+            last_byte: self.time_of(last),
+        }
+    }
+
+    /// The trace's mean rate in bit/s, at [`MAHIMAHI_OPPORTUNITY_BYTES`] per
+    /// opportunity.
     pub fn mean_rate_bps(&self) -> u64 {
         let bits = self.opportunities.len() as u128 * u128::from(MAHIMAHI_OPPORTUNITY_BYTES) * 8;
         (bits * u128::from(NANOS_PER_SECOND) / u128::from(self.period)) as u64
@@ -222,8 +290,8 @@ mod tests {
         assert_eq!(trace.first_at_or_after(1), 1);
         assert_eq!((trace.time_of(1), trace.time_of(2)), (ms(1), ms(1)));
         assert_eq!(trace.time_of(4), ms(10));
-        // 4 opportunities of 1500 bytes per 10 ms.
-        assert_eq!(trace.mean_rate_bps(), 4 * 1500 * 8 * 100);
+        // 4 opportunities of 1504 bytes per 10 ms.
+        assert_eq!(trace.mean_rate_bps(), 4 * 1504 * 8 * 100);
         for (text, error) in [
             ("", "no delivery opportunity"),
             ("0\n", "must end after 0 ms"),

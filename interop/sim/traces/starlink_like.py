@@ -9,7 +9,7 @@ slot the delay drifts as the satellite moves. Numbers are illustrative,
 scaled down so that the committed trace stays small; nothing here is a
 measurement.
 
-Output: a Mahimahi packet-delivery trace (one line per 1500-byte delivery
+Output: a Mahimahi packet-delivery trace (one line per 1504-byte delivery
 opportunity, in ms; mm-link's format) for the rate, and the delay as
 ``delay_trace = [[time_s, delay_ms], ...]`` points for a vegas-sim link
 (linear ramps between them), printed as TOML.
@@ -25,7 +25,7 @@ import random
 import sys
 
 SLOT_S = 15.0  # the scheduler's reconfiguration interval
-OPPORTUNITY_BITS = 1500 * 8
+OPPORTUNITY_BITS = 1504 * 8  # mm-link carries 1504 bytes (PACKET_SIZE) per opportunity
 
 
 def slots(seconds: float, rng: random.Random, rates_mbps: list[float], delays_ms: tuple[float, float]):

@@ -1,7 +1,7 @@
 """Analysis of quiche-vegas qlogs and vegas-sim outputs.
 
 Reading:
-    :func:`read_qlog` (quiche 0.29 ``.sqlog``, and older qlog forms),
+    :func:`read_qlog` (quiche 0.30 ``.sqlog``, and older qlog forms),
     :func:`load_run` / :func:`load_runs` / :func:`find_runs` (simulator output
     directories), :func:`flows_table` / :func:`runs_table` (many runs as one table).
 Computing:

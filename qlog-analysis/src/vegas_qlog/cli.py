@@ -522,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "to-qvis",
-        help="convert quiche 0.29 .sqlog files into a file qvis loads "
+        help="convert quiche 0.30 .sqlog files into a file qvis loads "
         "(a directory: NAME-qvis.qlog per connection, client and server together)",
     )
     p.add_argument("files", nargs="+", metavar="FILE|DIR")

@@ -470,7 +470,7 @@ FAU_SAT_BUFFER = Buffer(packets=25)
 FAU_SAT_BYTES = 10 * 1024 * 1024
 FAU_SAT_S = 120.0
 RETURN_JITTER_MS = 10.0
-#: The Starlink-like path again with an up link that does not limit ACKs.
+#: The Starlink-like path again with an up link that neither delays nor batches ACKs.
 STARLINK_RETURN_MBPS = 10.0
 
 
@@ -899,8 +899,8 @@ def markdown(rows: Sequence[Row], command: str) -> str:
             f"Starlink-like: `interop/scenarios/starlink-like.toml`'s links (rate traces of 4-8 Mbit/s down "
             f"and 1-2 up, 15 s reconfigurations with delay steps and handover outages, "
             f"{STARLINK_BUFFER.packets}-packet buffers), a bulk flow for {STARLINK_S:.0f} s, and again with "
-            f"the return link at a constant {STARLINK_RETURN_MBPS:g} Mbit/s (each of the up trace's delivery "
-            "opportunities carries one datagram, an ACK too); goodput and "
+            f"the return link at a constant {STARLINK_RETURN_MBPS:g} Mbit/s (ACKs then never wait for a "
+            "delivery opportunity of the up trace, nor leave many in one); goodput and "
             f"utilisation after {STARTUP_S:.0f} s. GEO 20/2: the forward one-way delay steps up 25 ms at "
             f"{GEO_STEP.events[0]:.0f} s; regain as in the paths table. Jittery return: fau-sat (GEO 20/2, "
             f"{FAU_SAT_BUFFER.packets}-packet forward buffer, one {FAU_SAT_BYTES // 2**20} MiB download) with "

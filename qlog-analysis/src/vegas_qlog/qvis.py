@@ -1,11 +1,11 @@
-"""Converting quiche 0.29's qlog into a file that qvis (quiclog/qvis) loads.
+"""Converting quiche 0.30's qlog into a file that qvis (quiclog/qvis) loads.
 
-quiche 0.29 writes the IETF qlog of 2025 (``file_schema``
+quiche 0.30 writes the IETF qlog of 2025 (``file_schema``
 ``urn:ietf:params:qlog:file:sequential``, events named ``quic:packet_sent``,
 ``quic:recovery_metrics_updated``, ``http3:frame_created``, ...). qvis reads
 only ``qlog_version`` ``draft-02``/``0.3`` and older, and finds events by the
 categories of that time (``transport``, ``recovery``, ``http``, ...): given
-quiche 0.29's files it shows nothing.
+quiche 0.30's files it shows nothing.
 
 What is written: one JSON document in the draft-02 form
 
@@ -65,7 +65,7 @@ SHARED_CLOCK_TIME_OFFSET_MS = 1e-6
 # RFC 9000's default ack_delay_exponent, when parameters_set does not say.
 DEFAULT_ACK_DELAY_EXPONENT = 3
 
-# quiche 0.29 (qlog quic-12 / http3-12) event name -> qlog draft-02 name.
+# quiche 0.30 (qlog quic-12 / http3-12) event name -> qlog draft-02 name.
 EVENT_NAMES: dict[str, str] = {
     # connectivity
     "quic:server_listening": "connectivity:server_listening",
@@ -116,7 +116,7 @@ EVENT_NAMES: dict[str, str] = {
 # Category prefixes renamed as a whole (http3:frame_created -> http:frame_created).
 CATEGORY_NAMES: dict[str, str] = {"http3": "http", "quic": "transport", "qpack": "qpack"}
 
-# Frames whose length quiche 0.29 logs only as raw.payload_length; draft-02 had `length`.
+# Frames whose length quiche 0.30 logs only as raw.payload_length; draft-02 had `length`.
 _LENGTH_FRAMES = frozenset({"stream", "crypto", "datagram"})
 
 # qvis's packetization view takes a packet's frames to fill
@@ -140,7 +140,7 @@ RECEIVE_TIMESTAMPS_AS_SENT = "receive_timestamps_since_basis_us"
 
 
 def convert_name(name: str) -> str:
-    """quiche 0.29's event name in draft-02's ``category:event`` form."""
+    """quiche 0.30's event name in draft-02's ``category:event`` form."""
     if name in EVENT_NAMES:
         return EVENT_NAMES[name]
     if ":" in name:
@@ -442,7 +442,7 @@ def with_careful_resume_events(events: Sequence[dict[str, Any]]) -> list[dict[st
 
 def reference_time_ms(header: Mapping[str, Any]) -> float:
     """The trace's reference time in milliseconds since the Unix epoch, as qvis wants
-    it: from quiche 0.29's ``reference_time.wall_clock_time`` (an RFC 3339 string),
+    it: from quiche 0.30's ``reference_time.wall_clock_time`` (an RFC 3339 string),
     or a number as older qlogs had; 0 when unknown."""
     trace = header.get("trace")
     common = trace.get("common_fields") if isinstance(trace, Mapping) else None
@@ -545,7 +545,7 @@ def to_qvis(traces: Sequence[Trace] | Trace, title: str | None = None) -> dict[s
         "qlog_version": QVIS_VERSION,
         "qlog_format": "JSON",
         "title": doc_title,
-        "description": "converted from quiche 0.29 qlog (quic-12) by vegas-qlog for qvis",
+        "description": "converted from quiche 0.30 qlog (quic-12) by vegas-qlog for qvis",
         "traces": [convert_trace(t) for t in items],
     }
 

@@ -1,6 +1,6 @@
-"""Reading qlog files: quiche 0.29's ``.sqlog`` and the older JSON forms.
+"""Reading qlog files: quiche 0.30's ``.sqlog`` and the older JSON forms.
 
-quiche 0.29 writes one trace per connection as JSON text sequences
+quiche 0.30 writes one trace per connection as JSON text sequences
 (RFC 7464): every record starts with the record separator byte 0x1E and ends
 with a line feed. The first record is the file header, whose
 ``file_schema`` is ``urn:ietf:params:qlog:file:sequential`` (older writers

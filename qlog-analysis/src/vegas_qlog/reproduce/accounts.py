@@ -11,7 +11,9 @@ numbers shown, not one the runs isolate.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from . import verdict as v
@@ -82,11 +84,11 @@ def sensitivity_text(alternatives: Sequence[Experiment]) -> str:
     return "\n".join(lines) + "\n"
 
 
-DEPARTURES_TEXT = """\
+_DEPARTURES_TEMPLATE = """\
 Every way in which what runs here differs from what the papers describe, in one place (the
 translation to QUIC below says how each is carried out):
 
-- **Transport.** QUIC (quiche 0.29) instead of TCP: no coarse 500 ms retransmission timer, losses
+- **Transport.** QUIC ({quiche}) instead of TCP: no coarse 500 ms retransmission timer, losses
   declared by packet and time thresholds, ACK ranges that name every lost packet (every algorithm
   recovers as with SACK, so 001's partial-ACK refinement and 004's coarse timeouts have no
   counterpart), probe timeouts that back off, an idle timeout (raised to 200 s in 001's
@@ -1084,3 +1086,19 @@ ACCOUNTS: dict[str, Callable[[Results, str], str]] = {
     "003-F2-3-cbr-step": _f23_step,
     "003-F4-5-route": _f45_route,
 }
+
+
+def quiche_version(root: Path) -> str:
+    """``quiche X.Y.Z`` as the workspace pins it (root ``Cargo.toml``), so the
+    report names the quiche its runs were built with, never a stale one."""
+    try:
+        text = (root / "Cargo.toml").read_text()
+    except OSError:
+        return "quiche"
+    m = re.search(r'^quiche\s*=\s*\{[^}]*version\s*=\s*"=?([0-9][^"]*)"', text, re.MULTILINE)
+    return f"quiche {m.group(1)}" if m else "quiche"
+
+
+def departures_text(quiche: str) -> str:
+    """The departures section, naming ``quiche`` (e.g. ``quiche 0.30.0``)."""
+    return _DEPARTURES_TEMPLATE.replace("{quiche}", quiche)
