@@ -21,7 +21,7 @@
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
-//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link, busy with another flow (the link delivers our packets slower than they left) | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_share` |
+//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -51,9 +51,7 @@
 //!     Diff > gamma:                 cwnd = cwnd − Diff + aim; avoidance
 //!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
-//!     (per ACK, after the jump) the latest packets' queue > gamma and
-//!     the link delivers the latest 16 packets at < startup_exit_share
-//!     (0.8) of the rate they left at (another flow is served between ours):
+//!     (per ACK, after the jump) the latest packets' queue > gamma:
 //!                                   cwnd = cwnd − queue + aim; avoidance
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ max(C, cwnd/BaseRTT); no growth
 //! unless the window was used):
@@ -467,17 +465,6 @@ pub const PARAMS: &[ParamInfo] = &[
                       flow holds it), not at the round's end; off: only the round's Diff ends it",
     },
     ParamInfo {
-        name: "startup_exit_share",
-        default: 0.8,
-        kind: ParamKind::Number { min: 0.0, max: 1.0 },
-        description: "startup_queue_exit ends start-up only while the link delivers the flow's \
-                      latest packets (16 or more) at less than this fraction of the rate they \
-                      left at: another flow is served between ours; a queue the link delivers \
-                      as fast as we send, or at the capacity, is our own pacing's (a capacity \
-                      read high, a burst on a fast link) and is left to the round's exit; 0: \
-                      any queue above gamma ends start-up",
-    },
-    ParamInfo {
         name: "shallow_buffer_packets",
         default: 30.0,
         kind: PACKETS,
@@ -587,7 +574,6 @@ mod keys {
     pub const PATH_CHANGE_RARE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "path_change_rare_rounds");
     pub const SUSPECT_LOSS_BUDGET: Key<OnOff> = Key::in_table(PARAMS, "suspect_loss_budget");
     pub const STARTUP_QUEUE_EXIT: Key<OnOff> = Key::in_table(PARAMS, "startup_queue_exit");
-    pub const STARTUP_EXIT_SHARE: Key<f64> = Key::in_table(PARAMS, "startup_exit_share");
     pub const SHALLOW_BUFFER_PACKETS: Key<f64> = Key::in_table(PARAMS, "shallow_buffer_packets");
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
     pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
@@ -660,7 +646,6 @@ struct Config {
     path_change_rare_rounds: u64,
     suspect_loss_budget: bool,
     startup_queue_exit: bool,
-    startup_exit_share: f64,
     shallow_buffer_packets: f64,
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
@@ -704,7 +689,6 @@ impl Config {
             path_change_rare_rounds: p.value(keys::PATH_CHANGE_RARE_ROUNDS),
             suspect_loss_budget: p.value(keys::SUSPECT_LOSS_BUDGET).is_on(),
             startup_queue_exit: p.value(keys::STARTUP_QUEUE_EXIT).is_on(),
-            startup_exit_share: p.value(keys::STARTUP_EXIT_SHARE),
             shallow_buffer_packets: p.value(keys::SHALLOW_BUFFER_PACKETS),
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
@@ -781,58 +765,6 @@ impl RecentDelays {
 
     fn clear(&mut self) {
         self.samples.clear();
-    }
-}
-
-/// Packets the ratio of [`RecentDelivery`] spans at least: enough
-/// to cover a few pacing slots (pairs, or ACK trains of 8) so that the rate
-/// is the link's share, not one slot's.
-const DELIVERY_SPAN_PACKETS: u64 = 16;
-
-/// ACK arrivals kept for [`RecentDelivery`] (a receiver thinning its ACKs to
-/// one per 36 packets still leaves two in a span).
-const DELIVERY_HISTORY: usize = 64;
-
-/// How fast the link delivers the flow's latest packets against how fast
-/// they left: between the newest ACK and the latest one at least
-/// `DELIVERY_SPAN_PACKETS` packets before it, the time between the newest
-/// packets' sends over the time between the ACKs' arrivals (the sender's
-/// clock only; the same bytes cancel). A link that serves only us delivers
-/// what we send (1), or the capacity when we send faster (a capacity read
-/// 40 % high: 0.75); a link that serves another flow between our packets
-/// delivers only our share of it, about half of what a joining flow paced at
-/// the capacity sends.
-#[derive(Clone, Debug, Default)]
-struct RecentDelivery {
-    /// (ACK arrival, newest packet's send time, packets acknowledged so far).
-    arrivals: std::collections::VecDeque<(Instant, Instant, u64)>,
-    packets: u64,
-}
-
-impl RecentDelivery {
-    fn on_ack(&mut self, now: Instant, latest_sent: Option<Instant>, packets: u64) {
-        let Some(sent) = latest_sent.filter(|_| packets > 0) else {
-            return;
-        };
-        self.packets += packets;
-        if self.arrivals.len() == DELIVERY_HISTORY {
-            self.arrivals.pop_front();
-        }
-        self.arrivals.push_back((now, sent, self.packets));
-    }
-
-    /// Send span over ACK span of the latest packets, once they span enough
-    /// packets and time.
-    fn ratio(&self) -> Option<f64> {
-        let &(acked, sent, packets) = self.arrivals.back()?;
-        let &(acked_before, sent_before, _) = self
-            .arrivals
-            .iter()
-            .rev()
-            .find(|(_, _, p)| p + DELIVERY_SPAN_PACKETS <= packets)?;
-        let ack_span = acked.saturating_duration_since(acked_before).as_secs_f64();
-        let send_span = sent.saturating_duration_since(sent_before).as_secs_f64();
-        (ack_span > 0.0).then(|| send_span / ack_span)
     }
 }
 
@@ -920,8 +852,6 @@ pub struct SatRules {
     forward: ForwardQueue,
     /// The latest forward queueing delays, for the queue at a loss.
     recent_forward: RecentDelays,
-    /// The flow's delivery rate over its latest ACKs, for the start-up exit.
-    delivery: RecentDelivery,
     pairs: PacketPairEstimator,
     /// The sender's own capacity estimate, for a peer without receive
     /// timestamps.
@@ -971,7 +901,6 @@ impl SatRules {
             phase: Phase::Startup,
             forward: ForwardQueue::new(0),
             recent_forward: RecentDelays::new(config.loss_queue_samples),
-            delivery: RecentDelivery::default(),
             pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
             ack_train: AckTrainEstimator::with_rule(
                 config.capacity_pairs,
@@ -1159,7 +1088,7 @@ impl SatRules {
             return None;
         }
         let queue = self.current_queue_packets(window, base_rtt)?;
-        if queue <= self.config.gamma || !self.link_shared_in_startup() {
+        if queue <= self.config.gamma {
             return None;
         }
         let cwnd =
@@ -1168,26 +1097,6 @@ impl SatRules {
         Some(SlowStartStep::ExitAt(
             (cwnd * window.max_datagram_size() as f64) as usize,
         ))
-    }
-
-    /// Whether the queue start-up met is another flow's: the link delivers
-    /// our latest packets at less than `startup_exit_share` of the rate they
-    /// left at (another flow's packets are served between ours). Alone, a
-    /// queue in start-up is our own: start-up paced at 0.95 of a capacity
-    /// read high (picoquic-sat-250-3's pairs read 183-348 Mbit/s on its 250
-    /// Mbit/s link, and 179 packets queued, seed 1), the link delivering
-    /// the capacity, nearly all we send; or a burst on a link that is
-    /// otherwise idle, delivered as fast as it left (seed 2: 34 packets with
-    /// the link 28 % used). Ending start-up there left the window at 60 %
-    /// of the path (seed 1: 6.18 -> 6.55 s). A flow joining a link another
-    /// flow fills gets about half of what it sends. Without a ratio yet, or
-    /// with the check off, any queue counts.
-    fn link_shared_in_startup(&self) -> bool {
-        let share = self.config.startup_exit_share;
-        if share <= 0.0 {
-            return true;
-        }
-        self.delivery.ratio().is_none_or(|ratio| ratio < share)
     }
 
     /// FAST's update, or Vegas's step, plus the regrowth towards the BDP;
@@ -1486,11 +1395,6 @@ impl VegasRules for SatRules {
     /// The receiver's stamps: forward queueing delay and packet pairs.
     fn observe_ack(&mut self, ack: &AckEvent<'_>, window: &Window) {
         let min_size = full_size_floor(window.max_datagram_size());
-        self.delivery.on_ack(
-            ack.now,
-            ack.summary.latest_time_sent,
-            ack.acked.len() as u64,
-        );
         if !self.stamped {
             self.stamped = ack.acked.iter().any(|p| p.receive_time.is_some());
             // Handshake packets are never stamped: only a full-size packet
@@ -2477,69 +2381,6 @@ mod tests {
         v.rules_mut().recent_forward.push(Duration::from_millis(20));
         v.after_slow_start_growth(Instant::now());
         assert_eq!(v.rules().phase, Phase::Startup);
-    }
-
-    /// ACKs of `count` packets, two per ACK, sent 1 ms apart and arriving
-    /// `stretch` ms apart.
-    fn deliveries(v: &mut VegasSat, stretch: f64, count: u64) {
-        let t0 = Instant::now();
-        for i in 0..count / 2 {
-            let sent = t0 + Duration::from_millis(i);
-            let acked = t0 + BASE + Duration::from_secs_f64(i as f64 * stretch / 1e3);
-            v.rules_mut().delivery.on_ack(acked, Some(sent), 2);
-        }
-    }
-
-    #[test]
-    fn the_delivery_ratio_spans_the_latest_sixteen_packets() {
-        let mut d = RecentDelivery::default();
-        let t0 = Instant::now();
-        let ms = |n: u64| Duration::from_millis(n);
-        // 8 ACKs of 2 packets: 14 packets after the first, too few.
-        for i in 0..8 {
-            d.on_ack(t0 + BASE + ms(2 * i), Some(t0 + ms(i)), 2);
-        }
-        assert_eq!(d.ratio(), None);
-        // An ACK of nothing new is not an arrival.
-        d.on_ack(t0 + BASE + ms(15), None, 0);
-        assert_eq!(d.ratio(), None);
-        d.on_ack(t0 + BASE + ms(16), Some(t0 + ms(8)), 2);
-        // 16 packets sent over 8 ms, acknowledged over 16 ms.
-        assert!((d.ratio().unwrap() - 0.5).abs() < 1e-9);
-        // The next ACK right after the packets' spacing: 8 ms sent, 9 acked.
-        d.on_ack(t0 + BASE + ms(19), Some(t0 + ms(9)), 2);
-        assert!((d.ratio().unwrap() - 8.0 / 17.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_queue_the_link_delivers_as_we_send_does_not_end_start_up() {
-        let jumped = |pairs: &[&str], stretch: f64| {
-            let mut v = sat(pairs);
-            measured(&mut v, true);
-            deliveries(&mut v, stretch, 32);
-            v.after_slow_start_growth(Instant::now());
-            assert!(v.rules().jumped);
-            v.rules_mut().recent_forward.push(Duration::from_millis(20));
-            v.after_slow_start_growth(Instant::now());
-            v
-        };
-        // The latest packets delivered as fast as they left while 20 ms
-        // stand: our own queue, start-up goes on.
-        let v = jumped(&[], 1.0);
-        assert_eq!(v.rules().phase, Phase::Startup);
-        // Delivered at 0.83 of their rate (1/1.2): above the share (0.8),
-        // ours.
-        let v = jumped(&[], 1.2);
-        assert_eq!(v.rules().phase, Phase::Startup);
-        // At 0.7 (1/1.43): below it.
-        let v = jumped(&[], 1.43);
-        assert_eq!(v.rules().phase, Phase::Avoidance);
-        // At half: another flow is served between our packets.
-        let v = jumped(&[], 2.0);
-        assert_eq!(v.rules().phase, Phase::Avoidance);
-        // The check off: any queue above gamma ends start-up.
-        let v = jumped(&["startup_exit_share=0"], 1.0);
-        assert_eq!(v.rules().phase, Phase::Avoidance);
     }
 
     #[test]

@@ -14,11 +14,6 @@
 //!   (`startup_queue_exit=off`: start-up goes on for a round into the busy
 //!   link; `suspect_loss_budget=off`: the hundreds of losses the overfilled
 //!   buffer brings all wait for the path probe);
-//! - alone on picoquic's 250/3 Mbit/s GEO path (receive timestamps, ACK
-//!   frequency) start-up is not ended by the queue its own pacing makes
-//!   (`startup_exit_share=0`: the per-ACK exit takes a queue the link
-//!   delivers as fast as we send for another flow's, and the window is left
-//!   at 60 % of the path);
 //! - beside CUBIC on fau-sat's 25-packet buffers vegas-sat does not take
 //!   CUBIC's share (`shallow_buffer_packets=0`: the probe rebases onto
 //!   CUBIC's few packets of queue and its losses get the path change's
@@ -148,25 +143,4 @@ fn in_a_shallow_buffer_vegas_sat_leaves_cubic_its_share() {
     assert!(with < 0.75, "share {with:.3}");
     let without = share_beside_cubic_in_a_shallow_buffer(&["shallow_buffer_packets=0"]);
     assert!(without > 0.8, "share {without:.3}");
-}
-
-/// The download's rate (Mbit/s) from 3 s to 4.5 s on picoquic's 250/3
-/// path with our client (receive timestamps) and ACK frequency, seed 1:
-/// the second after start-up.
-fn rate_after_fast_start_up(params: &[&str]) -> f64 {
-    let run = run(
-        "picoquic-sat-250-3",
-        1,
-        params,
-        &["duration_s=4.5", "flows.download.ack_frequency=true"],
-    );
-    goodput(&run, "download", 3.0, 4.5)
-}
-
-#[test]
-fn a_fast_link_s_own_start_up_queue_does_not_end_start_up() {
-    let with = rate_after_fast_start_up(&[]);
-    assert!(with > 190.0, "{with:.1} Mbit/s");
-    let without = rate_after_fast_start_up(&["startup_exit_share=0"]);
-    assert!(without < 170.0, "{without:.1} Mbit/s");
 }
