@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::raw::{client_config, RawClient};
+use common::raw::{stalled_download, RawClient};
 use common::*;
 
 /// qlog-analysis's virtual environment in this checkout.
@@ -180,21 +180,6 @@ fn both_apps_write_the_qvis_form_of_each_complete_qlog() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(names(plain_qlog.path()).len(), 1);
-}
-
-/// A client that asked for a file too big to finish and grants only 1000
-/// bytes: its response stays pending until the server goes.
-fn stalled_download(server: &Server) -> RawClient {
-    let mut c = RawClient::connect(server.addr, &mut client_config(1000));
-    c.establish();
-    c.request(&[
-        (":method", "GET"),
-        (":scheme", "https"),
-        (":authority", "localhost"),
-        (":path", "/big"),
-    ]);
-    c.run_until(Duration::from_millis(200), |_| false);
-    c
 }
 
 #[test]

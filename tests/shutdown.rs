@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::raw::{client_config, RawClient};
+use common::raw::{stalled_download, RawClient};
 use common::*;
 
 /// A server with a file too big to finish while its clients read nothing.
@@ -16,21 +16,6 @@ fn server_with_big_file(qlog: &std::path::Path) -> (tempfile::TempDir, Server) {
     std::fs::write(root.path().join("big"), random_bytes(5_000_000, 9)).unwrap();
     let server = Server::start(&["--root", root.path().to_str().unwrap()], Some(qlog));
     (root, server)
-}
-
-/// A client that asked for the big file and grants only 1000 bytes: its
-/// response stays pending until the server goes.
-fn stalled_download(server: &Server) -> RawClient {
-    let mut c = RawClient::connect(server.addr, &mut client_config(1000));
-    c.establish();
-    c.request(&[
-        (":method", "GET"),
-        (":scheme", "https"),
-        (":authority", "localhost"),
-        (":path", "/big"),
-    ]);
-    c.run_until(Duration::from_millis(200), |_| false);
-    c
 }
 
 #[test]

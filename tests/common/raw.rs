@@ -332,3 +332,19 @@ impl LyingServer {
         }
     }
 }
+
+/// A client that asked for `/big` (a file too big to finish) and grants
+/// only 1000 bytes of stream data: its response stays pending until the
+/// server goes (the shutdown and qvis tests stop servers mid-transfer).
+pub fn stalled_download(server: &super::Server) -> RawClient {
+    let mut c = RawClient::connect(server.addr, &mut client_config(1000));
+    c.establish();
+    c.request(&[
+        (":method", "GET"),
+        (":scheme", "https"),
+        (":authority", "localhost"),
+        (":path", "/big"),
+    ]);
+    c.run_until(Duration::from_millis(200), |_| false);
+    c
+}
