@@ -499,9 +499,10 @@ impl RouteMonitor {
     /// Offers RTT_now; when `check` (outside slow start), returns the route
     /// change it reveals, after which the history restarts from RTT_now.
     fn on_sample(&mut self, rtt_now: Duration, now: Instant, check: bool) -> Option<RouteChange> {
-        let change = self
-            .mean()
-            .filter(|mean| check && rtt_now.as_secs_f64() > self.n * mean)
+        // The mean is taken only where it is compared (outside slow start).
+        let mean = if check { self.mean() } else { None };
+        let change = mean
+            .filter(|mean| rtt_now.as_secs_f64() > self.n * mean)
             .map(|mean| RouteChange {
                 at: now,
                 rtt_now,

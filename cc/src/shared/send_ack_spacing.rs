@@ -137,10 +137,17 @@ impl SpacingLog {
 
     /// Index of the record of `pkt_num` sent at `time_sent`.
     fn find(&self, pkt_num: u64, time_sent: Instant) -> Option<usize> {
-        let index = self
-            .records
-            .binary_search_by_key(&pkt_num, |r| r.pkt_num)
-            .ok()?;
+        // Every packet sent is recorded, so the number's offset from the
+        // first record is its index but after a packet number QUIC skipped:
+        // look there before searching.
+        let offset = pkt_num.checked_sub(self.records.front()?.pkt_num)?;
+        let index = match usize::try_from(offset) {
+            Ok(i) if self.records.get(i).is_some_and(|r| r.pkt_num == pkt_num) => i,
+            _ => self
+                .records
+                .binary_search_by_key(&pkt_num, |r| r.pkt_num)
+                .ok()?,
+        };
         (self.records[index].time_sent == time_sent).then_some(index)
     }
 
