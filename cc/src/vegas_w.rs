@@ -473,7 +473,8 @@ pub struct RouteChange {
 struct RouteMonitor {
     m: usize,
     n: f64,
-    history: VecDeque<Duration>,
+    /// The last m RTTs, in seconds (as the mean adds them).
+    history: VecDeque<f64>,
     changes: u64,
     last: Option<RouteChange>,
 }
@@ -491,9 +492,8 @@ impl RouteMonitor {
 
     /// Mean of the last m samples, once there are m.
     fn mean(&self) -> Option<f64> {
-        (self.history.len() >= self.m).then(|| {
-            self.history.iter().map(|d| d.as_secs_f64()).sum::<f64>() / self.history.len() as f64
-        })
+        (self.history.len() >= self.m)
+            .then(|| self.history.iter().sum::<f64>() / self.history.len() as f64)
     }
 
     /// Offers RTT_now; when `check` (outside slow start), returns the route
@@ -513,7 +513,7 @@ impl RouteMonitor {
             self.changes = self.changes.saturating_add(1);
             self.last = Some(change);
         }
-        self.history.push_back(rtt_now);
+        self.history.push_back(rtt_now.as_secs_f64());
         while self.history.len() > self.m {
             self.history.pop_front();
         }

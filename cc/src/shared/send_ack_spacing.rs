@@ -265,6 +265,33 @@ mod tests {
     }
 
     #[test]
+    fn packets_are_found_past_skipped_numbers_and_only_with_their_send_time() {
+        let t0 = Instant::now();
+        let mut log = SpacingLog::new(1000);
+        // QUIC skipped 3 and 6: after them a number is not at its offset.
+        let numbers = [0, 1, 2, 4, 5, 7, 8];
+        for (i, &n) in numbers.iter().enumerate() {
+            log.on_sent(n, t0 + ms(i as u64));
+        }
+        for (i, &n) in numbers.iter().enumerate() {
+            assert_eq!(log.find(n, t0 + ms(i as u64)), Some(i), "packet {n}");
+            assert_eq!(log.find(n, t0 + ms(100)), None, "packet {n}, other time");
+        }
+        for missing in [3, 6, 9, 100] {
+            assert_eq!(log.find(missing, t0), None, "packet {missing}");
+        }
+        // After pruning, offsets count from the first record kept.
+        let acked: Vec<AckedPacket> = numbers[..4]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| AckedPacket::new(n, 1000, t0 + ms(i as u64), t0 + ms(50)))
+            .collect();
+        log.on_acked(t0 + ms(50), &acked);
+        assert_eq!(log.find(0, t0), None, "pruned");
+        assert_eq!(log.find(8, t0 + ms(6)), Some(log.len() - 1));
+    }
+
+    #[test]
     fn spacing_needs_two_acknowledged_predecessors() {
         let t0 = Instant::now();
         let mut log = SpacingLog::new(1000);
