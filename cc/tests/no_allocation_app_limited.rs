@@ -3,8 +3,9 @@
 //!
 //! `no_allocation.rs` runs every controller of [`ALGORITHMS`] in bulk; this
 //! binary alternates bulk with stretches in which the application offers a
-//! small packet every 40 ms (well below the path's rate, so the host marks
-//! those packets and their ACKs application-limited, RFC 9002 section 7.8),
+//! small packet every 40 ms (well below the path's rate: the host records
+//! those the window and pacer did not hold back, and ACKs of only such
+//! packets, application-limited, RFC 9002 section 7.8),
 //! with packets of the sizes a QUIC sender sends (full, a stream's short
 //! end, a small control packet), receive-stamped ACKs, queueing times and a
 //! loss every 10 s. After a warm-up holding both kinds of stretch, a further
