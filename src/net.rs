@@ -583,6 +583,21 @@ impl std::fmt::Debug for CidKey {
     }
 }
 
+/// The destination connection ID of the QUIC packet `data` begins with
+/// (RFC 9000 sections 17.2 and 17.3), read in place: a long header gives
+/// its length, a short one carries one of ours ([`SERVER_CID_LEN`]).
+fn destination_cid(data: &[u8]) -> Option<&[u8]> {
+    const LONG_HEADER: u8 = 0x80;
+    let first = *data.first()?;
+    if first & LONG_HEADER != 0 {
+        // First byte, version (4), the ID's length, the ID.
+        let len = usize::from(*data.get(5)?);
+        data.get(6..6 + len)
+    } else {
+        data.get(1..1 + SERVER_CID_LEN)
+    }
+}
+
 struct ServerConn {
     endpoint: Endpoint<ServerSession>,
     /// The connection ID the client first sent to, until the client uses ours.
@@ -1059,6 +1074,16 @@ impl ServerState {
             meta,
             now,
         } = datagram;
+        // Most datagrams are for a connection: found from the destination
+        // ID read in place, without quiche's header parse (which copies the
+        // ID into a new Vec); the connection parses the packet itself.
+        if let Some(key) = self.connection_of(data) {
+            if let Some(c) = self.conns.get_mut(&key) {
+                c.endpoint.on_datagram_with_meta(data, from, local, meta);
+                self.touched.insert(key);
+            }
+            return;
+        }
         let hdr = match quiche::Header::from_slice(data, SERVER_CID_LEN) {
             Ok(h) => h,
             Err(e) => {
@@ -1066,53 +1091,53 @@ impl ServerState {
                 return;
             }
         };
-        let Some(dcid) = CidKey::new(&hdr.dcid) else {
+        if CidKey::new(&hdr.dcid).is_none() {
             log::debug!("datagram from {from} with an overlong connection ID");
             return;
-        };
-        let key = if self.conns.contains_key(&dcid) {
-            dcid
-        } else if let Some(key) = self.aliases.get(&dcid) {
-            *key
-        } else {
-            // A client without a token, or with one that is neither a valid
-            // NEW_TOKEN token nor shaped like a Retry token, is sent Retry
-            // (and held to the budget) when the mode says so: garbage tokens
-            // buy no more Retries than no token.
-            let token = hdr.token.as_deref().unwrap_or_default();
-            let new_token_valid =
-                hdr.ty == quiche::Type::Initial && self.is_valid_new_token(token, from.ip());
-            let wants_retry = hdr.ty == quiche::Type::Initial
-                && self.retry_now_for(&hdr.dcid, now)
-                && !new_token_valid
-                && !retry::is_retry_token(token);
-            // 0-RTT packets sent with the Initial wait behind it, which
-            // makes their connection (they were dropped, and the client
-            // sent their data again after the handshake).
-            if hdr.ty != quiche::Type::Initial && hdr.ty != quiche::Type::ZeroRTT {
-                log::debug!("{:?} packet from {from} for no connection", hdr.ty);
-            } else if wants_retry && !self.retry_budget.allow(from, now) {
-                log::debug!("Initial from {from} dropped: over its Retry budget");
-                self.last_flood = Some(now);
-                if !self.over_budget.contains(&from) {
-                    self.over_budget.push(from);
-                }
-            } else if self.waiting.len() < MAX_WAITING {
-                self.waiting.push_back(Waiting {
-                    data: data.to_vec(),
-                    from,
-                    local,
-                    meta,
-                    new_token_valid,
-                });
-            } else {
-                log::debug!("Initial from {from} dropped: {MAX_WAITING} waiting");
+        }
+        // A client without a token, or with one that is neither a valid
+        // NEW_TOKEN token nor shaped like a Retry token, is sent Retry
+        // (and held to the budget) when the mode says so: garbage tokens
+        // buy no more Retries than no token.
+        let token = hdr.token.as_deref().unwrap_or_default();
+        let new_token_valid =
+            hdr.ty == quiche::Type::Initial && self.is_valid_new_token(token, from.ip());
+        let wants_retry = hdr.ty == quiche::Type::Initial
+            && self.retry_now_for(&hdr.dcid, now)
+            && !new_token_valid
+            && !retry::is_retry_token(token);
+        // 0-RTT packets sent with the Initial wait behind it, which
+        // makes their connection (they were dropped, and the client
+        // sent their data again after the handshake).
+        if hdr.ty != quiche::Type::Initial && hdr.ty != quiche::Type::ZeroRTT {
+            log::debug!("{:?} packet from {from} for no connection", hdr.ty);
+        } else if wants_retry && !self.retry_budget.allow(from, now) {
+            log::debug!("Initial from {from} dropped: over its Retry budget");
+            self.last_flood = Some(now);
+            if !self.over_budget.contains(&from) {
+                self.over_budget.push(from);
             }
-            return;
-        };
-        if let Some(c) = self.conns.get_mut(&key) {
-            c.endpoint.on_datagram_with_meta(data, from, local, meta);
-            self.touched.insert(key);
+        } else if self.waiting.len() < MAX_WAITING {
+            self.waiting.push_back(Waiting {
+                data: data.to_vec(),
+                from,
+                local,
+                meta,
+                new_token_valid,
+            });
+        } else {
+            log::debug!("Initial from {from} dropped: {MAX_WAITING} waiting");
+        }
+    }
+
+    /// The connection a datagram is for, by its destination connection ID
+    /// or an alias of it; allocates nothing.
+    fn connection_of(&self, data: &[u8]) -> Option<CidKey> {
+        let dcid = CidKey::new(destination_cid(data)?)?;
+        if self.conns.contains_key(&dcid) {
+            Some(dcid)
+        } else {
+            self.aliases.get(&dcid).copied()
         }
     }
 
@@ -2203,6 +2228,96 @@ mod tests {
 
     fn cid(id: &[u8]) -> CidKey {
         CidKey::new(id).unwrap()
+    }
+
+    /// Counts the allocations a thread makes while it asks to: this test
+    /// binary's allocator, which other tests do not notice.
+    mod counting {
+        use std::alloc::{GlobalAlloc, Layout, System};
+        use std::cell::Cell;
+
+        pub struct Allocator;
+
+        thread_local! {
+            static COUNT: Cell<Option<u64>> = const { Cell::new(None) };
+        }
+
+        fn note() {
+            // `try_with`: the thread may be tearing down its locals.
+            let _ = COUNT.try_with(|c| c.set(c.get().map(|n| n + 1)));
+        }
+
+        // SAFETY: every call is passed on to the system allocator unchanged.
+        unsafe impl GlobalAlloc for Allocator {
+            unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+                note();
+                System.alloc(layout)
+            }
+
+            unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+                note();
+                System.alloc_zeroed(layout)
+            }
+
+            unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+                note();
+                System.realloc(ptr, layout, new_size)
+            }
+
+            unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+                System.dealloc(ptr, layout)
+            }
+        }
+
+        /// What `f` returns, and the allocations it made on this thread.
+        pub fn allocations_in<T>(f: impl FnOnce() -> T) -> (T, u64) {
+            COUNT.with(|c| c.set(Some(0)));
+            let out = f();
+            (out, COUNT.with(|c| c.replace(None)).unwrap_or(0))
+        }
+    }
+
+    #[global_allocator]
+    static ALLOCATOR: counting::Allocator = counting::Allocator;
+
+    #[test]
+    fn datagrams_are_routed_to_their_connection_without_allocating() {
+        let (ours, aliased) = ([7u8; 20], [9u8; 20]);
+        let mut state = state_with(&[ours]);
+        state.aliases.insert(cid(&aliased), cid(&ours));
+        // RFC 9000 17.3: a short header (fixed bit) and our 20-byte ID;
+        // 17.2: a long header (Handshake, version 1) naming the ID's length.
+        let short = |id: &[u8]| [&[0x40][..], id, &[0; 40]].concat();
+        let long = |id: &[u8]| [&[0xe0, 0, 0, 0, 1, 20][..], id, &[0; 40]].concat();
+        let cases = [
+            (short(&ours), Some(cid(&ours))),
+            (long(&ours), Some(cid(&ours))),
+            (short(&aliased), Some(cid(&ours))),
+            (long(&aliased), Some(cid(&ours))),
+            (short(&[8; 20]), None),
+            (long(&[8; 20]), None),
+            // Too short to hold the ID it names.
+            (short(&ours)[..20].to_vec(), None),
+            (long(&ours)[..25].to_vec(), None),
+            (Vec::new(), None),
+        ];
+        for (i, (data, expected)) in cases.iter().enumerate() {
+            let (routed, allocations) = counting::allocations_in(|| state.connection_of(data));
+            assert_eq!(
+                routed.as_ref().map(CidKey::as_slice),
+                expected.as_ref().map(CidKey::as_slice),
+                "case {i}"
+            );
+            assert_eq!(allocations, 0, "case {i}");
+        }
+        // quiche's header parse, which found the connection before, copies
+        // the ID: the counter sees that.
+        let mut data = short(&ours);
+        let (hdr, allocations) = counting::allocations_in(|| {
+            quiche::Header::from_slice(&mut data, SERVER_CID_LEN).is_ok()
+        });
+        assert!(hdr);
+        assert!(allocations > 0);
     }
 
     /// A server state holding one accepted (not yet handshaken) connection

@@ -26,8 +26,7 @@
 //! (estimators), [`VegasRules::rtt_adjustment`] (the ACK's RTT samples),
 //! [`VegasRules::on_base_rtt_sample`], then at the end of a round
 //! [`VegasRules::diff`], [`VegasRules::slow_start_round`] or
-//! [`VegasRules::congestion_avoidance_round`] (or
-//! [`VegasRules::round_without_diff`]), [`VegasRules::ssthresh_floor`] and
+//! [`VegasRules::congestion_avoidance_round`], and
 //! [`VegasRules::on_round_end`] (every round, those ending in recovery
 //! too), then [`VegasRules::slow_start_ack`] after slow start's growth; on
 //! a loss [`VegasRules::loss_reaction`], on a spurious one
@@ -123,7 +122,11 @@
 //!   a round when all its ACKs were.
 //! - **Too few samples.** `min_rtt_samples` (1 for the paper: one
 //!   distinguished segment suffices) RTT samples are needed to evaluate a
-//!   round; a round with fewer is skipped (`vegas-linux`: Reno for that round).
+//!   round; a round with fewer is skipped. `vegas-linux` gives such a round
+//!   Reno's increase instead ([`RenoFallback`]) and raises ssthresh after
+//!   the others ([`SsthreshFloor`]), as `tcp_vegas.c` does: two settings of
+//!   the skeleton ([`Vegas::with_linux_round_ends`]), not rules, because
+//!   they act on the window around the rules' decision.
 //! - **Spike suppression rate.** SegSpacing = RTT × MaxSegment / WindowSize,
 //!   and "only allowing twice MaxSegment bytes on each SegSpacing interval
 //!   [...] so the current number of bytes in transit can catch up" (section
@@ -583,6 +586,63 @@ pub struct RoundView<'a> {
     pub acked_bytes: usize,
 }
 
+/// Reno's increase for a congestion-avoidance round too few RTT samples
+/// measured (Linux's `tcp_vegas.c`: `cntRTT <= 2` runs
+/// `tcp_reno_cong_avoid`): one packet per cwnd of bytes acknowledged,
+/// counted over the ACKs that end such rounds. The paper's Vegas holds
+/// cwnd in such a round instead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RenoFallback {
+    /// Bytes acknowledged towards the next one-packet increase.
+    acked_bytes: usize,
+}
+
+impl RenoFallback {
+    /// The change for a round without a Diff; application-limited rounds
+    /// neither grow nor count (RFC 9002 section 7.8).
+    pub fn round(&mut self, round: &RoundView<'_>) -> WindowChange {
+        if round.round.app_limited {
+            return WindowChange::Hold;
+        }
+        self.acked_bytes = self.acked_bytes.saturating_add(round.acked_bytes);
+        let cwnd = round.window.cwnd();
+        if self.acked_bytes >= cwnd {
+            self.acked_bytes -= cwnd;
+            WindowChange::Increase(round.window.max_datagram_size())
+        } else {
+            WindowChange::Hold
+        }
+    }
+
+    /// The window was decreased, restored or rescaled: a partial increase
+    /// counted against the old window no longer applies.
+    pub fn forget(&mut self) {
+        self.acked_bytes = 0;
+    }
+}
+
+/// What happens to ssthresh after a round with a Diff.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SsthreshFloor {
+    /// It stays (the paper).
+    #[default]
+    None,
+    /// It is raised to at least 3/4 of cwnd (Linux's
+    /// `tcp_current_ssthresh`, which `tcp_vegas.c` assigns after every
+    /// Vegas round).
+    ThreeQuartersOfCwnd,
+}
+
+impl SsthreshFloor {
+    /// The least ssthresh for a window of `cwnd` bytes.
+    pub fn floor(self, cwnd: usize) -> usize {
+        match self {
+            SsthreshFloor::None => 0,
+            SsthreshFloor::ThreeQuartersOfCwnd => cwnd / 2 + cwnd / 4,
+        }
+    }
+}
+
 /// What a member of the Vegas family decides; everything else is
 /// [`Vegas`]'s. The defaults are the paper's.
 pub trait VegasRules: Debug + Send {
@@ -656,17 +716,9 @@ pub trait VegasRules: Debug + Send {
 
     /// A congestion-avoidance round with a Diff ended: the change of cwnd
     /// (from bytes: `i64::into`). A decrease stops at the minimum window.
+    /// A round without a Diff holds cwnd, or gets Reno's increase
+    /// ([`RenoFallback`]).
     fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange;
-
-    /// A congestion-avoidance round without a Diff ended.
-    fn round_without_diff(&mut self, _round: &RoundView<'_>) -> WindowChange {
-        WindowChange::Hold
-    }
-
-    /// After a round with a Diff, ssthresh is raised to at least this.
-    fn ssthresh_floor(&self, _cwnd: usize) -> usize {
-        0
-    }
 
     /// Every round's end, after its decision: rounds that end in recovery
     /// too (`in_recovery`), which the skeleton does not evaluate. The place
@@ -696,10 +748,6 @@ pub trait VegasRules: Debug + Send {
             scaled.response(loss, vegas.window)
         })
     }
-
-    /// The window was decreased, restored or rescaled: drop any partial
-    /// increase counted towards the next packet.
-    fn forget_increase_credit(&mut self) {}
 
     /// A loss was spurious: the window and ssthresh the host saved are back
     /// and the decrease is forgotten. A member with a phase of its own may
@@ -913,6 +961,10 @@ pub struct Vegas<R: VegasRules = PaperVegas> {
     last_decision: Option<Decision>,
     /// The ACK's packets with adjusted RTTs, reused between ACKs.
     adjusted: Vec<AckedPacket>,
+    /// A congestion-avoidance round without a Diff: `None` holds cwnd (the
+    /// paper), `Some` gives it Reno's increase (Linux).
+    reno_fallback: Option<RenoFallback>,
+    ssthresh_floor: SsthreshFloor,
 }
 
 impl Vegas<PaperVegas> {
@@ -941,7 +993,19 @@ impl<R: VegasRules> Vegas<R> {
             smoothed_rtt: None,
             last_decision: None,
             adjusted: Vec::new(),
+            reno_fallback: None,
+            ssthresh_floor: SsthreshFloor::None,
         }
+    }
+
+    /// Linux's `tcp_vegas.c` around the rules' round decision: a round
+    /// without a Diff gets Reno's increase ([`RenoFallback`]), and after a
+    /// round with one ssthresh is at least 3/4 of cwnd
+    /// ([`SsthreshFloor::ThreeQuartersOfCwnd`]).
+    pub fn with_linux_round_ends(mut self) -> Self {
+        self.reno_fallback = Some(RenoFallback::default());
+        self.ssthresh_floor = SsthreshFloor::ThreeQuartersOfCwnd;
+        self
     }
 
     pub fn rules(&self) -> &R {
@@ -956,7 +1020,15 @@ impl<R: VegasRules> Vegas<R> {
     /// A decrease that counts as "the last decrease" of section 3.3.
     fn record_decrease(&mut self, now: Instant) {
         self.epoch.begin(now);
-        self.rules.forget_increase_credit();
+        self.forget_increase_credit();
+    }
+
+    /// The window was decreased, restored or rescaled: drop any partial
+    /// increase counted towards the next packet.
+    fn forget_increase_credit(&mut self) {
+        if let Some(reno) = &mut self.reno_fallback {
+            reno.forget();
+        }
     }
 
     /// Diff for a finished round, if the round measured enough (section
@@ -1051,9 +1123,10 @@ impl<R: VegasRules> Vegas<R> {
             }
             self.apply_slow_start_step(step, now);
         } else {
-            let change = match diff {
-                Some(diff) => self.rules.congestion_avoidance_round(&view, diff),
-                None => self.rules.round_without_diff(&view),
+            let change = match (diff, &mut self.reno_fallback) {
+                (Some(diff), _) => self.rules.congestion_avoidance_round(&view, diff),
+                (None, Some(reno)) => reno.round(&view),
+                (None, None) => WindowChange::Hold,
             };
             match change {
                 WindowChange::Increase(bytes) => self.window.increase(bytes),
@@ -1062,7 +1135,7 @@ impl<R: VegasRules> Vegas<R> {
             }
         }
         if diff.is_some() {
-            let floor = self.rules.ssthresh_floor(self.window.cwnd());
+            let floor = self.ssthresh_floor.floor(self.window.cwnd());
             if floor > self.window.ssthresh() {
                 self.window.set_ssthresh(floor);
             }
@@ -1273,7 +1346,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
     fn set_window(&mut self, cwnd: usize, ssthresh: usize) {
         self.window.restore(cwnd, ssthresh);
         self.epoch.undo();
-        self.rules.forget_increase_credit();
+        self.forget_increase_credit();
     }
 
     fn cwnd(&self) -> usize {
@@ -1320,6 +1393,98 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         // Vegas counts in packets: keep the window's packet count.
         self.window.rescale_to(max_datagram_size);
         self.rounds.set_max_datagram_size(max_datagram_size);
-        self.rules.forget_increase_credit();
+        self.forget_increase_credit();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MDS: usize = 1000;
+
+    /// A congestion-avoidance round of a 10-packet window whose ending ACK
+    /// acknowledged `acked_bytes`.
+    fn round_without_diff(
+        reno: &mut RenoFallback,
+        acked_bytes: usize,
+        app_limited: bool,
+    ) -> WindowChange {
+        let window = Window::new(WindowConfig {
+            max_datagram_size: MDS,
+            initial_cwnd_packets: 10,
+        });
+        let now = Instant::now();
+        let round = CompletedRound {
+            index: 1,
+            start: now,
+            end: now,
+            min_rtt: None,
+            mean_rtt: None,
+            distinguished_rtt: None,
+            rtt_samples: 0,
+            bytes_acked: acked_bytes as u64,
+            app_limited,
+        };
+        reno.round(&RoundView {
+            round,
+            diff_packets: None,
+            window: &window,
+            base_rtt: None,
+            round_rtt: None,
+            gamma: 1.0,
+            acked_bytes,
+        })
+    }
+
+    #[test]
+    fn reno_fallback_grows_a_packet_per_window_acknowledged() {
+        let mut reno = RenoFallback::default();
+        // 4, 8, 12 (one packet, 2 left), 6, 10 (one packet, 0 left) of a
+        // 10-packet window.
+        let mut credit = 0;
+        for acked in [4, 4, 4, 4, 4] {
+            credit += acked;
+            let expected = if credit >= 10 {
+                credit -= 10;
+                WindowChange::Increase(MDS)
+            } else {
+                WindowChange::Hold
+            };
+            assert_eq!(round_without_diff(&mut reno, acked * MDS, false), expected);
+        }
+        assert_eq!(credit, 0);
+    }
+
+    #[test]
+    fn reno_fallback_neither_grows_nor_counts_application_limited_rounds() {
+        let mut reno = RenoFallback::default();
+        assert_eq!(
+            round_without_diff(&mut reno, 20 * MDS, true),
+            WindowChange::Hold
+        );
+        assert_eq!(
+            round_without_diff(&mut reno, 5 * MDS, false),
+            WindowChange::Hold,
+            "the limited round's bytes were not counted"
+        );
+        reno.forget();
+        assert_eq!(
+            round_without_diff(&mut reno, 5 * MDS, false),
+            WindowChange::Hold,
+            "forgotten"
+        );
+    }
+
+    #[test]
+    fn ssthresh_floor_is_three_quarters_of_cwnd_for_linux_and_none_for_the_paper() {
+        for cwnd in [0, 3, 4, 14_999, 15_000] {
+            assert_eq!(SsthreshFloor::None.floor(cwnd), 0);
+            // Linux's (cwnd >> 1) + (cwnd >> 2).
+            assert_eq!(
+                SsthreshFloor::ThreeQuartersOfCwnd.floor(cwnd),
+                (cwnd >> 1) + (cwnd >> 2)
+            );
+        }
     }
 }

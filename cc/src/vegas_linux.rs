@@ -30,7 +30,10 @@
 //! epochs, persistent congestion, application-limited rounds, pacing — is the
 //! skeleton's, as documented in [`crate::vegas`]; the round's RTT is the
 //! round's minimum (`round_rtt=minimum`: Linux takes the round's smallest
-//! sample, filtering delayed ACKs).
+//! sample, filtering delayed ACKs). The two steps around the round's
+//! decision, Reno's increase in a round without a Diff and ssthresh's 3/4
+//! floor after one with it, act on the skeleton's window and are settings
+//! of it ([`Vegas::with_linux_round_ends`]).
 //!
 //! # Where Linux departs from the paper's Vegas
 //!
@@ -167,11 +170,14 @@ pub type VegasLinux = Vegas<LinuxVegas>;
 impl Vegas<LinuxVegas> {
     /// `vegas-linux` with `params` from [`PARAMS`].
     pub fn new(params: &ParamValues, window: WindowConfig) -> Self {
+        // A round with too few samples is Reno's, and ssthresh keeps 3/4 of
+        // cwnd after the others (tcp_current_ssthresh).
         Vegas::with_rules(
             LinuxVegas::from_params(params),
             VegasConfig::read(params, &VEGAS_KEYS),
             window,
         )
+        .with_linux_round_ends()
     }
 }
 
@@ -181,9 +187,6 @@ pub struct LinuxVegas {
     pub step: LinearStep,
     /// Reno's halving (`loss_factor` 1/2) and timeout.
     pub loss: ScaledLoss,
-    /// Reno fallback: bytes acknowledged towards the next one-packet
-    /// increase.
-    reno_acked_bytes: usize,
 }
 
 impl LinuxVegas {
@@ -192,7 +195,6 @@ impl LinuxVegas {
         LinuxVegas {
             step: LinearStep::from_params(params, &THRESHOLD_KEYS),
             loss: ScaledLoss::from_params(params, &LOSS_KEYS),
-            reno_acked_bytes: 0,
         }
     }
 }
@@ -242,33 +244,8 @@ impl VegasRules for LinuxVegas {
         self.step.step(round, diff).into()
     }
 
-    /// Too few samples to trust (likely delayed ACKs): Reno this round, one
-    /// packet per cwnd of bytes acknowledged.
-    fn round_without_diff(&mut self, round: &RoundView<'_>) -> WindowChange {
-        if round.round.app_limited {
-            return WindowChange::Hold;
-        }
-        self.reno_acked_bytes = self.reno_acked_bytes.saturating_add(round.acked_bytes);
-        let cwnd = round.window.cwnd();
-        if self.reno_acked_bytes >= cwnd {
-            self.reno_acked_bytes -= cwnd;
-            WindowChange::Increase(round.window.max_datagram_size())
-        } else {
-            WindowChange::Hold
-        }
-    }
-
-    /// Linux's tcp_current_ssthresh: ssthresh keeps at least 3/4 of cwnd.
-    fn ssthresh_floor(&self, cwnd: usize) -> usize {
-        cwnd / 2 + cwnd / 4
-    }
-
     fn scaled_loss(&self) -> Option<&ScaledLoss> {
         Some(&self.loss)
-    }
-
-    fn forget_increase_credit(&mut self) {
-        self.reno_acked_bytes = 0;
     }
 
     fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {

@@ -473,7 +473,8 @@ pub struct RouteChange {
 struct RouteMonitor {
     m: usize,
     n: f64,
-    history: VecDeque<Duration>,
+    /// The last m RTTs, in seconds (as the mean adds them).
+    history: VecDeque<f64>,
     changes: u64,
     last: Option<RouteChange>,
 }
@@ -491,17 +492,17 @@ impl RouteMonitor {
 
     /// Mean of the last m samples, once there are m.
     fn mean(&self) -> Option<f64> {
-        (self.history.len() >= self.m).then(|| {
-            self.history.iter().map(|d| d.as_secs_f64()).sum::<f64>() / self.history.len() as f64
-        })
+        (self.history.len() >= self.m)
+            .then(|| self.history.iter().sum::<f64>() / self.history.len() as f64)
     }
 
     /// Offers RTT_now; when `check` (outside slow start), returns the route
     /// change it reveals, after which the history restarts from RTT_now.
     fn on_sample(&mut self, rtt_now: Duration, now: Instant, check: bool) -> Option<RouteChange> {
-        let change = self
-            .mean()
-            .filter(|mean| check && rtt_now.as_secs_f64() > self.n * mean)
+        // The mean is taken only where it is compared (outside slow start).
+        let mean = if check { self.mean() } else { None };
+        let change = mean
+            .filter(|mean| rtt_now.as_secs_f64() > self.n * mean)
             .map(|mean| RouteChange {
                 at: now,
                 rtt_now,
@@ -512,7 +513,7 @@ impl RouteMonitor {
             self.changes = self.changes.saturating_add(1);
             self.last = Some(change);
         }
-        self.history.push_back(rtt_now);
+        self.history.push_back(rtt_now.as_secs_f64());
         while self.history.len() > self.m {
             self.history.pop_front();
         }

@@ -267,8 +267,11 @@ impl CongestionController for Westwood {
         // Only packets sent after the last reduction grow the window; the
         // first of them ends recovery.
         self.epoch.on_ack(ack.summary.latest_time_sent.into_iter());
+        if ack.app_limited {
+            return;
+        }
         for packet in ack.acked {
-            if self.epoch.sent_after_reduction(packet.time_sent) && !ack.app_limited {
+            if self.epoch.sent_after_reduction(packet.time_sent) {
                 self.grow(packet.size);
             }
         }

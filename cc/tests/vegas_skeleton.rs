@@ -27,9 +27,6 @@ struct Script {
     slow_start: SlowStartStep,
     /// Change of cwnd per congestion-avoidance round with a Diff.
     ca_change: WindowChange,
-    /// Change of cwnd per congestion-avoidance round without one.
-    no_diff_change: WindowChange,
-    ssthresh_floor: usize,
     loss: LossResponse,
     adjustment: RttAdjustment,
     /// The rules' own answer to "in slow start?", `None`: the default.
@@ -48,8 +45,6 @@ impl Default for Script {
             growth: SlowStartGrowth::EveryOtherRound,
             slow_start: SlowStartStep::Continue,
             ca_change: WindowChange::Hold,
-            no_diff_change: WindowChange::Hold,
-            ssthresh_floor: 0,
             loss: LossResponse::Keep,
             adjustment: RttAdjustment::default(),
             in_slow_start: None,
@@ -67,10 +62,8 @@ struct Calls {
     slow_start: Vec<Option<f64>>,
     /// Diff handed to each congestion-avoidance round.
     congestion_avoidance: Vec<f64>,
-    no_diff: usize,
     /// The smallest RTT of each ACK as `observe_ack` saw it.
     observed_rtts: Vec<Duration>,
-    credit_forgotten: usize,
     /// `in_recovery` of every round's end.
     round_end_calls: Vec<bool>,
     /// `sent_after_decrease` of every congestion event.
@@ -124,11 +117,6 @@ impl VegasRules for Scripted {
         self.script.ca_change
     }
 
-    fn round_without_diff(&mut self, _round: &RoundView<'_>) -> WindowChange {
-        self.calls().no_diff += 1;
-        self.script.no_diff_change
-    }
-
     fn in_slow_start(&self, window: &Window) -> bool {
         self.script
             .in_slow_start
@@ -166,19 +154,11 @@ impl VegasRules for Scripted {
         })
     }
 
-    fn ssthresh_floor(&self, _cwnd: usize) -> usize {
-        self.script.ssthresh_floor
-    }
-
     fn loss_reaction(&mut self, _loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
         self.calls()
             .losses_after_decrease
             .push(vegas.sent_after_decrease);
         self.script.loss
-    }
-
-    fn forget_increase_credit(&mut self) {
-        self.calls().credit_forgotten += 1;
     }
 
     fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
@@ -196,12 +176,23 @@ fn config(adjust: impl FnOnce(&mut VegasConfig)) -> VegasConfig {
 
 /// A flow whose controller is the skeleton with `script`'s rules.
 fn flow(script: Script, config: VegasConfig) -> (Flow, Arc<Mutex<Calls>>) {
+    flow_with(script, config, false)
+}
+
+/// [`flow`], with Linux's round ends ([`Vegas::with_linux_round_ends`]) if
+/// `linux`.
+fn flow_with(script: Script, config: VegasConfig, linux: bool) -> (Flow, Arc<Mutex<Calls>>) {
     let calls = Arc::new(Mutex::new(Calls::default()));
     let rules = Scripted {
         script,
         calls: Arc::clone(&calls),
     };
     let cc = Vegas::with_rules(rules, config, WINDOW);
+    let cc = if linux {
+        cc.with_linux_round_ends()
+    } else {
+        cc
+    };
     (Flow::new(Box::new(cc)), calls)
 }
 
@@ -292,12 +283,11 @@ fn exit_scaled_cuts_by_the_factor_and_counts_as_a_decrease() {
         },
         ..Script::default()
     };
-    let (mut f, log) = flow(script, config(|c| c.ss_exit_factor = 0.5));
+    let (mut f, _) = flow(script, config(|c| c.ss_exit_factor = 0.5));
     let window = f.send_window();
     f.ack(&window[..9], ms(100));
     assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (W / 2, W / 2));
     assert_eq!(f.cc.state(), CcState::Recovery);
-    assert_eq!(calls(&log).credit_forgotten, 1);
     // Sent before the decrease: section 3.3 ignores its loss.
     f.lose(&window[9..], false);
     assert_eq!(f.cc.cwnd(), W / 2);
@@ -310,21 +300,29 @@ fn exit_scaled_by_one_leaves_slow_start_without_a_decrease() {
         slow_start: SlowStartStep::ExitScaled,
         ..Script::default()
     };
-    let (mut f, log) = flow(script, config(|c| c.ss_exit_factor = 1.0));
+    let (mut f, _) = flow(script, config(|c| c.ss_exit_factor = 1.0));
     f.round(ms(100));
     assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (W, W));
     assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
-    assert_eq!(calls(&log).credit_forgotten, 0);
 }
 
 /// A flow out of slow start after its first round, cwnd = W.
 fn in_congestion_avoidance(script: Script, config: VegasConfig) -> (Flow, Arc<Mutex<Calls>>) {
+    in_congestion_avoidance_with(script, config, false)
+}
+
+/// [`in_congestion_avoidance`], with Linux's round ends if `linux`.
+fn in_congestion_avoidance_with(
+    script: Script,
+    config: VegasConfig,
+    linux: bool,
+) -> (Flow, Arc<Mutex<Calls>>) {
     let script = Script {
         growth: SlowStartGrowth::EveryRound,
         slow_start: SlowStartStep::ExitToWindow(W),
         ..script
     };
-    let (mut f, log) = flow(script, config);
+    let (mut f, log) = flow_with(script, config, linux);
     f.round(ms(100));
     assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
     (f, log)
@@ -365,46 +363,119 @@ fn a_decrease_stops_at_the_minimum_window() {
 }
 
 #[test]
-fn rounds_without_a_diff_go_to_their_own_hook_and_raise_no_floor() {
+fn rounds_without_a_diff_hold_cwnd_and_ask_no_rules() {
     let script = Script {
-        no_diff_change: WindowChange::Increase(MDS),
         ca_change: WindowChange::Increase(5 * MDS),
-        ssthresh_floor: 1000 * MDS,
         ..Script::default()
     };
     // One ACK per window gives one sample per round: never enough here.
     let (mut f, log) = in_congestion_avoidance(script, config(|c| c.min_rtt_samples = 2));
+    f.round(ms(100));
+    f.round(ms(100));
+    assert!(calls(&log).congestion_avoidance.is_empty());
+    assert_eq!(f.cc.cwnd(), W);
+}
+
+/// Linux's round ends, a window of `W` in congestion avoidance, and rounds
+/// that never have enough samples for a Diff.
+fn linux_rounds_without_a_diff() -> (Flow, Arc<Mutex<Calls>>) {
+    let script = Script {
+        ca_change: WindowChange::Increase(5 * MDS),
+        loss: LossResponse::Reduce {
+            cwnd: W,
+            ssthresh: W,
+        },
+        ..Script::default()
+    };
+    // Never enough samples, however the window is acknowledged.
+    in_congestion_avoidance_with(script, config(|c| c.min_rtt_samples = 1000), true)
+}
+
+#[test]
+fn linux_rounds_without_a_diff_get_renos_increase() {
+    let (mut f, log) = linux_rounds_without_a_diff();
     let ssthresh = f.cc.ssthresh();
+    // Each round's one ACK acknowledges the whole window: one packet per
+    // cwnd acknowledged, so one per round.
     f.round(ms(100));
     f.round(ms(100));
-    let log = calls(&log);
-    assert_eq!((log.no_diff, log.congestion_avoidance.len()), (2, 0));
+    assert!(calls(&log).congestion_avoidance.is_empty());
     assert_eq!(f.cc.cwnd(), W + 2 * MDS);
+    // No Diff: no ssthresh floor either.
     assert_eq!(f.cc.ssthresh(), ssthresh);
 }
 
 #[test]
-fn the_ssthresh_floor_only_raises_after_rounds_with_a_diff() {
-    let low = Script {
-        ssthresh_floor: MDS,
-        ..Script::default()
+fn linux_renos_credit_carries_over_and_a_decrease_forgets_it() {
+    // Half a window acknowledged by the ACK ending each round: an increase
+    // every second round, the half carried over between them.
+    let half_window_rounds = |f: &mut Flow, rounds: usize| {
+        for _ in 0..rounds {
+            let sent = f.send_window();
+            let half = sent.len() / 2;
+            f.ack(&sent[..half], ms(100));
+            f.ack(&sent[half..], ms(100));
+        }
     };
-    let (mut f, _) = in_congestion_avoidance(low, config(|_| {}));
-    f.round(ms(100));
-    assert_eq!(f.cc.ssthresh(), W, "a floor below ssthresh changes nothing");
+    let (mut f, _) = linux_rounds_without_a_diff();
+    // Round ends fall on the first ACK of each window (half of it).
+    half_window_rounds(&mut f, 1);
+    let after_one = f.cc.cwnd();
+    half_window_rounds(&mut f, 1);
+    assert_eq!(f.cc.cwnd(), after_one + MDS, "two halves make one increase");
+    // Now half a window of credit again, then a decrease: the credit goes.
+    half_window_rounds(&mut f, 1);
+    let credit_left = f.cc.cwnd();
+    f.advance(ms(1));
+    let lost = f.send(1);
+    f.lose(&lost, false);
+    assert_eq!(f.cc.cwnd(), W);
+    // Recovery ends at the first packet sent after the decrease; the rounds
+    // after it need two halves again, not one.
+    let sent = f.send_window();
+    f.ack(&sent, ms(100));
+    let before = f.cc.cwnd();
+    half_window_rounds(&mut f, 1);
+    assert_eq!(
+        f.cc.cwnd(),
+        before,
+        "the credit before the decrease is gone"
+    );
+    assert!(credit_left > W);
+}
 
-    // Raised at the end of the first round, after the exit set ssthresh to
-    // cwnd: the window is in slow start again, and the ACK that ended the
-    // round grows it by the window it acknowledged.
-    let high = Script {
-        growth: SlowStartGrowth::EveryRound,
-        slow_start: SlowStartStep::ExitToWindow(W),
-        ssthresh_floor: 30 * MDS,
+#[test]
+fn the_ssthresh_floor_only_raises_after_rounds_with_a_diff() {
+    // A loss leaves ssthresh (2 packets) below 3/4 of cwnd (12 packets).
+    let script = Script {
+        loss: LossResponse::Reduce {
+            cwnd: 12 * MDS,
+            ssthresh: 2 * MDS,
+        },
         ..Script::default()
     };
-    let (mut f, _) = flow(high, config(|_| {}));
-    f.round(ms(100));
-    assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (2 * W, 30 * MDS));
+    let lossy = |min_rtt_samples: u64, linux: bool| {
+        let (mut f, _) = in_congestion_avoidance_with(
+            script,
+            config(|c| c.min_rtt_samples = min_rtt_samples),
+            linux,
+        );
+        f.advance(ms(1));
+        let lost = f.send(1);
+        f.lose(&lost, false);
+        // Out of recovery, then one round with (or without) a Diff.
+        let sent = f.send_window();
+        f.ack(&sent, ms(100));
+        f.round(ms(100));
+        f
+    };
+    let linux = lossy(1, true);
+    assert_eq!(linux.cc.cwnd(), 12 * MDS);
+    assert_eq!(linux.cc.ssthresh(), 12 * MDS / 2 + 12 * MDS / 4);
+    // The paper's Vegas leaves it, and so does Linux after a round without
+    // a Diff.
+    assert_eq!(lossy(1, false).cc.ssthresh(), 2 * MDS);
+    assert_eq!(lossy(1000, true).cc.ssthresh(), 2 * MDS);
 }
 
 #[test]
@@ -431,12 +502,11 @@ fn adjusted_rtts_are_what_base_rtt_and_the_round_see() {
 
 #[test]
 fn keep_leaves_the_window_alone() {
-    let (mut f, log) = in_congestion_avoidance(Script::default(), config(|_| {}));
+    let (mut f, _) = in_congestion_avoidance(Script::default(), config(|_| {}));
     let window = f.send_window();
     f.lose(&window[..1], false);
     assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (W, W));
     assert_eq!(f.cc.state(), CcState::CongestionAvoidance);
-    assert_eq!(calls(&log).credit_forgotten, 0);
 }
 
 #[test]
@@ -448,7 +518,7 @@ fn reduce_applies_once_per_epoch() {
         },
         ..Script::default()
     };
-    let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
+    let (mut f, _) = in_congestion_avoidance(script, config(|_| {}));
     let window = f.send_window();
     f.advance(ms(1));
     f.lose(&window[..1], false);
@@ -458,7 +528,6 @@ fn reduce_applies_once_per_epoch() {
     f.advance(ms(1));
     f.lose(&window[1..2], false);
     assert_eq!(f.cc.cwnd(), 6 * MDS);
-    assert_eq!(calls(&log).credit_forgotten, 1);
 }
 
 #[test]
@@ -483,14 +552,39 @@ fn timeout_goes_back_to_the_minimum_window_and_slow_start() {
 }
 
 #[test]
-fn spurious_loss_and_a_new_datagram_size_forget_increase_credit() {
-    let (mut f, log) = in_congestion_avoidance(Script::default(), config(|_| {}));
+fn spurious_loss_restores_and_a_new_datagram_size_keeps_the_packet_count() {
+    let (mut f, _) = in_congestion_avoidance(Script::default(), config(|_| {}));
     assert!(f.cc.on_spurious_loss(12 * MDS, 11 * MDS));
     assert_eq!((f.cc.cwnd(), f.cc.ssthresh()), (12 * MDS, 11 * MDS));
     f.cc.on_max_datagram_size(1000);
-    assert_eq!(calls(&log).credit_forgotten, 2);
-    // The window keeps its packet count.
     assert_eq!(f.cc.cwnd(), 12 * 1000);
+}
+
+/// Half a window of Reno credit under Linux's round ends, then `reset`:
+/// whether the next half-window round still earned an increase.
+fn credit_after(reset: impl FnOnce(&mut Flow)) -> bool {
+    let (mut f, _) = linux_rounds_without_a_diff();
+    let half_window_round = |f: &mut Flow| {
+        let sent = f.send_window();
+        let half = sent.len() / 2;
+        f.ack(&sent[..half], ms(100));
+        f.ack(&sent[half..], ms(100));
+    };
+    half_window_round(&mut f);
+    reset(&mut f);
+    let before = f.cc.cwnd();
+    half_window_round(&mut f);
+    f.cc.cwnd() > before
+}
+
+#[test]
+fn a_restore_and_a_new_datagram_size_forget_renos_credit() {
+    assert!(credit_after(|_| {}), "half a window twice is an increase");
+    assert!(!credit_after(|f| {
+        let (cwnd, ssthresh) = (f.cc.cwnd(), f.cc.ssthresh());
+        assert!(f.cc.on_spurious_loss(cwnd, ssthresh));
+    }));
+    assert!(!credit_after(|f| f.cc.on_max_datagram_size(MDS)));
 }
 
 #[test]

@@ -141,12 +141,17 @@ impl BandwidthSampler {
         self.bytes_in_window = self
             .bytes_in_window
             .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
-        // An ACK stamped earlier than the window's start (a clock the stack
-        // does not keep monotonic) counts as arriving at the start.
-        let interval = now.saturating_duration_since(start);
-        if interval.is_zero() || interval < rtt.max(self.min_window) {
+        // Open while now - start < max(rtt, min_window); an ACK stamped
+        // earlier than the start (a clock the stack does not keep monotonic)
+        // counts as arriving at it. Asked with instants, which costs less
+        // than their difference on every ACK.
+        let shortest = rtt.max(self.min_window);
+        if now <= start
+            || (!shortest.is_zero() && start.checked_add(shortest).is_none_or(|end| now < end))
+        {
             return None;
         }
+        let interval = now.duration_since(start);
         let sample = BandwidthSample {
             bytes: self.bytes_in_window,
             interval,
@@ -456,6 +461,27 @@ mod tests {
         let closing: Vec<u32> = samples.iter().map(|(i, _)| *i).collect();
         assert_eq!(closing, vec![8, 16]);
         assert_eq!(samples[0].1.interval, ms(80));
+    }
+
+    #[test]
+    fn a_zero_window_closes_at_every_later_ack_and_an_endless_one_never() {
+        let t0 = Instant::now();
+        // Vegas-W's sampler: one sample per ACK (eq. 2), none for an ACK at
+        // the same instant or stamped before the window's start (the first
+        // ACK opens the window; its bytes are not in it).
+        let mut per_ack = BandwidthSampler::new(Duration::ZERO);
+        assert_eq!(per_ack.on_ack(t0 + ms(10), 1000, Duration::ZERO), None);
+        assert_eq!(per_ack.on_ack(t0 + ms(10), 1000, Duration::ZERO), None);
+        assert_eq!(per_ack.on_ack(t0 + ms(5), 1000, Duration::ZERO), None);
+        let s = per_ack
+            .on_ack(t0 + ms(11), 1000, Duration::ZERO)
+            .expect("a later ACK closes it");
+        assert_eq!((s.bytes, s.interval), (3000, ms(1)));
+        // A window no instant can reach stays open.
+        let mut endless = BandwidthSampler::new(Duration::MAX);
+        assert_eq!(endless.on_ack(t0, 1000, ms(1)), None);
+        assert_eq!(endless.on_ack(t0 + ms(1_000_000), 1000, ms(1)), None);
+        assert_eq!(endless.bytes_in_window(), 1000);
     }
 
     #[test]

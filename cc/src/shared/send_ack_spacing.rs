@@ -137,10 +137,17 @@ impl SpacingLog {
 
     /// Index of the record of `pkt_num` sent at `time_sent`.
     fn find(&self, pkt_num: u64, time_sent: Instant) -> Option<usize> {
-        let index = self
-            .records
-            .binary_search_by_key(&pkt_num, |r| r.pkt_num)
-            .ok()?;
+        // Every packet sent is recorded, so the number's offset from the
+        // first record is its index but after a packet number QUIC skipped:
+        // look there before searching.
+        let offset = pkt_num.checked_sub(self.records.front()?.pkt_num)?;
+        let index = match usize::try_from(offset) {
+            Ok(i) if self.records.get(i).is_some_and(|r| r.pkt_num == pkt_num) => i,
+            _ => self
+                .records
+                .binary_search_by_key(&pkt_num, |r| r.pkt_num)
+                .ok()?,
+        };
         (self.records[index].time_sent == time_sent).then_some(index)
     }
 
@@ -255,6 +262,33 @@ mod tests {
         }
         assert_eq!(small.len(), 3);
         assert_eq!(small.records[0].pkt_num, 7);
+    }
+
+    #[test]
+    fn packets_are_found_past_skipped_numbers_and_only_with_their_send_time() {
+        let t0 = Instant::now();
+        let mut log = SpacingLog::new(1000);
+        // QUIC skipped 3 and 6: after them a number is not at its offset.
+        let numbers = [0, 1, 2, 4, 5, 7, 8];
+        for (i, &n) in numbers.iter().enumerate() {
+            log.on_sent(n, t0 + ms(i as u64));
+        }
+        for (i, &n) in numbers.iter().enumerate() {
+            assert_eq!(log.find(n, t0 + ms(i as u64)), Some(i), "packet {n}");
+            assert_eq!(log.find(n, t0 + ms(100)), None, "packet {n}, other time");
+        }
+        for missing in [3, 6, 9, 100] {
+            assert_eq!(log.find(missing, t0), None, "packet {missing}");
+        }
+        // After pruning, offsets count from the first record kept.
+        let acked: Vec<AckedPacket> = numbers[..4]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| AckedPacket::new(n, 1000, t0 + ms(i as u64), t0 + ms(50)))
+            .collect();
+        log.on_acked(t0 + ms(50), &acked);
+        assert_eq!(log.find(0, t0), None, "pruned");
+        assert_eq!(log.find(8, t0 + ms(6)), Some(log.len() - 1));
     }
 
     #[test]
