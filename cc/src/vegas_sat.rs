@@ -971,7 +971,7 @@ impl SatRules {
     fn target_window(&self, window: &Window, base_rtt: Option<Duration>) -> Option<usize> {
         let mds = window.max_datagram_size();
         let bytes = (self.path_packets(window, base_rtt)? + self.config.aim()) * mds as f64;
-        Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS * mds))
+        Some((bytes as usize).max(MINIMUM_WINDOW_PACKETS.saturating_mul(mds)))
     }
 
     /// The round's queue: forward stamps when there are any, else RTTs.
@@ -1133,7 +1133,10 @@ impl SatRules {
         }
         // A window the round did not fill must not grow (RFC 9002 section
         // 7.8): application-limited, or held to the capacity by the pacer.
-        let used = self.round_max_in_flight + 2 * window.max_datagram_size() >= window.cwnd();
+        let used = self
+            .round_max_in_flight
+            .saturating_add(window.max_datagram_size().saturating_mul(2))
+            >= window.cwnd();
         if round.round.app_limited || !used {
             change = change.min(0.0);
         }
@@ -1521,7 +1524,10 @@ impl VegasRules for SatRules {
         }
         // A round carries about a window: the budget is a fraction of it.
         let budget = self.config.max_random_loss_fraction * window.cwnd() as f64;
-        let within_budget = (self.losses.round_random_bytes + loss.lost_bytes as u64) as f64
+        let within_budget = self
+            .losses
+            .round_random_bytes
+            .saturating_add(loss.lost_bytes as u64) as f64
             <= budget.max(loss.lost_bytes as f64);
         let suspect_allowed = within_budget || !self.config.suspect_loss_budget;
         if !random && suspect_allowed && self.probe_grace(window, vegas.base_rtt) {
