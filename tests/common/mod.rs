@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod in_memory;
+pub mod listing;
 pub mod raw;
 
 use std::io::{BufRead, BufReader};
