@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod h3_client;
 pub mod in_memory;
 pub mod listing;
 pub mod raw;
