@@ -633,6 +633,17 @@ fn ratio(a: &Times, b: &Times) -> String {
     }
 }
 
+/// This process's nice value and its session's scheduling group (Linux's
+/// autogroup, whose own nice value orders it against other sessions).
+fn scheduling() -> String {
+    // SAFETY: getpriority has no memory arguments.
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    let autogroup = std::fs::read_to_string("/proc/self/autogroup")
+        .map(|a| a.trim().to_string())
+        .unwrap_or_else(|_| "none".to_string());
+    format!("nice {nice}, {autogroup}")
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -725,7 +736,7 @@ fn flood(
     let rss_after = server.rss_mb();
     println!(
         "flood ({label}; {}): {rounds} rounds, unloaded, flood and control interleaved; {}; \
-         load average {load_before} before, {} after",
+         {}; load average {load_before} before, {} after",
         pace.describe(),
         match placement {
             Some(p) => format!(
@@ -734,6 +745,7 @@ fn flood(
             ),
             None => "no CPU placement (fewer than 2 CPUs)".to_string(),
         },
+        scheduling(),
         load_average(),
     );
     for (kind, name) in [
