@@ -247,8 +247,8 @@ impl Client {
              ago, socket drops {}",
             self.conn.is_closed(),
             self.conn.is_timed_out(),
-            self.conn.local_error(),
-            self.conn.peer_error(),
+            self.conn.local_error().map(describe_close),
+            self.conn.peer_error().map(describe_close),
             self.local.port(),
             stats.recv,
             stats.sent,
@@ -319,6 +319,16 @@ impl Client {
     }
 }
 
+/// A CONNECTION_CLOSE, its reason as text.
+fn describe_close(e: &quiche::ConnectionError) -> String {
+    format!(
+        "app={} code={:#x} \"{}\"",
+        e.is_app,
+        e.error_code,
+        String::from_utf8_lossy(&e.reason)
+    )
+}
+
 /// Datagrams the kernel dropped for the local UDP socket on `port` (its
 /// receive buffer was full), from /proc/net/udp.
 fn udp_drops(port: u16) -> Option<u64> {
@@ -343,14 +353,34 @@ fn timed_request(c: &mut Client, sha: &str) -> Option<Duration> {
 }
 
 /// A fresh connection downloads the file; its time, or `None` on failure.
+/// The connection is left to the server's idle timeout.
 fn timed_download(addr: SocketAddr, sha: &str) -> Option<Duration> {
+    new_connection_download(addr, sha).1.ok()
+}
+
+/// A fresh connection downloads the file, then closes: its time, or what
+/// went wrong. (Left open, the flood rounds' connections from 127.0.0.1
+/// filled `--max-connections-per-ip` before their idle timeout.)
+fn timed_download_and_close(addr: SocketAddr, sha: &str) -> Result<Duration, String> {
+    let (mut c, took) = new_connection_download(addr, sha);
+    c.conn.close(false, 0, b"done").ok();
+    c.flush();
+    took
+}
+
+fn new_connection_download(addr: SocketAddr, sha: &str) -> (Client, Result<Duration, String>) {
     let start = Instant::now();
     let mut c = Client::connect(addr);
     if !c.establish() {
-        return None;
+        let why = format!("no handshake: {}", c.why());
+        return (c, Err(why));
     }
-    let got = c.download("/file", Duration::from_secs(60))?;
-    (got == sha).then(|| start.elapsed())
+    let took = match c.download("/file", Duration::from_secs(60)) {
+        Some(got) if got == sha => Ok(start.elapsed()),
+        Some(_) => Err("wrong SHA-256".to_string()),
+        None => Err(format!("{} of {FILE_SIZE} bytes: {}", c.bytes, c.why())),
+    };
+    (c, took)
 }
 
 /// The measured rounds of a flood row (`STRESS_FLOOD_ROUNDS`, default 25):
@@ -692,6 +722,7 @@ fn flood(
     // What the flood's sender did, to the server and to the control.
     let mut sent: [Vec<FloodSent>; 2] = Default::default();
     let rounds = flood_rounds();
+    let mut first_failures = Vec::new();
     for round in 0..rounds {
         for (kind, times) in times.iter_mut().enumerate() {
             // The flood and its control send the same Initials (the control
@@ -701,9 +732,11 @@ fn flood(
                 let c = (i + round) % conditions.len();
                 let mut download = || {
                     if kind == 0 {
-                        timed_request(&mut established, sha)
+                        timed_request(&mut established, sha).ok_or_else(|| {
+                            format!("on the established connection: {}", established.why())
+                        })
                     } else {
-                        timed_download(addr, sha)
+                        timed_download_and_close(addr, sha)
                     }
                 };
                 let cpu_before = server.cpu_ms();
@@ -726,8 +759,13 @@ fn flood(
                 std::thread::sleep(Duration::from_millis(30));
                 times[c].server_cpu_ms += server.cpu_ms() - cpu_before;
                 match took {
-                    Some(t) => times[c].ok.push(t),
-                    None => times[c].failed += 1,
+                    Ok(t) => times[c].ok.push(t),
+                    Err(why) => {
+                        times[c].failed += 1;
+                        if first_failures.len() < 3 {
+                            first_failures.push(why);
+                        }
+                    }
                 }
             }
         }
@@ -776,6 +814,9 @@ fn flood(
         "  server RSS {rss_before:.1} -> {rss_after:.1} MB (+{:.1} MB)",
         rss_after - rss_before
     );
+    for why in first_failures {
+        println!("  a failed download: {why}");
+    }
 }
 
 /// 1,000 connections request the file and vanish mid-transfer.
