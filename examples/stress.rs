@@ -781,7 +781,7 @@ fn flood(
                 "flood sender on CPU {}, server and measured client on CPU {}",
                 p.flood_cpu, p.other_cpu
             ),
-            None => "no CPU placement (fewer than 2 CPUs)".to_string(),
+            None => "no CPU placement (STRESS_FLOOD_PLACEMENT=none, or one CPU)".to_string(),
         },
         scheduling(),
         load_average(),
@@ -1031,7 +1031,10 @@ fn main() {
         match phase {
             "flood" | "flood-auto" | "flood-always" | "flood-never" => {
                 let allowed = allowed_cpus();
-                let placement = (allowed.len() >= 2).then(|| Placement {
+                // STRESS_FLOOD_PLACEMENT=none: every thread anywhere, to see
+                // what the placement changes.
+                let place = std::env::var("STRESS_FLOOD_PLACEMENT").map_or(true, |v| v != "none");
+                let placement = (place && allowed.len() >= 2).then(|| Placement {
                     flood_cpu: allowed[0],
                     other_cpu: allowed[1],
                 });
