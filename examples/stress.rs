@@ -3,6 +3,19 @@
 //! and a thousand concurrent downloads at `--max-connections`.
 //!
 //!   stress SERVER_BINARY [flood|abandon|concurrent]...
+//!
+//! (`flood-auto`, `flood-always`, `flood-never`: the flood phase with one
+//! `--retry` mode only.)
+//!
+//! The flood phase separates what a flood costs the machine from what it
+//! costs the server: the flood's sender has one CPU to itself and the
+//! server and the measured client share the other, and each round measures
+//! a download unloaded, during the flood and during the same flood sent to
+//! a socket nobody reads (the control), so that flood / control is the
+//! server's own share and flood / unloaded the figure asked for.
+
+#[path = "../tests/common/h3_client.rs"]
+mod h3_client;
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
@@ -126,17 +139,7 @@ fn idle_timeout_ms() -> u64 {
 }
 
 fn client_config() -> quiche::Config {
-    let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).expect("config");
-    c.verify_peer(false);
-    c.set_application_protos(&[b"h3"]).expect("alpn");
-    c.set_max_idle_timeout(idle_timeout_ms());
-    c.set_initial_max_data(10_000_000);
-    c.set_initial_max_stream_data_bidi_local(10_000_000);
-    c.set_initial_max_stream_data_bidi_remote(10_000_000);
-    c.set_initial_max_stream_data_uni(1_000_000);
-    c.set_initial_max_streams_bidi(10);
-    c.set_initial_max_streams_uni(10);
-    c
+    h3_client::h3_client_config(idle_timeout_ms())
 }
 
 /// One client connection on its own socket, driven by the calling thread.
@@ -244,8 +247,8 @@ impl Client {
              ago, socket drops {}",
             self.conn.is_closed(),
             self.conn.is_timed_out(),
-            self.conn.local_error(),
-            self.conn.peer_error(),
+            self.conn.local_error().map(describe_close),
+            self.conn.peer_error().map(describe_close),
             self.local.port(),
             stats.recv,
             stats.sent,
@@ -316,6 +319,16 @@ impl Client {
     }
 }
 
+/// A CONNECTION_CLOSE, its reason as text.
+fn describe_close(e: &quiche::ConnectionError) -> String {
+    format!(
+        "app={} code={:#x} \"{}\"",
+        e.is_app,
+        e.error_code,
+        String::from_utf8_lossy(&e.reason)
+    )
+}
+
 /// Datagrams the kernel dropped for the local UDP socket on `port` (its
 /// receive buffer was full), from /proc/net/udp.
 fn udp_drops(port: u16) -> Option<u64> {
@@ -340,151 +353,470 @@ fn timed_request(c: &mut Client, sha: &str) -> Option<Duration> {
 }
 
 /// A fresh connection downloads the file; its time, or `None` on failure.
+/// The connection is left to the server's idle timeout.
 fn timed_download(addr: SocketAddr, sha: &str) -> Option<Duration> {
+    new_connection_download(addr, sha).1.ok()
+}
+
+/// A fresh connection downloads the file, then closes: its time, or what
+/// went wrong. (Left open, the flood rounds' connections from 127.0.0.1
+/// filled `--max-connections-per-ip` before their idle timeout.)
+fn timed_download_and_close(addr: SocketAddr, sha: &str) -> Result<Duration, String> {
+    let (mut c, took) = new_connection_download(addr, sha);
+    c.conn.close(false, 0, b"done").ok();
+    c.flush();
+    took
+}
+
+fn new_connection_download(addr: SocketAddr, sha: &str) -> (Client, Result<Duration, String>) {
     let start = Instant::now();
     let mut c = Client::connect(addr);
     if !c.establish() {
-        return None;
+        let why = format!("no handshake: {}", c.why());
+        return (c, Err(why));
     }
-    let got = c.download("/file", Duration::from_secs(60))?;
-    (got == sha).then(|| start.elapsed())
+    let took = match c.download("/file", Duration::from_secs(60)) {
+        Some(got) if got == sha => Ok(start.elapsed()),
+        Some(_) => Err("wrong SHA-256".to_string()),
+        None => Err(format!("{} of {FILE_SIZE} bytes: {}", c.bytes, c.why())),
+    };
+    (c, took)
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
+/// The measured rounds of a flood row (`STRESS_FLOOD_ROUNDS`, default 25):
+/// in each, one download of each kind unloaded, during the flood and during
+/// the control flood, in an order that rotates from round to round.
+fn flood_rounds() -> usize {
+    std::env::var("STRESS_FLOOD_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(25)
 }
 
-fn unloaded_time(addr: SocketAddr, sha: &str) -> Duration {
-    median(
-        (0..5)
-            .map(|_| timed_download(addr, sha).expect("the unloaded download failed"))
-            .collect(),
+/// The paced flood's rate in Initials a second (`STRESS_FLOOD_RATE`):
+/// by default what one host fills a 1 Gbit/s link with. An Initial is a
+/// 1,200-byte UDP payload, 1,266 bytes on an Ethernet wire with the IP, UDP
+/// and Ethernet headers, FCS, preamble and gap: 10^9 / (1,266 x 8) = 98,700
+/// a second. A flood faster than that needs more than one attacking host or
+/// a faster link, and then a faster server than this 2-core machine.
+fn flood_rate() -> u32 {
+    std::env::var("STRESS_FLOOD_RATE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&r| r > 0)
+        .unwrap_or(100_000)
+}
+
+/// The old flood: this many Initials back to back, as fast as the sender
+/// sends them (about 300,000 a second on this machine).
+const MAX_RATE_INITIALS: usize = 5000;
+
+/// A paced flood is made beforehand for this long; a download that takes
+/// longer outlasts it (reported).
+const PACED_FLOOD_FOR: Duration = Duration::from_millis(200);
+
+/// How a flood is sent.
+#[derive(Clone, Copy)]
+enum Pace {
+    /// `rate` Initials a second on schedule, from the measured download's
+    /// start to its end.
+    Paced { rate: u32 },
+    /// `MAX_RATE_INITIALS` back to back, starting with the download.
+    MaxRate,
+}
+
+impl Pace {
+    fn initials(self) -> usize {
+        match self {
+            Pace::Paced { rate } => (rate as f64 * PACED_FLOOD_FOR.as_secs_f64()).ceil() as usize,
+            Pace::MaxRate => MAX_RATE_INITIALS,
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Pace::Paced { rate } => format!(
+                "paced at {rate} Initials/s ({:.2} Gbit/s of 1,266-byte Ethernet frames) for the \
+                 whole download",
+                rate as f64 * 1266.0 * 8.0 / 1e9
+            ),
+            Pace::MaxRate => format!(
+                "{MAX_RATE_INITIALS} Initials back to back, as fast as the sender goes, from the \
+                 download's start"
+            ),
+        }
+    }
+}
+
+/// Which CPU sends the flood and which runs everything else (the server,
+/// the measured client, this program's other threads): the flood's sending
+/// and its loopback delivery (done by the kernel on the sending CPU) then
+/// take nothing from the server but what the server itself does with it.
+#[derive(Clone, Copy)]
+struct Placement {
+    flood_cpu: usize,
+    other_cpu: usize,
+}
+
+/// The CPUs this thread may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity
+    // writes at most its size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    if unsafe { libc::sched_getaffinity(0, size, &mut set) } != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
+}
+
+/// Restricts the calling thread (and what it starts afterwards) to `cpus`.
+fn pin_current_thread(cpus: &[usize]) -> bool {
+    // SAFETY: as in allowed_cpus; CPU_SET is given indices below CPU_SETSIZE.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    unsafe { libc::sched_setaffinity(0, size, &set) == 0 }
+}
+
+/// The flood's socket and the Initials it sends, each of a new connection
+/// to `server` (made beforehand, so that making them costs the flood
+/// nothing).
+struct FloodPackets {
+    socket: UdpSocket,
+    initials: Vec<Vec<u8>>,
+}
+
+impl FloodPackets {
+    fn make(server: SocketAddr, count: usize) -> FloodPackets {
+        // A new socket for every flood: the server's Retry budget and kernel
+        // filter are per client socket, so each flood starts from scratch.
+        let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        let local = socket.local_addr().expect("local");
+        let mut config = client_config();
+        let initials = (0..count)
+            .map(|_| {
+                let mut scid = [0u8; 16];
+                getrandom::fill(&mut scid).expect("random");
+                let mut conn = quiche::connect(
+                    Some("localhost"),
+                    &quiche::ConnectionId::from_ref(&scid),
+                    local,
+                    server,
+                    &mut config,
+                )
+                .expect("connect");
+                let mut out = [0; 1500];
+                let (n, _) = conn.send(&mut out).expect("initial");
+                out[..n].to_vec()
+            })
+            .collect();
+        FloodPackets { socket, initials }
+    }
+}
+
+/// What a flood's sender did.
+struct FloodSent {
+    initials: usize,
+    took: Duration,
+    /// A paced flood ran out of Initials before the download ended.
+    ran_out: bool,
+}
+
+/// Sends `packets` to `target` paced as `pace` (on `placement`'s flood CPU)
+/// while `measure` runs on this thread, both starting together.
+fn during_flood<T>(
+    packets: &FloodPackets,
+    target: SocketAddr,
+    pace: Pace,
+    placement: Option<Placement>,
+    measure: impl FnOnce() -> T,
+) -> (FloodSent, T) {
+    let go = Barrier::new(2);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let sender = scope.spawn(|| {
+            if let Some(p) = placement {
+                pin_current_thread(&[p.flood_cpu]);
+            }
+            go.wait();
+            let start = Instant::now();
+            let mut sent = 0;
+            for (k, initial) in packets.initials.iter().enumerate() {
+                if let Pace::Paced { rate } = pace {
+                    // Spin to the k-th Initial's time: the flood's CPU is
+                    // its own, and a sleep is far coarser than 10 us.
+                    let due = start + Duration::from_secs_f64(k as f64 / rate as f64);
+                    while Instant::now() < due && !done.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                    if done.load(Ordering::Relaxed) {
+                        break;
+                    }
+                }
+                packets.socket.send_to(initial, target).ok();
+                sent += 1;
+            }
+            FloodSent {
+                initials: sent,
+                took: start.elapsed(),
+                ran_out: matches!(pace, Pace::Paced { .. })
+                    && sent == packets.initials.len()
+                    && !done.load(Ordering::Relaxed),
+            }
+        });
+        go.wait();
+        let measured = measure();
+        done.store(true, Ordering::Relaxed);
+        (sender.join().expect("flood thread"), measured)
+    })
+}
+
+/// Initials per flood, the time to send them and the rate achieved, over
+/// `sent`.
+fn describe_floods(sent: &[FloodSent]) -> String {
+    if sent.is_empty() {
+        return "none".to_string();
+    }
+    let mut initials: Vec<usize> = sent.iter().map(|s| s.initials).collect();
+    initials.sort();
+    let mut took: Vec<Duration> = sent.iter().map(|s| s.took).collect();
+    took.sort();
+    let ran_out = sent.iter().filter(|s| s.ran_out).count();
+    let achieved = sent.iter().map(|s| s.initials).sum::<usize>() as f64
+        / sent.iter().map(|s| s.took.as_secs_f64()).sum::<f64>();
+    format!(
+        "{} Initials median ({}-{}) in {:.1} ms median, {:.0} Initials/s achieved{}",
+        initials[initials.len() / 2],
+        initials[0],
+        initials[initials.len() - 1],
+        took[took.len() / 2].as_secs_f64() * 1e3,
+        achieved,
+        if ran_out > 0 {
+            format!(
+                "; {ran_out} of {} ran out before their download ended",
+                sent.len()
+            )
+        } else {
+            String::new()
+        },
     )
 }
 
-/// Floods per measured download; the figures are medians over them.
-const FLOOD_ROUNDS: usize = 5;
-const FLOOD_INITIALS: usize = 5000;
-
-/// 5,000 client Initials from one socket, each of a new connection, while
-/// one download runs: on an established connection, then on a new one
-/// (one measured download per flood, as unloaded). The control sends the
-/// same floods to a socket nobody reads: what the flood costs the machine
-/// (its sender and the loopback) without the server.
-fn flood(binary: &Path, root: &Path, sha: &str, extra: &[&str], label: &str) {
-    let server = Server::start(binary, root, extra);
-    let addr = server.addr;
-    let unloaded_new = unloaded_time(addr, sha);
-    let mut established = Client::connect(addr);
-    assert!(established.establish(), "no handshake");
-    let unloaded_established = median(
-        (0..FLOOD_ROUNDS)
-            .map(|_| timed_request(&mut established, sha).expect("unloaded request failed"))
-            .collect(),
-    );
-    std::thread::sleep(Duration::from_millis(300));
-    let before = server.rss_mb();
-    let cpu_before = server.cpu_ms();
-    let mut send_times = Vec::new();
-    let mut during = |target: SocketAddr, new_connection: bool, c: &mut Client| {
-        let times: Vec<Option<Duration>> = (0..FLOOD_ROUNDS)
-            .map(|_| {
-                let (sent_in, took) = during_flood(addr, target, || {
-                    if new_connection {
-                        timed_download(addr, sha)
-                    } else {
-                        timed_request(c, sha)
-                    }
-                });
-                send_times.push(sent_in);
-                took
-            })
-            .collect();
-        let failed = times.iter().filter(|t| t.is_none()).count();
-        let ok: Vec<Duration> = times.into_iter().flatten().collect();
-        (failed, (!ok.is_empty()).then(|| median(ok)))
-    };
-    let at_server_established = during(addr, false, &mut established);
-    let at_server_new = during(addr, true, &mut established);
-    std::thread::sleep(Duration::from_millis(200));
-    let cpu = server.cpu_ms() - cpu_before;
-    std::thread::sleep(Duration::from_millis(500));
-    let after = server.rss_mb();
-    let sink = UdpSocket::bind("127.0.0.1:0").expect("bind");
-    let sink_addr = sink.local_addr().expect("local");
-    let control_established = during(sink_addr, false, &mut established);
-    let control_new = during(sink_addr, true, &mut established);
-    let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
-    let measured = |(failed, time): (usize, Option<Duration>)| {
-        let time = time.map_or("FAILED".to_string(), ms);
-        if failed > 0 {
-            format!("{time} ({failed} of {FLOOD_ROUNDS} FAILED)")
-        } else {
-            time
-        }
-    };
-    println!(
-        "flood ({label}): {FLOOD_ROUNDS} floods of {FLOOD_INITIALS} Initials per download \
-         (each sent in {} median), server CPU {:.0} ms per flood; server RSS {before:.1} -> \
-         {after:.1} MB (+{:.1} MB); 1 MB download on an established connection {} during the \
-         flood, {} during the control flood, {} unloaded; on a new connection, handshake \
-         included, {} during, {} control, {} unloaded (medians)",
-        ms(median(send_times)),
-        cpu / (2 * FLOOD_ROUNDS) as f64,
-        after - before,
-        measured(at_server_established),
-        measured(control_established),
-        ms(unloaded_established),
-        measured(at_server_new),
-        measured(control_new),
-        ms(unloaded_new),
-    );
+/// The `q`-quantile of sorted `v` (nearest rank).
+fn quantile(v: &[Duration], q: f64) -> Duration {
+    v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
-/// Sends a flood of Initials (made for `server`) to `target` while
-/// `measure` runs on another thread, both starting together; how long the
-/// flood took to send and what `measure` returned.
-fn during_flood<T: Send>(
-    server: SocketAddr,
-    target: SocketAddr,
-    measure: impl FnOnce() -> T + Send,
-) -> (Duration, T) {
-    // Make the packets first, so that the flood is fast.
-    let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
-    let local = socket.local_addr().expect("local");
-    let mut config = client_config();
-    let initials: Vec<Vec<u8>> = (0..FLOOD_INITIALS)
-        .map(|_| {
-            let mut scid = [0u8; 16];
-            getrandom::fill(&mut scid).expect("random");
-            let mut conn = quiche::connect(
-                Some("localhost"),
-                &quiche::ConnectionId::from_ref(&scid),
-                local,
-                server,
-                &mut config,
+/// Download times of one condition: medians and spread.
+#[derive(Default)]
+struct Times {
+    ok: Vec<Duration>,
+    failed: usize,
+    /// Server CPU time over these downloads, in ms.
+    server_cpu_ms: f64,
+}
+
+impl Times {
+    fn median(&self) -> Option<Duration> {
+        let mut v = self.ok.clone();
+        v.sort();
+        (!v.is_empty()).then(|| quantile(&v, 0.5))
+    }
+
+    /// `median [p25-p75]`, and the failures if any.
+    fn describe(&self) -> String {
+        let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
+        let mut v = self.ok.clone();
+        v.sort();
+        let mut text = if v.is_empty() {
+            "FAILED".to_string()
+        } else {
+            format!(
+                "{} ms [{}-{}]",
+                ms(quantile(&v, 0.5)),
+                ms(quantile(&v, 0.25)),
+                ms(quantile(&v, 0.75))
             )
-            .expect("connect");
-            let mut out = [0; 1500];
-            let (n, _) = conn.send(&mut out).expect("initial");
-            out[..n].to_vec()
-        })
-        .collect();
-    let go = Barrier::new(2);
-    std::thread::scope(|scope| {
-        let measured = scope.spawn(|| {
-            go.wait();
-            measure()
-        });
-        go.wait();
-        let flood_start = Instant::now();
-        for p in &initials {
-            socket.send_to(p, target).ok();
+        };
+        if self.failed > 0 {
+            text += &format!(" ({} of {} FAILED)", self.failed, self.failed + v.len());
         }
-        let sent_in = flood_start.elapsed();
-        (sent_in, measured.join().expect("thread"))
-    })
+        text
+    }
+
+    fn cpu_per_download(&self) -> f64 {
+        self.server_cpu_ms / (self.ok.len() + self.failed).max(1) as f64
+    }
+}
+
+/// `a / b` of two medians, or "-" if either is missing.
+fn ratio(a: &Times, b: &Times) -> String {
+    match (a.median(), b.median()) {
+        (Some(a), Some(b)) => format!("{:.2}x", a.as_secs_f64() / b.as_secs_f64()),
+        _ => "-".to_string(),
+    }
+}
+
+/// This process's nice value and its session's scheduling group (Linux's
+/// autogroup, whose own nice value orders it against other sessions).
+fn scheduling() -> String {
+    // SAFETY: getpriority has no memory arguments.
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    let autogroup = std::fs::read_to_string("/proc/self/autogroup")
+        .map(|a| a.trim().to_string())
+        .unwrap_or_else(|_| "none".to_string());
+    format!("nice {nice}, {autogroup}")
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".to_string())
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Condition {
+    Unloaded,
+    /// The flood sent to the server.
+    Flood,
+    /// The same flood sent to a socket nobody reads: what it costs the
+    /// machine without the server.
+    Control,
+}
+
+/// One flood row: a server started with `extra`, a 1 MB download measured
+/// unloaded, during a flood of client Initials (each of a new connection,
+/// from one socket) and during the same flood sent to a socket nobody
+/// reads, interleaved round by round; on an established connection and on
+/// a new one (handshake included).
+fn flood(
+    binary: &Path,
+    root: &Path,
+    sha: &str,
+    extra: &[&str],
+    label: &str,
+    pace: Pace,
+    placement: Option<Placement>,
+) {
+    let load_before = load_average();
+    let server = Server::start(binary, root, extra);
+    let addr = server.addr;
+    let mut established = Client::connect(addr);
+    assert!(established.establish(), "no handshake");
+    // Warm both kinds up once.
+    timed_request(&mut established, sha).expect("warm-up request failed");
+    timed_download(addr, sha).expect("warm-up download failed");
+    std::thread::sleep(Duration::from_millis(300));
+    let rss_before = server.rss_mb();
+    let sink = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let sink_addr = sink.local_addr().expect("local");
+    let conditions = [Condition::Unloaded, Condition::Flood, Condition::Control];
+    // [kind][condition]: kind 0 an established connection, 1 a new one.
+    let mut times: [[Times; 3]; 2] = Default::default();
+    // What the flood's sender did, to the server and to the control.
+    let mut sent: [Vec<FloodSent>; 2] = Default::default();
+    let rounds = flood_rounds();
+    let mut first_failures = Vec::new();
+    for round in 0..rounds {
+        for (kind, times) in times.iter_mut().enumerate() {
+            // The flood and its control send the same Initials (the control
+            // never reaches the server).
+            let packets = FloodPackets::make(addr, pace.initials());
+            for i in 0..conditions.len() {
+                let c = (i + round) % conditions.len();
+                let mut download = || {
+                    if kind == 0 {
+                        timed_request(&mut established, sha).ok_or_else(|| {
+                            format!("on the established connection: {}", established.why())
+                        })
+                    } else {
+                        timed_download_and_close(addr, sha)
+                    }
+                };
+                let cpu_before = server.cpu_ms();
+                let took = match conditions[c] {
+                    Condition::Unloaded => download(),
+                    target => {
+                        let to = if target == Condition::Flood {
+                            addr
+                        } else {
+                            sink_addr
+                        };
+                        let (flood_sent, took) =
+                            during_flood(&packets, to, pace, placement, download);
+                        sent[usize::from(target == Condition::Control)].push(flood_sent);
+                        took
+                    }
+                };
+                // The server's work on this download and its flood, if
+                // quick, is done within this pause (10 ms clock ticks).
+                std::thread::sleep(Duration::from_millis(30));
+                times[c].server_cpu_ms += server.cpu_ms() - cpu_before;
+                match took {
+                    Ok(t) => times[c].ok.push(t),
+                    Err(why) => {
+                        times[c].failed += 1;
+                        if first_failures.len() < 3 {
+                            first_failures.push(why);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let rss_after = server.rss_mb();
+    println!(
+        "flood ({label}; {}): {rounds} rounds, unloaded, flood and control interleaved; {}; \
+         {}; load average {load_before} before, {} after",
+        pace.describe(),
+        match placement {
+            Some(p) => format!(
+                "flood sender on CPU {}, server and measured client on CPU {}",
+                p.flood_cpu, p.other_cpu
+            ),
+            None => "no CPU placement (STRESS_FLOOD_PLACEMENT=none, or one CPU)".to_string(),
+        },
+        scheduling(),
+        load_average(),
+    );
+    for (kind, name) in [
+        (0, "an established connection"),
+        (1, "a new connection, handshake included"),
+    ] {
+        let [unloaded, flood, control] = &times[kind];
+        println!(
+            "  1 MB download on {name}: unloaded {}, during the flood {}, during the control \
+             {} (median [p25-p75] of {rounds}); flood/unloaded {}, control/unloaded {}, \
+             flood/control {}; server CPU per download {:.1} ms unloaded, {:.1} flood, {:.1} \
+             control",
+            unloaded.describe(),
+            flood.describe(),
+            control.describe(),
+            ratio(flood, unloaded),
+            ratio(control, unloaded),
+            ratio(flood, control),
+            unloaded.cpu_per_download(),
+            flood.cpu_per_download(),
+            control.cpu_per_download(),
+        );
+    }
+    for (sent, name) in sent.iter().zip(["to the server", "to the control"]) {
+        println!("  floods sent {name}: {}", describe_floods(sent));
+    }
+    println!(
+        "  server RSS {rss_before:.1} -> {rss_after:.1} MB (+{:.1} MB)",
+        rss_after - rss_before
+    );
+    for why in first_failures {
+        println!("  a failed download: {why}");
+    }
 }
 
 /// 1,000 connections request the file and vanish mid-transfer.
@@ -678,7 +1010,10 @@ fn concurrent(binary: &Path, root: &Path, sha: &str) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(binary) = args.first() else {
-        eprintln!("usage: stress SERVER_BINARY [flood|abandon|concurrent]...");
+        eprintln!(
+            "usage: stress SERVER_BINARY [flood|flood-auto|flood-always|flood-never|abandon|\
+             concurrent]..."
+        );
         std::process::exit(2);
     };
     let binary = Path::new(binary);
@@ -694,16 +1029,33 @@ fn main() {
     let sha = hex::encode(Sha256::digest(&data));
     for phase in phases {
         match phase {
-            "flood" => {
-                flood(binary, root.path(), &sha, &[], "--retry auto, the default");
-                flood(
-                    binary,
-                    root.path(),
-                    &sha,
-                    &["--retry", "always"],
-                    "--retry always",
-                );
-                flood(binary, root.path(), &sha, &["--no-retry"], "--no-retry");
+            "flood" | "flood-auto" | "flood-always" | "flood-never" => {
+                let allowed = allowed_cpus();
+                // STRESS_FLOOD_PLACEMENT=none: every thread anywhere, to see
+                // what the placement changes.
+                let place = std::env::var("STRESS_FLOOD_PLACEMENT").map_or(true, |v| v != "none");
+                let placement = (place && allowed.len() >= 2).then(|| Placement {
+                    flood_cpu: allowed[0],
+                    other_cpu: allowed[1],
+                });
+                // The server inherits this thread's CPUs when started.
+                if let Some(p) = placement {
+                    pin_current_thread(&[p.other_cpu]);
+                }
+                let modes: [(&str, &[&str], &str); 3] = [
+                    ("flood-auto", &[], "--retry auto, the default"),
+                    ("flood-always", &["--retry", "always"], "--retry always"),
+                    ("flood-never", &["--no-retry"], "--no-retry"),
+                ];
+                for (_, extra, label) in modes
+                    .into_iter()
+                    .filter(|(name, _, _)| phase == "flood" || phase == *name)
+                {
+                    for pace in [Pace::Paced { rate: flood_rate() }, Pace::MaxRate] {
+                        flood(binary, root.path(), &sha, extra, label, pace, placement);
+                    }
+                }
+                pin_current_thread(&allowed);
             }
             "abandon" => abandon(binary, root.path(), &sha),
             "concurrent" => concurrent(binary, root.path(), &sha),

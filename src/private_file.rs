@@ -78,7 +78,12 @@ fn write_through(tmp: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
+#[path = "../tests/common/listing.rs"]
+mod listing;
+
+#[cfg(test)]
 mod tests {
+    use super::listing::names_in;
     use super::*;
     use std::os::unix::fs::{FileTypeExt, PermissionsExt};
     use std::sync::mpsc;
@@ -100,15 +105,6 @@ mod tests {
         let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
-    }
-
-    fn names_in(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
     }
 
     #[test]

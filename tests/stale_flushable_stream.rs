@@ -17,10 +17,13 @@
 //! HTTP/3 client, in memory on virtual time. The reference is the body the
 //! content source generates: it must arrive whole.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::h3_client::h3_client_config;
 use quiche::h3::{self, NameValue};
 use quiche_vegas::endpoint::Endpoint;
 use quiche_vegas::settings::TransportSettings;
@@ -111,20 +114,6 @@ impl Pair {
     }
 }
 
-fn client_config() -> quiche::Config {
-    let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
-    c.verify_peer(false);
-    c.set_application_protos(&[ALPN_H3]).unwrap();
-    c.set_max_idle_timeout(30_000);
-    c.set_initial_max_data(10_000_000);
-    c.set_initial_max_stream_data_bidi_local(10_000_000);
-    c.set_initial_max_stream_data_bidi_remote(10_000_000);
-    c.set_initial_max_stream_data_uni(1_000_000);
-    c.set_initial_max_streams_bidi(10);
-    c.set_initial_max_streams_uni(10);
-    c
-}
-
 /// The body's SHA-256 as the client received it (`None`: not all of it in
 /// `GIVE_UP` of virtual time), after the server's first 1-RTT flight was
 /// late by `probes` probe timeouts, each answered by one datagram.
@@ -144,7 +133,7 @@ fn download_after_late_first_flight(probes: usize) -> Option<String> {
         &quiche::ConnectionId::from_ref(&[0xc1; 16]),
         client_addr,
         server_addr,
-        &mut client_config(),
+        &mut h3_client_config(30_000),
     )
     .unwrap();
     let conn = quiche::accept(

@@ -398,13 +398,43 @@ def test_cli_writes_files_qvis_loads(server_sqlog, client_sqlog, tmp_path):
 
 
 def test_default_output_next_to_the_input(server_sqlog, tmp_path):
-    local = tmp_path / "vegas-server.sqlog"
+    local = tmp_path / "server-0a1b.sqlog"
     local.write_bytes(server_sqlog.read_bytes())
     from vegas_qlog.cli import main
 
     assert main(["to-qvis", str(local)]) == 0
-    assert (tmp_path / "vegas-server.qlog").exists()
-    assert default_output(tmp_path / "a.qlog") == tmp_path / "a.qvis.qlog"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["server-0a1b-qvis.qlog", "server-0a1b.sqlog"]
+    assert default_output(tmp_path / "a.qlog") == tmp_path / "a-qvis.qlog"
+    assert default_output(tmp_path / "a-qvis.qlog") == tmp_path / "a-qvis-qvis.qlog"
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["server-0a1b.sqlog"], ["server-0a1b-qvis.qlog"]),  # the apps' QLOGDIR
+        (["client-0a1b.sqlog", "server-2c3d.sqlog"], ["client-0a1b-qvis.qlog", "server-2c3d-qvis.qlog"]),
+        (["flow-client.sqlog", "flow-server.sqlog"], ["flow-qvis.qlog"]),  # a simulator run: both sides
+        (["flow-server.sqlog"], ["flow-qvis.qlog"]),
+    ],
+)
+def test_files_named_and_their_directory_give_the_same_files(server_sqlog, client_sqlog, tmp_path, names, expected):
+    """``to-qvis FILE...`` without ``-o`` writes what ``to-qvis DIR`` writes
+    for the same files: the same names, the same bytes."""
+    from vegas_qlog.cli import main
+
+    named, listed = tmp_path / "named", tmp_path / "listed"
+    for d in (named, listed):
+        d.mkdir()
+        for name in names:
+            (d / name).write_bytes((client_sqlog if "client" in name else server_sqlog).read_bytes())
+    assert main(["to-qvis", *(str(named / n) for n in reversed(names))]) == 0
+    assert main(["to-qvis", str(listed)]) == 0
+    for d in (named, listed):
+        assert sorted(p.name for p in d.iterdir() if p.name not in names) == expected
+    for name in expected:
+        assert (named / name).read_bytes() == (listed / name).read_bytes()
+    if len(names) == 2 and names[0].startswith("flow"):
+        assert len(read_qlog_traces(named / expected[0])) == 2
 
 
 def test_truncated_input_still_converts(server_sqlog, tmp_path):

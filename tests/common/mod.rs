@@ -2,7 +2,9 @@
 
 #![allow(dead_code)]
 
+pub mod h3_client;
 pub mod in_memory;
+pub mod listing;
 pub mod raw;
 
 use std::io::{BufRead, BufReader};

@@ -26,14 +26,22 @@ use vegas_sim::scenario::{Overrides, Scenario};
 const TRANSFER_BYTES: usize = 1 << 20;
 const CC: &str = "vegas-sat";
 
-fn app(name: &str) -> PathBuf {
+/// One of the apps beside vegas-emu, to be run without a qlog or input,
+/// its output piped.
+fn app(name: &str) -> Command {
     let path = Path::new(env!("CARGO_BIN_EXE_vegas-emu")).with_file_name(name);
     assert!(
         path.exists(),
         "{} is missing: cargo build --release --workspace",
         path.display()
     );
-    path
+    let mut command = Command::new(path);
+    command
+        .env_remove("QLOGDIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
 }
 
 /// A fresh directory of this test's own, removed when dropped.
@@ -74,13 +82,10 @@ fn scenario(start_s: f64) -> Scenario {
 
 /// quiche-server on a free loopback port, serving `root`; its address.
 fn start_server(root: &Path) -> (Child, SocketAddr) {
-    let mut child = Command::new(app("quiche-server"))
+    let mut child = app("quiche-server")
         .args(["--listen", "127.0.0.1:0", "--cc-algorithm", CC, "--root"])
         .arg(root)
-        .env_remove("QLOGDIR")
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("cannot start quiche-server");
     let stderr = child.stderr.take().expect("stderr is piped");
@@ -126,14 +131,10 @@ fn a_trace_driven_download_takes_the_simulator_s_time() {
         Arc::new(AtomicBool::new(false)),
     )
     .unwrap();
-    let client = Command::new(app("quiche-client"))
+    let client = app("quiche-client")
         .args(["--no-verify", "--dump-responses"])
         .arg(out.path())
         .arg(format!("https://127.0.0.1:{}/file", emulator.listen.port()))
-        .env_remove("QLOGDIR")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .output()
         .expect("cannot run quiche-client");
     let exited = zero.elapsed();

@@ -58,20 +58,12 @@ enum Command {
     },
 }
 
-/// The `qlog-analysis` program `--qvis` runs (see its help).
+/// The `qlog-analysis` program `--qvis` runs (see its help): the apps'
+/// lookup, so that all three find the same converter.
 fn qvis_converter() -> PathBuf {
-    if let Some(path) = std::env::var_os("VEGAS_QLOG_ANALYSIS") {
-        return PathBuf::from(path);
-    }
-    if let Ok(exe) = std::env::current_exe() {
-        for dir in exe.ancestors().skip(1) {
-            let candidate = dir.join("qlog-analysis/.venv/bin/qlog-analysis");
-            if candidate.is_file() {
-                return candidate;
-            }
-        }
-    }
-    PathBuf::from("qlog-analysis")
+    quiche_vegas::qvis::Converter::locate()
+        .program()
+        .to_path_buf()
 }
 
 /// Converts the run's qlogs in `out` for qvis (one converter for the apps'

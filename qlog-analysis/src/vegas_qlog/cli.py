@@ -370,7 +370,7 @@ def cmd_to_qvis(args: argparse.Namespace) -> int:
     if directories and args.output:
         raise UsageError("to-qvis: -o takes files only; a directory gives one NAME-qvis.qlog per connection")
     files = [p for p in inputs if p.is_file()]
-    jobs = [(files, Path(args.output))] if args.output else [([p], qvis.default_output(p)) for p in files]
+    jobs = [(files, Path(args.output))] if args.output else qvis.file_jobs(files)
     for directory in directories:
         found = qvis.directory_jobs(directory)
         if not found:
@@ -523,7 +523,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "to-qvis",
         help="convert quiche 0.30 .sqlog files into a file qvis loads "
-        "(a directory: NAME-qvis.qlog per connection, client and server together)",
+        "(X.sqlog named or found in a directory: X-qvis.qlog beside it; the simulator's "
+        "NAME-client.sqlog and NAME-server.sqlog together: NAME-qvis.qlog)",
     )
     p.add_argument("files", nargs="+", metavar="FILE|DIR")
     p.add_argument(

@@ -565,28 +565,36 @@ def write_qvis(
     return out, traces
 
 
-def default_output(path: str | os.PathLike[str]) -> Path:
-    """``x/server-abc.sqlog`` -> ``x/server-abc.qlog`` (qvis recognises ``.qlog``)."""
-    p = Path(path)
-    return p.with_suffix(".qlog") if p.suffix != ".qlog" else p.with_suffix(".qvis.qlog")
-
-
 QVIS_SUFFIX = "-qvis.qlog"
 
 
-def directory_jobs(directory: str | os.PathLike[str]) -> list[tuple[list[Path], Path]]:
-    """For a directory (a simulator run, a QLOGDIR): one job per connection,
-    ``(inputs, output)``. The simulator's ``NAME-client.sqlog`` and
-    ``NAME-server.sqlog`` go together into ``NAME-qvis.qlog`` (both sides in
-    qvis's sequence diagram); any other ``X.sqlog`` into ``X-qvis.qlog``.
-    Searched below too; sorted."""
-    base = Path(directory)
+def default_output(path: str | os.PathLike[str]) -> Path:
+    """Where ``to-qvis`` writes the qvis form of a qlog, a file named or one
+    found in a directory alike: ``x/X.sqlog`` -> ``x/X-qvis.qlog`` (qvis
+    recognises ``.qlog``; the apps name theirs the same way, ``src/qvis.rs``);
+    the simulator's ``NAME-client.sqlog`` and ``NAME-server.sqlog`` ->
+    ``x/NAME-qvis.qlog``, one file with both sides (qvis's sequence
+    diagram)."""
+    p = Path(path)
+    stem = p.stem
+    for side in ("-client", "-server"):
+        if stem.endswith(side):
+            stem = stem[: -len(side)]
+            break
+    return p.parent / f"{stem}{QVIS_SUFFIX}"
+
+
+def file_jobs(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[list[Path], Path]]:
+    """One job ``(inputs, output)`` per qvis file the qlogs ``paths`` make
+    (named by ``default_output``: the two sides of a simulated connection
+    go together); sorted, inputs too."""
     groups: dict[Path, list[Path]] = {}
-    for path in sorted(base.rglob("*.sqlog")):
-        stem = path.stem
-        for side in ("-client", "-server"):
-            if stem.endswith(side):
-                stem = stem[: -len(side)]
-                break
-        groups.setdefault(path.parent / f"{stem}{QVIS_SUFFIX}", []).append(path)
+    for path in sorted({Path(p) for p in paths}):
+        groups.setdefault(default_output(path), []).append(path)
     return [(inputs, output) for output, inputs in sorted(groups.items())]
+
+
+def directory_jobs(directory: str | os.PathLike[str]) -> list[tuple[list[Path], Path]]:
+    """For a directory (a simulator run, a QLOGDIR): ``file_jobs`` of every
+    ``.sqlog`` in it or below."""
+    return file_jobs(Path(directory).rglob("*.sqlog"))
