@@ -47,3 +47,9 @@ pub mod transfer;
 #[cfg(test)]
 #[path = "../tests/common/in_memory.rs"]
 mod in_memory;
+
+// What a directory holds, for the unit tests that check which files were
+// left behind (shared with the integration tests).
+#[cfg(test)]
+#[path = "../tests/common/listing.rs"]
+mod listing;

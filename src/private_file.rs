@@ -78,13 +78,9 @@ fn write_through(tmp: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "../tests/common/listing.rs"]
-mod listing;
-
-#[cfg(test)]
 mod tests {
-    use super::listing::names_in;
     use super::*;
+    use crate::listing::names_in;
     use std::os::unix::fs::{FileTypeExt, PermissionsExt};
     use std::sync::mpsc;
     use std::time::Duration;

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::listing::names_in;
 use common::raw::{client_config, first_initial, End, LyingServer, RawClient};
 use common::*;
 
@@ -36,15 +37,6 @@ fn output_within(mut cmd: Command, limit: Duration) -> (Output, bool) {
             (rx.recv().unwrap().unwrap(), true)
         }
     }
-}
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 // ---- hole 1: the self-signed key ----------------------------------------

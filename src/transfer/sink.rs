@@ -182,6 +182,7 @@ pub fn dump_file_name(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::listing::names_in;
 
     #[test]
     fn hashes_and_counts() {
@@ -193,15 +194,6 @@ mod tests {
         assert_eq!(s.finish(), expected);
         s.commit().unwrap();
         assert_eq!(s.path(), None);
-    }
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
     }
 
     #[test]
@@ -223,7 +215,7 @@ mod tests {
         assert!(!temporary.exists());
         drop(s);
         assert_eq!(std::fs::read(&path).unwrap(), b"abc");
-        assert_eq!(names(dir.path()), vec!["out"]);
+        assert_eq!(names_in(dir.path()), vec!["out"]);
     }
 
     #[test]
@@ -238,7 +230,7 @@ mod tests {
         b.write(b"x").unwrap();
         b.discard();
         drop(a);
-        assert_eq!(names(dir.path()), vec!["out"]);
+        assert_eq!(names_in(dir.path()), vec!["out"]);
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
     }
 
