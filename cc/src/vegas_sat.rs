@@ -21,7 +21,7 @@
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
-//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), its threshold at least a few milliseconds of the link (a fast link's pacing trains are not a busy link) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
+//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -52,7 +52,7 @@
 //!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
 //!     (per ACK, after the jump) the latest packets' queue >
-//!     max(gamma, C × startup_exit_queue_ms):
+//!     max(gamma, C × startup_exit_queue_ms (0: off)):
 //!                                   cwnd = cwnd − queue + aim; avoidance
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ max(C, cwnd/BaseRTT); no growth
 //! unless the window was used):
@@ -467,7 +467,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "startup_exit_queue_ms",
-        default: 4.0,
+        default: 0.0,
         kind: ParamKind::Number {
             min: 0.0,
             max: 100.0,
@@ -475,7 +475,9 @@ pub const PARAMS: &[ParamInfo] = &[
         description: "the per-ACK start-up exit (startup_queue_exit) needs the latest packets' \
                       queue above this many milliseconds of the capacity as well as above gamma \
                       packets: on a fast link gamma packets are a fraction of a millisecond, \
-                      which the start-up's own pacing trains reach; 0: gamma alone",
+                      which the start-up's own pacing trains reach; 0: gamma alone (the \
+                      default: 4 ms won picoquic's 250/3 case but lost goodput on the \
+                      matrix's 250/3 cell, docs/satellite.md)",
     },
     ParamInfo {
         name: "shallow_buffer_packets",
@@ -1117,11 +1119,12 @@ impl SatRules {
     }
 
     /// The queue (packets) above which the per-ACK exit ends start-up:
-    /// gamma, and at least `startup_exit_queue_ms` of the capacity. On
-    /// picoquic-sat-250-3 gamma's 10 packets are 0.4 ms of the link, which
-    /// start-up's own trains, paced at 0.95 of a capacity read high, queue
-    /// on an idle link; at 20 Mbit/s (the joins) a few milliseconds are
-    /// less than gamma and the threshold is gamma's, as before.
+    /// gamma, and at least `startup_exit_queue_ms` of the capacity (off by
+    /// default: measured, not kept). On picoquic-sat-250-3 gamma's 10
+    /// packets are 0.4 ms of the link, which start-up's own trains, paced
+    /// at 0.95 of a capacity read high, queue on an idle link; at 20
+    /// Mbit/s (the joins) 4 ms are less than gamma and the threshold is
+    /// gamma's.
     fn startup_exit_threshold(&self, window: &Window) -> f64 {
         let scaled = self.capacity().map_or(0.0, |c| {
             c * self.config.startup_exit_queue_secs / window.max_datagram_size() as f64
@@ -2450,8 +2453,8 @@ mod tests {
         v.rules_mut().recent_forward.push(Duration::from_millis(30));
         v.after_slow_start_growth(Instant::now());
         assert_eq!(v.rules().phase, Phase::Avoidance);
-        // The default (4 ms) at 20 Mbit/s is 8.3 packets, below gamma: the
-        // threshold is gamma's (the case above with 20 ms of queue ends it).
+        // 4 ms at 20 Mbit/s are 8.3 packets, below gamma: the threshold is
+        // gamma's (the case above with 20 ms of queue ends it).
         assert!(CAPACITY * 0.004 / (MDS as f64) < 10.0);
     }
 

@@ -6,9 +6,11 @@
 //! On an idle 250 Mbit/s link gamma's 10 packets are 0.4 ms of queue, which
 //! start-up's own trains (paced at 0.95 of a capacity the first pairs read
 //! high) queue; ended there, start-up leaves the window at 58 % of the path
-//! (seed 1). With the threshold at least `startup_exit_queue_ms` of the
-//! link, start-up reaches the path. The test also runs with the threshold
-//! at 0 (gamma alone), so it fails without the mechanism.
+//! (seed 1). With the threshold at least `startup_exit_queue_ms` = 4 ms of
+//! the link, start-up reaches the path. The parameter is off by default
+//! (it lost goodput on the condition matrix's 250/3 cell,
+//! docs/satellite.md); the test also runs it at 0 (gamma alone), so it
+//! fails without the mechanism.
 
 mod common;
 
@@ -53,7 +55,7 @@ fn window_of_path_at_3s(params: &[&str]) -> f64 {
 
 #[test]
 fn start_up_on_an_idle_fast_link_reaches_the_path() {
-    let scaled = window_of_path_at_3s(&[]);
+    let scaled = window_of_path_at_3s(&["startup_exit_queue_ms=4"]);
     assert!(scaled >= 0.75, "{scaled:.3} of the path");
     let gamma_alone = window_of_path_at_3s(&["startup_exit_queue_ms=0"]);
     assert!(gamma_alone < 0.65, "{gamma_alone:.3} of the path");
