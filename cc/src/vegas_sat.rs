@@ -21,7 +21,7 @@
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
-//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit` |
+//! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -51,7 +51,8 @@
 //!     Diff > gamma:                 cwnd = cwnd − Diff + aim; avoidance
 //!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
-//!     (per ACK, after the jump) the latest packets' queue > gamma:
+//!     (per ACK, after the jump) the latest packets' queue >
+//!     max(gamma, C × startup_exit_queue_ms (0: off)):
 //!                                   cwnd = cwnd − queue + aim; avoidance
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ max(C, cwnd/BaseRTT); no growth
 //! unless the window was used):
@@ -465,6 +466,20 @@ pub const PARAMS: &[ParamInfo] = &[
                       flow holds it), not at the round's end; off: only the round's Diff ends it",
     },
     ParamInfo {
+        name: "startup_exit_queue_ms",
+        default: 0.0,
+        kind: ParamKind::Number {
+            min: 0.0,
+            max: 100.0,
+        },
+        description: "the per-ACK start-up exit (startup_queue_exit) needs the latest packets' \
+                      queue above this many milliseconds of the capacity as well as above gamma \
+                      packets: on a fast link gamma packets are a fraction of a millisecond, \
+                      which the start-up's own pacing trains reach; 0: gamma alone (the \
+                      default: 4 ms won picoquic's 250/3 case but lost goodput on the \
+                      matrix's 250/3 cell, docs/satellite.md)",
+    },
+    ParamInfo {
         name: "shallow_buffer_packets",
         default: 30.0,
         kind: PACKETS,
@@ -574,6 +589,7 @@ mod keys {
     pub const PATH_CHANGE_RARE_ROUNDS: Key<u64> = Key::in_table(PARAMS, "path_change_rare_rounds");
     pub const SUSPECT_LOSS_BUDGET: Key<OnOff> = Key::in_table(PARAMS, "suspect_loss_budget");
     pub const STARTUP_QUEUE_EXIT: Key<OnOff> = Key::in_table(PARAMS, "startup_queue_exit");
+    pub const STARTUP_EXIT_QUEUE_MS: Key<f64> = Key::in_table(PARAMS, "startup_exit_queue_ms");
     pub const SHALLOW_BUFFER_PACKETS: Key<f64> = Key::in_table(PARAMS, "shallow_buffer_packets");
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
     pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
@@ -646,6 +662,8 @@ struct Config {
     path_change_rare_rounds: u64,
     suspect_loss_budget: bool,
     startup_queue_exit: bool,
+    /// Seconds of the capacity the per-ACK exit's queue must exceed.
+    startup_exit_queue_secs: f64,
     shallow_buffer_packets: f64,
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
@@ -689,6 +707,7 @@ impl Config {
             path_change_rare_rounds: p.value(keys::PATH_CHANGE_RARE_ROUNDS),
             suspect_loss_budget: p.value(keys::SUSPECT_LOSS_BUDGET).is_on(),
             startup_queue_exit: p.value(keys::STARTUP_QUEUE_EXIT).is_on(),
+            startup_exit_queue_secs: p.value(keys::STARTUP_EXIT_QUEUE_MS) / 1e3,
             shallow_buffer_packets: p.value(keys::SHALLOW_BUFFER_PACKETS),
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
@@ -1088,7 +1107,7 @@ impl SatRules {
             return None;
         }
         let queue = self.current_queue_packets(window, base_rtt)?;
-        if queue <= self.config.gamma {
+        if queue <= self.startup_exit_threshold(window) {
             return None;
         }
         let cwnd =
@@ -1097,6 +1116,20 @@ impl SatRules {
         Some(SlowStartStep::ExitAt(
             (cwnd * window.max_datagram_size() as f64) as usize,
         ))
+    }
+
+    /// The queue (packets) above which the per-ACK exit ends start-up:
+    /// gamma, and at least `startup_exit_queue_ms` of the capacity (off by
+    /// default: measured, not kept). On picoquic-sat-250-3 gamma's 10
+    /// packets are 0.4 ms of the link, which start-up's own trains, paced
+    /// at 0.95 of a capacity read high, queue on an idle link; at 20
+    /// Mbit/s (the joins) 4 ms are less than gamma and the threshold is
+    /// gamma's.
+    fn startup_exit_threshold(&self, window: &Window) -> f64 {
+        let scaled = self.capacity().map_or(0.0, |c| {
+            c * self.config.startup_exit_queue_secs / window.max_datagram_size() as f64
+        });
+        self.config.gamma.max(scaled)
     }
 
     /// FAST's update, or Vegas's step, plus the regrowth towards the BDP;
@@ -2387,6 +2420,48 @@ mod tests {
         v.rules_mut().recent_forward.push(Duration::from_millis(20));
         v.after_slow_start_growth(Instant::now());
         assert_eq!(v.rules().phase, Phase::Startup);
+    }
+
+    #[test]
+    fn the_per_ack_exit_needs_milliseconds_of_the_capacity_on_a_fast_link() {
+        let jumped = |pairs: &[&str]| {
+            let mut v = sat(pairs);
+            measured(&mut v, true);
+            v.after_slow_start_growth(Instant::now());
+            assert!(v.rules().jumped);
+            v
+        };
+        // 20 ms of CAPACITY: 41.7 packets, above gamma (10).
+        let threshold = CAPACITY * 0.020 / MDS as f64;
+        let queue_at = |v: &VegasSat, ms: u64| packets(v) * ms as f64 / (600 + ms) as f64;
+        // 30 ms: about 30 packets queued, above gamma, below the threshold.
+        let mut v = jumped(&["startup_exit_queue_ms=20"]);
+        let q = queue_at(&v, 30);
+        assert!(q > 10.0 && q < threshold, "{q}");
+        v.rules_mut().recent_forward.push(Duration::from_millis(30));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Startup);
+        // 50 ms: above the threshold, start-up ends with the queue taken out.
+        let mut v = jumped(&["startup_exit_queue_ms=20"]);
+        let cwnd = packets(&v);
+        let q = queue_at(&v, 50);
+        assert!(q > threshold, "{q}");
+        v.rules_mut().recent_forward.push(Duration::from_millis(50));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        assert!(
+            (packets(&v) - (cwnd - q + 7.5)).abs() < 0.01,
+            "{}",
+            packets(&v)
+        );
+        // Without the scaled threshold, gamma alone: 30 ms ends it.
+        let mut v = jumped(&["startup_exit_queue_ms=0"]);
+        v.rules_mut().recent_forward.push(Duration::from_millis(30));
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        // 4 ms at 20 Mbit/s are 8.3 packets, below gamma: the threshold is
+        // gamma's (the case above with 20 ms of queue ends it).
+        assert!(CAPACITY * 0.004 / (MDS as f64) < 10.0);
     }
 
     #[test]

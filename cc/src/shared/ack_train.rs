@@ -156,8 +156,12 @@ pub struct AckTrainEstimator {
     min_samples: usize,
     /// The capacity ([`AckTrainEstimator::publish`]).
     estimate: Option<f64>,
-    /// The median of `recent`, recomputed when a sample arrives.
+    /// The median of `recent`, once there are `min_samples`; recomputed
+    /// only when read after a sample arrived (`median_stale`): with
+    /// [`SpanRule::SendSideSteps`] the sums stand in once a window of steps
+    /// is summed, and a sort of 128 rates on every ACK then bought nothing.
     median: Option<f64>,
+    median_stale: bool,
     samples: u64,
     /// [`BUSY_SEND_FRACTION`]; a field so that a test can switch the check
     /// off and see what it keeps out.
@@ -195,6 +199,7 @@ impl AckTrainEstimator {
             min_samples: min_samples.clamp(1, window),
             estimate: None,
             median: None,
+            median_stale: false,
             samples: 0,
             busy_send_fraction: BUSY_SEND_FRACTION,
             rule,
@@ -362,11 +367,20 @@ impl AckTrainEstimator {
             self.recent.pop_front();
         }
         self.recent.push_back(rate);
-        self.median = if self.recent.len() < self.min_samples {
-            None
-        } else {
-            median_of(&self.recent)
-        };
+        self.median_stale = true;
+    }
+
+    /// The median of the latest samples (see `median`).
+    fn current_median(&mut self) -> Option<f64> {
+        if self.median_stale {
+            self.median_stale = false;
+            self.median = if self.recent.len() < self.min_samples {
+                None
+            } else {
+                median_of(&self.recent)
+            };
+        }
+        self.median
     }
 
     /// The estimate: with [`SpanRule::SendSideSteps`], the busy steps'
@@ -384,7 +398,7 @@ impl AckTrainEstimator {
         {
             Some(sums)
         } else {
-            self.median
+            self.current_median()
         };
     }
 
@@ -416,6 +430,7 @@ impl AckTrainEstimator {
         self.step_secs = 0.0;
         self.estimate = None;
         self.median = None;
+        self.median_stale = false;
     }
 }
 
