@@ -19,7 +19,7 @@ use crate::events::{
 };
 
 use crate::registry::{ControllerSpec, WindowConfig};
-use crate::shared::peer_reports::{self, JudgedCounts, PeerReportJudge};
+use crate::shared::peer_reports::{self, JudgedCounts, PeerReportJudge, StampCursor};
 use crate::shared::round_clock::full_size_floor;
 
 /// RFC 9002 section 7.6.1: persistent congestion spans three PTOs.
@@ -378,17 +378,16 @@ impl ControllerHost {
         let mut largest_rtt = Duration::ZERO;
         let mut app_limited = true;
         let mut forward_reported = false;
+        // Both reports and the packets are in ascending packet-number order.
+        let mut forward_reports = StampCursor::new(report.forward_queueing);
+        let mut receive_times = StampCursor::new(report.receive_times);
         for p in packets {
-            let forward_queueing = if report.forward_queueing.is_empty() {
-                None
-            } else {
-                judge.forward_queueing(report.forward_queueing, p.pkt_num, p.rtt)
-            };
-            let stamp = if report.receive_times.is_empty() {
-                None
-            } else {
-                judge.receive_time(report.receive_times, p.pkt_num, p.time_sent, p.rtt)
-            };
+            let forward_queueing = forward_reports
+                .value(p.pkt_num)
+                .and_then(|q| judge.forward_queueing(q, p.rtt));
+            let stamp = receive_times
+                .value(p.pkt_num)
+                .and_then(|r| judge.receive_time(r, p.time_sent, p.rtt));
             let packet = AckedPacket {
                 receive_time: stamp.map(|(time, _)| time),
                 clock_epoch: stamp.map_or(0, |(_, epoch)| epoch),

@@ -284,7 +284,6 @@ fn a_drifting_peer_clock_is_followed_where_a_plain_minimum_is_not() {
     assert!(drift_ppm * 1e-6 * 600.0 * 1e3 > 40.0);
     let plain = EstimatorConfig {
         clock_drift_ppm: 0.0,
-        ..EstimatorConfig::default()
     };
     let (_, plain_samples) = run_with(plain, 600.0, peer, |_| 0.0, |_| 0.0);
     let late: Vec<f64> = plain_samples

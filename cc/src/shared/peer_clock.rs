@@ -57,7 +57,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::shared::peer_reports::{self, DelaySample, GRANULARITY};
+use crate::shared::peer_reports::GRANULARITY;
 
 /// The how-many-th implausible stamp in a row, all agreeing with each other,
 /// is believed as the first of a new clock.
@@ -65,24 +65,38 @@ pub const STEP_CONFIRMED_AFTER: u32 = 8;
 
 /// The rate difference between the two clocks tolerated, in parts per
 /// million: twice the 50 ppm two ordinary quartz oscillators may differ by.
-pub const DRIFT_PPM: u64 = 100;
+pub const DRIFT_PPM: i64 = 100;
 
-/// One stamp on mixed clocks.
+/// [`GRANULARITY`] in nanoseconds.
+const GRANULARITY_NANOS: i64 = GRANULARITY.as_nanos() as i64;
+
+/// One stamp on mixed clocks, in signed nanoseconds: every value of a
+/// stamp believed fits an `i64` (292 years), and the judge's arithmetic on
+/// them is then a few instructions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
-    /// `R − S` in nanoseconds, `S` counted from the clock's origin.
-    delay_nanos: i128,
-    time_sent: Instant,
-    rtt: Duration,
+    /// `x = R − S`, `S` counted from the origin.
+    delay: i64,
+    /// `S`, since the origin.
+    sent: i64,
+    /// The packet's RTT plus the granularity: how far above an earlier
+    /// one-way delay this one may lie.
+    reach: i64,
 }
 
 impl Stamp {
-    fn sample(&self) -> DelaySample {
-        DelaySample {
-            delay_nanos: self.delay_nanos,
-            rtt: self.rtt,
-        }
+    /// The rule ([`crate::shared::peer_reports::judge`], here on `i64`)
+    /// for the change from `earlier` to `self`: at most `self`'s round
+    /// trip up, at most `earlier`'s down.
+    fn possible_after(&self, earlier: &Stamp) -> bool {
+        let change = self.delay.saturating_sub(earlier.delay);
+        change <= self.reach && change >= earlier.reach.saturating_neg()
     }
+}
+
+/// Signed nanoseconds of `d`, `None` beyond 292 years.
+fn nanos(d: Duration) -> Option<i64> {
+    i64::try_from(d.as_nanos()).ok()
 }
 
 /// What the judge counted.
@@ -140,28 +154,36 @@ impl PeerClock {
         rtt: Duration,
     ) -> Option<u32> {
         let origin = *self.origin.get_or_insert(time_sent);
-        let stamp = Stamp {
-            delay_nanos: peer_reports::forward_delay_nanos(receive_time, time_sent, origin),
-            time_sent,
-            rtt,
+        // A receive time or a round trip beyond 292 years is no clock's.
+        let (Some(received), Some(rtt)) = (nanos(receive_time), nanos(rtt)) else {
+            self.counts.refused += 1;
+            return None;
         };
-        let (Some(last), Some(floor)) = (self.last, self.floor) else {
+        let sent = match time_sent.checked_duration_since(origin) {
+            Some(d) => nanos(d).unwrap_or(i64::MAX),
+            None => nanos(origin.saturating_duration_since(time_sent)).map_or(i64::MIN, |n| -n),
+        };
+        let stamp = Stamp {
+            delay: received.saturating_sub(sent),
+            sent,
+            reach: rtt.saturating_add(GRANULARITY_NANOS),
+        };
+        let (Some(last), Some(floor)) = (&self.last, &self.floor) else {
             return Some(self.believe_first(stamp));
         };
-        if plausible(last, floor, stamp) {
+        if plausible(last, floor, &stamp) {
+            let new_floor = stamp.delay <= floor.delay;
             self.run = 0;
             self.run_since = None;
             self.candidate = None;
             self.last = Some(stamp);
-            if stamp.delay_nanos <= floor.delay_nanos {
+            if new_floor {
                 self.floor = Some(stamp);
             }
             self.counts.believed += 1;
             return Some(self.epoch);
         }
-        let agrees = self.candidate.is_some_and(|c| {
-            peer_reports::judge(c.sample(), stamp.sample(), GRANULARITY).is_plausible()
-        });
+        let agrees = self.candidate.is_some_and(|c| stamp.possible_after(&c));
         if agrees {
             self.run += 1;
         } else {
@@ -192,14 +214,14 @@ impl PeerClock {
 }
 
 /// Both checks of the module documentation.
-fn plausible(last: Stamp, floor: Stamp, stamp: Stamp) -> bool {
-    if !peer_reports::judge(last.sample(), stamp.sample(), GRANULARITY).is_plausible() {
+fn plausible(last: &Stamp, floor: &Stamp, stamp: &Stamp) -> bool {
+    if !stamp.possible_after(last) {
         return false;
     }
-    let apart = stamp.time_sent.saturating_duration_since(floor.time_sent);
-    let drift = u64::try_from(apart.as_nanos()).unwrap_or(u64::MAX) / (1_000_000 / DRIFT_PPM);
-    let risen = floor.delay_nanos.saturating_add(i128::from(drift));
-    !peer_reports::above_round_trip(risen, stamp.sample(), GRANULARITY)
+    // DRIFT_PPM of the time between the floor's sending and this one's.
+    let drift = stamp.sent.saturating_sub(floor.sent).max(0) / (1_000_000 / DRIFT_PPM);
+    // The upper half of the rule against the floor, its bound widened.
+    stamp.delay.saturating_sub(floor.delay) <= stamp.reach.saturating_add(drift)
 }
 
 #[cfg(test)]

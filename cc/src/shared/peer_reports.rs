@@ -104,22 +104,36 @@ impl Verdict {
 /// The rule: whether the one-way delay can have changed from `earlier` to
 /// `later` (see the module documentation).
 pub fn judge(earlier: DelaySample, later: DelaySample, slack: Duration) -> Verdict {
-    let change = later.delay_nanos.saturating_sub(earlier.delay_nanos);
-    if change > nanos(later.rtt).saturating_add(nanos(slack)) {
+    judge_reaches(
+        earlier.delay_nanos,
+        reach(earlier.rtt, slack),
+        later.delay_nanos,
+        reach(later.rtt, slack),
+    )
+}
+
+/// How far a sample's one-way delay may lie above an earlier one's (or an
+/// earlier one's below it): its RTT plus `slack`, in nanoseconds.
+pub fn reach(rtt: Duration, slack: Duration) -> i128 {
+    nanos(rtt).saturating_add(nanos(slack))
+}
+
+/// [`judge`] on delays and [`reach`]es already in nanoseconds, for a judge
+/// that keeps its samples that way.
+pub fn judge_reaches(
+    earlier_delay: i128,
+    earlier_reach: i128,
+    later_delay: i128,
+    later_reach: i128,
+) -> Verdict {
+    let change = later_delay.saturating_sub(earlier_delay);
+    if change > later_reach {
         Verdict::AboveRoundTrip
-    } else if change < -(nanos(earlier.rtt).saturating_add(nanos(slack))) {
+    } else if change < -earlier_reach {
         Verdict::BelowRoundTrip
     } else {
         Verdict::Plausible
     }
-}
-
-/// The upper half of the rule alone, for a reference whose RTT is unknown
-/// (a minimum over many packets): `later` lies more than its own round trip
-/// above `reference`.
-pub fn above_round_trip(reference_nanos: i128, later: DelaySample, slack: Duration) -> bool {
-    later.delay_nanos.saturating_sub(reference_nanos)
-        > nanos(later.rtt).saturating_add(nanos(slack))
 }
 
 /// `R − S` of a packet in nanoseconds, with `S` counted from `epoch` (any
@@ -197,8 +211,19 @@ pub fn bound_jointly(
     let Some((num, den)) = scale else {
         return backward;
     };
+    let den = den.max(1);
     let shrink = |d: Duration| {
-        let scaled = d.as_nanos().saturating_mul(num) / den.max(1);
+        let nanos = d.as_nanos();
+        // In u64 when it fits (the usual case: a u128 division is a library
+        // call), the same quotient.
+        let small = (u64::try_from(nanos), u64::try_from(num), u64::try_from(den));
+        let scaled = match small {
+            (Ok(n), Ok(num), Ok(den)) => match n.checked_mul(num) {
+                Some(product) => u128::from(product / den),
+                None => nanos.saturating_mul(u128::from(num)) / u128::from(den),
+            },
+            _ => nanos.saturating_mul(num) / den,
+        };
         Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
     };
     for qf in forward.iter_mut() {
@@ -249,19 +274,17 @@ impl PeerReportJudge {
         &self.clock
     }
 
-    /// The receive time `stamps` report for `pkt_num` and the number of the
+    /// The receive time `receive_time` the peer reported for a packet sent
+    /// at `time_sent` whose RTT sample is `rtt`, and the number of the
     /// peer's clock it is on, if believed. Call in ascending packet-number
     /// order, once per acknowledged packet of the ACK begun last
-    /// ([`PeerReportJudge::begin_ack`]), with the packet's send time and
-    /// its RTT sample.
+    /// ([`PeerReportJudge::begin_ack`]).
     pub fn receive_time(
         &mut self,
-        stamps: &[PeerStamp],
-        pkt_num: u64,
+        receive_time: Duration,
         time_sent: Instant,
         rtt: Duration,
     ) -> Option<(Duration, u32)> {
-        let receive_time = find(stamps, pkt_num)?;
         match self.clock.judge(receive_time, time_sent, rtt) {
             Some(epoch) => {
                 self.counts.receive_times += 1;
@@ -274,15 +297,9 @@ impl PeerReportJudge {
         }
     }
 
-    /// The forward queueing time (AQT-echo) `stamps` report for `pkt_num`,
-    /// if no larger than the packet's RTT sample `rtt`.
-    pub fn forward_queueing(
-        &mut self,
-        stamps: &[PeerStamp],
-        pkt_num: u64,
-        rtt: Duration,
-    ) -> Option<Duration> {
-        let queueing = find(stamps, pkt_num)?;
+    /// The forward queueing time (AQT-echo) reported for a packet, if no
+    /// larger than the packet's RTT sample `rtt`.
+    pub fn forward_queueing(&mut self, queueing: Duration, rtt: Duration) -> Option<Duration> {
         if !queueing_possible(queueing, rtt) {
             self.counts.rejected_forward_queueing += 1;
             return None;
@@ -308,10 +325,31 @@ impl PeerReportJudge {
     }
 }
 
-/// The value `stamps` (ascending packet numbers) hold for `pkt_num`.
-fn find(stamps: &[PeerStamp], pkt_num: u64) -> Option<Duration> {
-    let i = stamps.binary_search_by_key(&pkt_num, |s| s.pkt_num).ok()?;
-    stamps.get(i).map(|s| s.value)
+/// The values of stamps (ascending packet numbers) for ascending packet
+/// numbers, found in one walk over both.
+#[derive(Clone, Copy, Debug)]
+pub struct StampCursor<'a> {
+    rest: &'a [PeerStamp],
+}
+
+impl<'a> StampCursor<'a> {
+    pub fn new(stamps: &'a [PeerStamp]) -> Self {
+        StampCursor { rest: stamps }
+    }
+
+    /// The value stamped for `pkt_num`; call with ascending packet numbers.
+    pub fn value(&mut self, pkt_num: u64) -> Option<Duration> {
+        while let Some((first, rest)) = self.rest.split_first() {
+            if first.pkt_num > pkt_num {
+                return None;
+            }
+            self.rest = rest;
+            if first.pkt_num == pkt_num {
+                return Some(first.value);
+            }
+        }
+        None
+    }
 }
 
 /// A duration in signed nanoseconds (any `Duration` fits).
@@ -398,19 +436,6 @@ mod tests {
         assert_eq!(judge(a, short_b, ms(1)), Verdict::Plausible);
         let short_a = DelaySample { rtt: ms(1), ..a };
         assert_eq!(judge(short_a, b, ms(1)), Verdict::BelowRoundTrip);
-    }
-
-    #[test]
-    fn the_upper_half_alone_matches_the_rule() {
-        let a = packet(0, 300, 600, 7);
-        for received in [300, 900, 911, 912] {
-            let b = packet(10, received, 610, 7);
-            assert_eq!(
-                above_round_trip(a.delay_nanos, b, ms(1)),
-                judge(a, b, ms(1)) == Verdict::AboveRoundTrip,
-                "{received}"
-            );
-        }
     }
 
     #[test]
@@ -541,12 +566,29 @@ mod tests {
     }
 
     #[test]
+    fn the_cursor_finds_what_a_search_finds() {
+        let stamps = stamps(&[(2, 20), (3, 30), (7, 70), (9, 90)]);
+        for start in 0..11 {
+            let mut cursor = StampCursor::new(&stamps);
+            for pkt_num in start..11 {
+                let searched = stamps
+                    .binary_search_by_key(&pkt_num, |s| s.pkt_num)
+                    .ok()
+                    .map(|i| stamps[i].value);
+                assert_eq!(cursor.value(pkt_num), searched, "{start} {pkt_num}");
+            }
+        }
+        // Packets the cursor skips are never looked at again.
+        let mut cursor = StampCursor::new(&stamps);
+        assert_eq!(cursor.value(7), Some(ms(70)));
+        assert_eq!(cursor.value(9), Some(ms(90)));
+    }
+
+    #[test]
     fn queueing_times_larger_than_the_rtt_are_rejected() {
-        let forward = stamps(&[(1, 50), (2, 900)]);
         let mut j = PeerReportJudge::default();
-        assert_eq!(j.forward_queueing(&forward, 1, ms(600)), Some(ms(50)));
-        assert_eq!(j.forward_queueing(&forward, 2, ms(600)), None);
-        assert_eq!(j.forward_queueing(&forward, 3, ms(600)), None);
+        assert_eq!(j.forward_queueing(ms(50), ms(600)), Some(ms(50)));
+        assert_eq!(j.forward_queueing(ms(900), ms(600)), None);
         assert_eq!(j.backward_queueing(Some(ms(20)), ms(600)), Some(ms(20)));
         assert_eq!(j.backward_queueing(Some(ms(20)), ms(10)), None);
         assert_eq!(j.backward_queueing(None, ms(600)), None);

@@ -113,21 +113,23 @@ fn duration_from_nanos(v: i128) -> Duration {
     Duration::from_nanos(u64::try_from(v.max(0)).unwrap_or(u64::MAX))
 }
 
-/// `elapsed × drift_ppm / 10⁶` in nanoseconds.
-fn drift_allowance(elapsed: Duration, drift_ppm: f64) -> i128 {
+/// `elapsed × drift_ppm / 10⁶` in nanoseconds, for `elapsed_nanos` of
+/// our time (none if negative).
+fn drift_allowance(elapsed_nanos: i128, drift_ppm: f64) -> i128 {
     // The nanoseconds of any real elapsed time fit a u64 (584 years), whose
     // conversion to f64 is one instruction (a u128's is a library call); an
     // f64 to integer cast saturates (NaN gives 0).
-    let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    let nanos = u64::try_from(elapsed_nanos.max(0)).unwrap_or(u64::MAX);
     i128::from((nanos as f64 * drift_ppm / 1e6) as i64)
 }
 
 /// The rising minimum of one direction's one-way delay samples (see the
-/// module documentation). Samples are signed nanoseconds on mixed clocks.
+/// module documentation). Samples are signed nanoseconds on mixed clocks,
+/// times signed nanoseconds of our clock since any fixed instant.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DelayFloor {
-    /// The floor sample and when it was taken (our clock).
-    floor: Option<(i128, Instant)>,
+    /// The floor sample and when it was taken.
+    floor: Option<(i128, i128)>,
 }
 
 impl DelayFloor {
@@ -136,27 +138,21 @@ impl DelayFloor {
     }
 
     /// The floor at `now`, risen by `drift_ppm` since it was set.
-    pub fn floor(&self, now: Instant, drift_ppm: f64) -> Option<i128> {
+    pub fn floor(&self, now: i128, drift_ppm: f64) -> Option<i128> {
         self.floor.map(|(value, at)| {
-            value.saturating_add(drift_allowance(
-                now.saturating_duration_since(at),
-                drift_ppm,
-            ))
+            value.saturating_add(drift_allowance(now.saturating_sub(at), drift_ppm))
         })
     }
 
     /// Offers the one-way delay `delay` observed at `now` and returns its
     /// queueing time: how far it is above the risen floor (zero if it sets
     /// a new floor).
-    pub fn offer(&mut self, now: Instant, delay: i128, drift_ppm: f64) -> Duration {
+    pub fn offer(&mut self, now: i128, delay: i128, drift_ppm: f64) -> Duration {
         let Some((raw, at)) = self.floor else {
             self.floor = Some((delay, now));
             return Duration::ZERO;
         };
-        let risen = raw.saturating_add(drift_allowance(
-            now.saturating_duration_since(at),
-            drift_ppm,
-        ));
+        let risen = raw.saturating_add(drift_allowance(now.saturating_sub(at), drift_ppm));
         if delay <= risen {
             self.floor = Some((delay, now));
             return Duration::ZERO;
@@ -241,10 +237,10 @@ impl QueueingEstimator {
         if new_largest {
             self.largest_acked = Some(largest.pkt_num);
         }
-        let Some(first_stamped) = ack.acked.iter().position(|p| p.receive_time.is_some()) else {
-            return None;
-        };
+        let first_stamped = ack.acked.iter().position(|p| p.receive_time.is_some())?;
         let epoch = *self.epoch.get_or_insert(ack.now);
+        // Our clock since the epoch, once for the ACK.
+        let now = nanos_since(ack.now, epoch);
         if let Some(rtt) = ack
             .acked
             .iter()
@@ -267,10 +263,10 @@ impl QueueingEstimator {
                 // round trip took.
                 self.rejected_samples = self.rejected_samples.saturating_add(1);
             } else if self.on_clock(largest.clock_epoch) {
-                let delay = nanos_since(ack.now, epoch)
+                let delay = now
                     .saturating_sub(nanos(received))
                     .saturating_sub(nanos(ack.ack_delay));
-                backward = Some(self.backward.offer(ack.now, delay, drift_ppm));
+                backward = Some(self.backward.offer(now, delay, drift_ppm));
             }
         }
 
@@ -287,7 +283,7 @@ impl QueueingEstimator {
                 continue;
             }
             let delay = peer_reports::forward_delay_nanos(received, packet.time_sent, epoch);
-            *slot = Some(self.forward.offer(ack.now, delay, drift_ppm));
+            *slot = Some(self.forward.offer(now, delay, drift_ppm));
         }
 
         self.bound_jointly(ack, forward, backward)
@@ -424,7 +420,6 @@ mod tests {
         let mut est = QueueingEstimator::new(EstimatorConfig::default());
         let mut plain = QueueingEstimator::new(EstimatorConfig {
             clock_drift_ppm: 0.0,
-            ..EstimatorConfig::default()
         });
         let mut path = Path::new(ms(5), drift);
         let mut path_plain = Path::new(ms(5), drift);
@@ -605,24 +600,23 @@ mod tests {
 
     #[test]
     fn floor_rises_with_the_allowed_drift_and_follows_lower_samples() {
-        let t0 = Instant::now();
         let mut floor = DelayFloor::new();
         let drift = 100.0;
+        let t0 = 5_000_000_000;
         assert_eq!(floor.offer(t0, 1_000_000, drift), ms(0));
         // 10 s later the floor has risen by 100 ppm x 10 s = 1 ms: a sample
         // 1.5 ms above the old floor is 0.5 ms of queueing.
-        let t1 = t0 + Duration::from_secs(10);
+        let t1 = t0 + 10_000_000_000;
         let risen = 1_000_000 + 10_000_000_000i128 * 100 / 1_000_000;
         assert_eq!(floor.floor(t1, drift), Some(risen));
         assert_eq!(floor.offer(t1, 2_500_000, drift), us(500));
         // A sample below the risen floor becomes the floor.
         assert_eq!(floor.offer(t1, 1_800_000, drift), ms(0));
         assert_eq!(floor.floor(t1, drift), Some(1_800_000));
-        // Without drift allowed, the floor stays where it was set.
-        assert_eq!(
-            floor.floor(t1 + Duration::from_secs(100), 0.0),
-            Some(1_800_000)
-        );
+        // Without drift allowed, the floor stays where it was set; nor does
+        // it rise for a time before it was set.
+        assert_eq!(floor.floor(t1 + 100_000_000_000, 0.0), Some(1_800_000));
+        assert_eq!(floor.floor(t0, drift), Some(1_800_000));
         floor.reset();
         assert_eq!(floor.floor(t1, drift), None);
     }
