@@ -52,8 +52,17 @@
 //! number change starts over. A run of implausible stamps that disagree (a
 //! peer sending noise) never becomes a clock, nor does one frame of wrong
 //! stamps however many it holds (a peer's bug, a frame spoilt on the way).
-//! A real step costs `STEP_CONFIRMED_AFTER − 1` stamps, a few packets of one
+//! A real step costs at least `STEP_CONFIRMED_AFTER − 1` stamps and at most
+//! the rest of the ACK in which it was first seen, a few packets of one
 //! round trip.
+//!
+//! What follows from it: a clock drifting faster than [`DRIFT_PPM`] is
+//! taken to step once its stamps are a round trip above the floor, and
+//! starts a new clock there; a peer whose stamps creep up by less than a
+//! round trip each agrees with itself and gets a new clock every
+//! [`STEP_CONFIRMED_AFTER`] stamps, so the estimators keep starting over
+//! (it hides its queueing, the most any receiver that lies can do), but no
+//! stamp further above its clock's floor than its round trip is believed.
 
 use std::time::{Duration, Instant};
 
