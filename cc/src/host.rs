@@ -385,12 +385,17 @@ impl ControllerHost {
             let forward_queueing = forward_reports
                 .value(p.pkt_num)
                 .and_then(|q| judge.forward_queueing(q, p.rtt));
-            let stamp = receive_times
-                .value(p.pkt_num)
-                .and_then(|r| judge.receive_time(r, p.time_sent, p.rtt));
+            let mut receive_time = receive_times.value(p.pkt_num);
+            let mut clock_epoch = 0;
+            if let Some(r) = receive_time {
+                match judge.receive_time(r, p.time_sent, p.rtt) {
+                    Some(epoch) => clock_epoch = epoch,
+                    None => receive_time = None,
+                }
+            }
             let packet = AckedPacket {
-                receive_time: stamp.map(|(time, _)| time),
-                clock_epoch: stamp.map_or(0, |(_, epoch)| epoch),
+                receive_time,
+                clock_epoch,
                 forward_queueing,
                 ..p
             };

@@ -274,9 +274,9 @@ impl PeerReportJudge {
         &self.clock
     }
 
-    /// The receive time `receive_time` the peer reported for a packet sent
-    /// at `time_sent` whose RTT sample is `rtt`, and the number of the
-    /// peer's clock it is on, if believed. Call in ascending packet-number
+    /// The number of the peer's clock the receive time `receive_time` it
+    /// reported for a packet sent at `time_sent` (RTT sample `rtt`) is on,
+    /// if believed. Call in ascending packet-number
     /// order, once per acknowledged packet of the ACK begun last
     /// ([`PeerReportJudge::begin_ack`]).
     pub fn receive_time(
@@ -284,17 +284,14 @@ impl PeerReportJudge {
         receive_time: Duration,
         time_sent: Instant,
         rtt: Duration,
-    ) -> Option<(Duration, u32)> {
-        match self.clock.judge(receive_time, time_sent, rtt) {
-            Some(epoch) => {
-                self.counts.receive_times += 1;
-                Some((receive_time, epoch))
-            }
-            None => {
-                self.counts.rejected_receive_times += 1;
-                None
-            }
+    ) -> Option<u32> {
+        let verdict = self.clock.judge(receive_time, time_sent, rtt);
+        if verdict.is_some() {
+            self.counts.receive_times += 1;
+        } else {
+            self.counts.rejected_receive_times += 1;
         }
+        verdict
     }
 
     /// The forward queueing time (AQT-echo) reported for a packet, if no
