@@ -159,6 +159,7 @@ pub(crate) fn on_ack(
             time_acked: now,
             rtt: a.rtt,
             receive_time: None,
+            clock_epoch: 0,
             forward_queueing: None,
         }));
     packets.clear();

@@ -35,6 +35,11 @@ pub struct AckedPacket {
     /// peer's timestamp basis (draft-ietf-quic-receive-ts). `None` when the
     /// extension is not negotiated or the peer did not report this packet.
     pub receive_time: Option<Duration>,
+    /// Which of the peer's clocks `receive_time` is on: the host's judge
+    /// ([`crate::shared::peer_clock`]) counts one up each time it believes
+    /// the peer's clock stepped. Receive times of different clocks are not
+    /// comparable; an estimator that sees the number change starts over.
+    pub clock_epoch: u32,
     /// Forward queueing time the packet accumulated on AQT-enabled routers,
     /// echoed by the receiver (RoVegas's AQT-echo). `None` when unknown.
     pub forward_queueing: Option<Duration>,
@@ -50,6 +55,7 @@ impl AckedPacket {
             time_acked,
             rtt: time_acked.saturating_duration_since(time_sent),
             receive_time: None,
+            clock_epoch: 0,
             forward_queueing: None,
         }
     }

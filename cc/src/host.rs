@@ -19,7 +19,7 @@ use crate::events::{
 };
 
 use crate::registry::{ControllerSpec, WindowConfig};
-use crate::shared::peer_reports::{self, JudgedCounts, PeerReportJudge};
+use crate::shared::peer_reports::{self, JudgedCounts, PeerReportJudge, StampCursor};
 use crate::shared::round_clock::full_size_floor;
 
 /// RFC 9002 section 7.6.1: persistent congestion spans three PTOs.
@@ -369,6 +369,7 @@ impl ControllerHost {
         acked.clear();
         let report = &ack.report;
         let judge = &mut self.judge;
+        judge.begin_ack();
         let sent = &mut self.sent;
         // One walk: the judging, the summary, the largest RTT, whether the
         // packets were sent application-limited and whether any carries a
@@ -377,19 +378,24 @@ impl ControllerHost {
         let mut largest_rtt = Duration::ZERO;
         let mut app_limited = true;
         let mut forward_reported = false;
+        // Both reports and the packets are in ascending packet-number order.
+        let mut forward_reports = StampCursor::new(report.forward_queueing);
+        let mut receive_times = StampCursor::new(report.receive_times);
         for p in packets {
-            let forward_queueing = if report.forward_queueing.is_empty() {
-                None
-            } else {
-                judge.forward_queueing(report.forward_queueing, p.pkt_num, p.rtt)
-            };
+            let forward_queueing = forward_reports
+                .value(p.pkt_num)
+                .and_then(|q| judge.forward_queueing(q, p.rtt));
+            let mut receive_time = receive_times.value(p.pkt_num);
+            let mut clock_epoch = 0;
+            if let Some(r) = receive_time {
+                match judge.receive_time(r, p.time_sent, p.rtt) {
+                    Some(epoch) => clock_epoch = epoch,
+                    None => receive_time = None,
+                }
+            }
             let packet = AckedPacket {
-                receive_time: judge.receive_time(
-                    report.receive_times,
-                    p.pkt_num,
-                    p.time_sent,
-                    p.rtt,
-                ),
+                receive_time,
+                clock_epoch,
                 forward_queueing,
                 ..p
             };
@@ -1443,5 +1449,245 @@ mod queueing_bound_tests {
         let beta = 3.0;
         let upper = (beta * rtt.min_rtt.as_secs_f64() / bound.as_secs_f64()).ceil() as usize;
         assert!(window <= upper + 1, "window {window}, beta allows {upper}");
+    }
+}
+
+#[cfg(test)]
+mod peer_clock_tests {
+    //! Every estimator that reads the peer's receive times, behind the
+    //! host: each must see the host's one verdict on each stamp.
+
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::events::{AckReceived, PeerReport, PeerStamp};
+    use crate::shared::forward_queue::ForwardQueue;
+    use crate::shared::packet_pair::PacketPairEstimator;
+    use crate::shared::queueing_estimate::{EstimatorConfig, QueueingEstimator};
+    use crate::shared::relative_delay::{
+        AnchorReason, Outcome, ReceiveStamp, RelativeDelayEstimator, StampedPacket,
+    };
+
+    /// What each estimator made of one packet's stamp.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    struct Seen {
+        pkt_num: u64,
+        /// The judged stamp, as the event carried it.
+        stamp: Option<(Duration, u32)>,
+        /// Used by the forward queue / the queueing estimate / the relative
+        /// delay / the packet pairs, and whether each started over on it.
+        used: [bool; 4],
+        restarted: [bool; 4],
+    }
+
+    #[derive(Debug)]
+    struct Estimators {
+        forward: ForwardQueue,
+        queueing: QueueingEstimator,
+        relative: RelativeDelayEstimator,
+        pairs: PacketPairEstimator,
+        scratch: Vec<Option<Duration>>,
+        seen: Arc<Mutex<Vec<Seen>>>,
+    }
+
+    impl CongestionController for Estimators {
+        fn name(&self) -> &'static str {
+            "estimators"
+        }
+        fn on_packet_sent(&mut self, _: &PacketSent) {}
+        fn on_ack(&mut self, ack: &AckEvent<'_>) {
+            let steps_before = self.queueing.clock_steps();
+            self.queueing.on_ack(ack, &mut self.scratch);
+            let queueing_restarted = self.queueing.clock_steps() > steps_before;
+            let Ok(mut seen) = self.seen.lock() else {
+                return;
+            };
+            for (p, queueing) in ack.acked.iter().zip(&self.scratch) {
+                let forward_steps = self.forward.clock_steps();
+                let forward = self.forward.on_packet(p, 0);
+                let pairs_before = self.pairs.samples();
+                // Every packet sent back to back with the one before: a
+                // pair whenever both stamps are on one clock.
+                let pair = self.pairs.on_packet(p, 0);
+                let relative = p.receive_time.map(|received| {
+                    self.relative.on_packet(StampedPacket {
+                        pkt_num: p.pkt_num,
+                        time_sent: p.time_sent,
+                        received: ReceiveStamp::Peer {
+                            received,
+                            clock_epoch: p.clock_epoch,
+                        },
+                        rtt: p.rtt,
+                    })
+                });
+                seen.push(Seen {
+                    pkt_num: p.pkt_num,
+                    stamp: p.receive_time.map(|r| (r, p.clock_epoch)),
+                    used: [
+                        forward.is_some(),
+                        queueing.is_some(),
+                        matches!(
+                            relative,
+                            Some(
+                                Outcome::Delay(_)
+                                    | Outcome::Anchored(
+                                        AnchorReason::First | AnchorReason::ClockStepped
+                                    )
+                            )
+                        ),
+                        p.receive_time.is_some(),
+                    ],
+                    restarted: [
+                        self.forward.clock_steps() > forward_steps,
+                        queueing_restarted && *queueing == Some(Duration::ZERO),
+                        relative == Some(Outcome::Anchored(AnchorReason::ClockStepped)),
+                        p.receive_time.is_some()
+                            && pair.is_none()
+                            && self.pairs.samples() == pairs_before,
+                    ],
+                });
+            }
+        }
+        fn on_congestion_event(&mut self, _: &CongestionEvent) {}
+        fn on_spurious_loss(&mut self, _: usize, _: usize) -> bool {
+            false
+        }
+        fn set_window(&mut self, _: usize, _: usize) {}
+        fn cwnd(&self) -> usize {
+            1_000_000
+        }
+        fn ssthresh(&self) -> usize {
+            usize::MAX
+        }
+        fn state(&self) -> CcState {
+            CcState::CongestionAvoidance
+        }
+        fn internals(&self, _: &mut Internals) {}
+        fn on_max_datagram_size(&mut self, _: usize) {}
+    }
+
+    /// Packets `0..count`, two per ACK, sent in pairs 1 µs apart every
+    /// 10 ms over a 600 ms round trip; the peer stamps each at
+    /// `stamp(n, received)` (ms since its basis, `received` the true arrival
+    /// in ms since the first send, 300 ms one way and 0.54 ms between the
+    /// two of a pair).
+    fn drive(count: u64, stamp: fn(u64, f64) -> f64) -> Vec<Seen> {
+        let seen = Arc::default();
+        let estimators = Estimators {
+            forward: ForwardQueue::new(0),
+            queueing: QueueingEstimator::new(EstimatorConfig::default()),
+            relative: RelativeDelayEstimator::default(),
+            pairs: PacketPairEstimator::new(8, 1),
+            scratch: Vec::new(),
+            seen: Arc::clone(&seen),
+        };
+        let mut host = ControllerHost::with_controller(Box::new(estimators), 1200);
+        let t0 = Instant::now();
+        let sent_us = |n: u64| (n / 2) * 10_000 + n % 2;
+        for pair in 0..count / 2 {
+            let packets: Vec<AckedPacket> = (2 * pair..2 * pair + 2)
+                .map(|n| {
+                    let sent = t0 + Duration::from_micros(sent_us(n));
+                    host.on_packet_sent(&PacketSent {
+                        pkt_num: n,
+                        size: 1200,
+                        time_sent: sent,
+                        bytes_in_flight: 0,
+                    });
+                    // 600 ms round trips, 5 ms more after the first ACK:
+                    // room for the queueing estimate's joint bound.
+                    let extra = if pair == 0 { 0 } else { 5 };
+                    let acked = t0
+                        + Duration::from_micros(sent_us(2 * pair + 1))
+                        + Duration::from_millis(600 + extra);
+                    AckedPacket::new(n, 1200, sent, acked)
+                })
+                .collect();
+            let stamps: Vec<PeerStamp> = packets
+                .iter()
+                .map(|p| {
+                    let received_ms =
+                        sent_us(p.pkt_num) as f64 / 1e3 + 300.0 + 0.54 * (p.pkt_num % 2) as f64;
+                    PeerStamp {
+                        pkt_num: p.pkt_num,
+                        value: Duration::from_secs_f64(stamp(p.pkt_num, received_ms) / 1e3),
+                    }
+                })
+                .collect();
+            let now = packets[1].time_acked;
+            host.on_ack_received(
+                &AckReceived {
+                    now,
+                    ack_delay: Duration::ZERO,
+                    max_ack_delay: Duration::from_millis(25),
+                    rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                    bytes_in_flight: 2400,
+                    report: PeerReport {
+                        receive_times: &stamps,
+                        forward_queueing: &[],
+                        backward_queueing: None,
+                    },
+                },
+                packets,
+            );
+        }
+        let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        seen
+    }
+
+    /// Every estimator used exactly the stamps the host believed, and
+    /// started over exactly where the host's clock number changed.
+    fn assert_one_verdict(seen: &[Seen]) {
+        let mut clock = 0;
+        for s in seen {
+            let believed = s.stamp.is_some();
+            // The packet pair needs the packet before it: count it as used
+            // whenever the stamp is there.
+            assert_eq!(s.used, [believed; 4], "packet {}", s.pkt_num);
+            let new_clock = s.stamp.is_some_and(|(_, c)| c != clock);
+            if let Some((_, c)) = s.stamp {
+                clock = c;
+            }
+            if new_clock {
+                assert_eq!(s.restarted, [true; 4], "packet {}", s.pkt_num);
+            } else {
+                assert_eq!(&s.restarted[..3], &[false; 3], "packet {}", s.pkt_num);
+            }
+        }
+    }
+
+    #[test]
+    fn every_estimator_follows_the_hosts_verdict_on_a_clock_that_steps() {
+        // 5 s ahead from packet 41 on (an odd packet: the step falls
+        // inside an ACK and between the two of a pair).
+        let seen = drive(120, |n, t| {
+            1_000.0 + t + if n >= 41 { 5_000.0 } else { 0.0 }
+        });
+        assert_one_verdict(&seen);
+        let refused: Vec<u64> = seen
+            .iter()
+            .filter(|s| s.stamp.is_none())
+            .map(|s| s.pkt_num)
+            .collect();
+        let confirmed = 41 + u64::from(crate::shared::peer_clock::STEP_CONFIRMED_AFTER) - 1;
+        assert_eq!(refused, (41..confirmed).collect::<Vec<_>>());
+        assert_eq!(seen[confirmed as usize].stamp.map(|(_, c)| c), Some(1));
+    }
+
+    #[test]
+    fn every_estimator_ignores_what_a_lying_peer_stamps() {
+        // Every tenth stamp an hour late.
+        let seen = drive(120, |n, t| {
+            1_000.0 + t + if n % 10 == 5 { 3_600_000.0 } else { 0.0 }
+        });
+        assert_one_verdict(&seen);
+        for s in &seen {
+            assert_eq!(
+                s.stamp.is_none(),
+                s.pkt_num % 10 == 5,
+                "packet {}",
+                s.pkt_num
+            );
+        }
     }
 }

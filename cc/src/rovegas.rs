@@ -113,8 +113,9 @@
 //! - **Constants.** The paper's only constants are alpha and beta (1 and 3 in
 //!   section 4, Vegas's). The parameter table is `vegas`'s in full (gamma and
 //!   the silent-paper factors keep Vegas's defaults and meaning) plus
-//!   `delay_source` and the estimator's `clock_drift_ppm` and
-//!   `resync_after`.
+//!   `delay_source` and the estimator's `clock_drift_ppm` (when the
+//!   peer's clock stepped is the host's verdict, `shared/peer_clock.rs`,
+//!   the same for every controller).
 
 use std::time::Duration;
 
@@ -124,7 +125,7 @@ use crate::controller::{CongestionController, Internals};
 use crate::events::AckEvent;
 use crate::params::{concat_params, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::queueing_estimate::{
-    EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM, DEFAULT_RESYNC_AFTER,
+    EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM,
 };
 use crate::vegas::{
     LinearStep, PaperKeys, RoundView, RttAdjustment, ScaledLoss, Vegas, VegasConfig, VegasRules,
@@ -157,13 +158,6 @@ const OWN_PARAMS: &[ParamInfo] = &[
         description: "receive_timestamps: largest clock rate difference tolerated; the \
                       one-way delay minimum rises at this rate (ppm of elapsed time)",
     },
-    ParamInfo {
-        name: "resync_after",
-        default: DEFAULT_RESYNC_AFTER as f64,
-        kind: ParamKind::Integer { min: 1, max: 1000 },
-        description: "receive_timestamps: consecutive ACKs with rejected timestamps after \
-                      which the peer's clock is taken to have stepped and the minima reset",
-    },
 ];
 
 const PARAM_COUNT: usize = PAPER_COMMON_PARAMS.len() + OWN_PARAMS.len();
@@ -172,8 +166,8 @@ const PARAM_COUNT: usize = PAPER_COMMON_PARAMS.len() + OWN_PARAMS.len();
 /// parameter the embedded [`Vegas`] reads is present with Vegas's default.
 const PARAM_TABLE: [ParamInfo; PARAM_COUNT] = concat_params(PAPER_COMMON_PARAMS, OWN_PARAMS);
 
-/// Parameters of `rovegas`: `vegas`'s, then `delay_source`, `clock_drift_ppm`
-/// and `resync_after`.
+/// Parameters of `rovegas`: `vegas`'s, then `delay_source` and
+/// `clock_drift_ppm`.
 pub static PARAMS: &[ParamInfo] = &PARAM_TABLE;
 
 /// Where [`PARAMS`] keeps Vegas's parameters and RoVegas's own.
@@ -182,7 +176,6 @@ pub struct RoVegasKeys {
     pub paper: PaperKeys,
     delay_source: Key<SourcePolicy>,
     clock_drift_ppm: Key<f64>,
-    resync_after: Key<u64>,
 }
 
 /// [`PARAMS`]' keys.
@@ -190,7 +183,6 @@ pub const KEYS: RoVegasKeys = RoVegasKeys {
     paper: PaperKeys::in_table(&PARAM_TABLE),
     delay_source: Key::in_table(&PARAM_TABLE, "delay_source"),
     clock_drift_ppm: Key::in_table(&PARAM_TABLE, "clock_drift_ppm"),
-    resync_after: Key::in_table(&PARAM_TABLE, "resync_after"),
 };
 
 /// Vegas's checks (alpha <= beta, pacing) apply unchanged.
@@ -314,7 +306,6 @@ impl RoVegasRules {
     pub fn new(params: &ParamValues, keys: &RoVegasKeys) -> Self {
         let estimator = QueueingEstimator::new(EstimatorConfig {
             clock_drift_ppm: params.value(keys.clock_drift_ppm),
-            resync_after: u32::try_from(params.value(keys.resync_after)).unwrap_or(u32::MAX),
         });
         RoVegasRules {
             step: LinearStep::from_params(params, &keys.paper.thresholds),
@@ -486,7 +477,8 @@ impl VegasRules for RoVegasRules {
             self.rejected_values
                 .saturating_add(self.estimator.rejected_samples()),
         );
-        out.int("estimator_resyncs", self.estimator.resyncs());
+        // The floors restarted on a new peer clock (the host's verdict).
+        out.int("estimator_resyncs", self.estimator.clock_steps());
     }
 }
 

@@ -38,8 +38,11 @@
 //!   `D_n = (R_n − R_{n−1}) − (S_n − S_{n−1})` per packet, with `R` the
 //!   peer's receive time of the packet from the ACK receive-timestamps
 //!   extension (`AckedPacket::receive_time`, peer clock) and `S` our send
-//!   time. Hostile stamps (backwards, jumping, out of order, duplicated) are
-//!   rejected there and never reach the decisions.
+//!   time. Implausible stamps are refused by the host before they get
+//!   here, and a step of the peer's clock is the host's verdict
+//!   (`shared/peer_clock.rs`): the estimator starts a new pair on the new
+//!   clock; out of order and duplicated stamps are ignored there. None
+//!   reaches the decisions.
 //! - **Without receive timestamps** (the extension not negotiated, or the
 //!   peer stopped reporting) VenoDB falls back to ACK arrival spacing: one
 //!   sample per ACK, for the largest packet it newly acknowledges, with
@@ -510,7 +513,10 @@ impl VenoRules for VenoDbRules {
                 if let Some(received) = packet.receive_time {
                     self.feed(
                         packet,
-                        ReceiveStamp::Peer(received),
+                        ReceiveStamp::Peer {
+                            received,
+                            clock_epoch: packet.clock_epoch,
+                        },
                         DelaySource::ReceiveTimestamps,
                     );
                 }

@@ -14,6 +14,7 @@ use common::random_events::{self, check_invariants};
 use common::{build, ms, Flow, FrameExtras, INITIAL_WINDOW_PACKETS, MDS};
 use proptest::prelude::*;
 use vegas_cc::registry::all_names;
+use vegas_cc::shared::peer_clock::PeerClock as HostClock;
 use vegas_cc::{
     AckedPacket, CcState, ControllerSpec, InternalValue, Internals, PacketSent,
     MINIMUM_WINDOW_PACKETS,
@@ -711,31 +712,59 @@ fn impossible_aqt_values_are_ignored() {
     assert!(near(rovegas.internal("base_rtt_ms").unwrap(), 50.0));
 }
 
+/// The receive times of `packets` judged as the host judges them: a
+/// refused one is removed, a believed one carries its clock's number.
+fn judge_stamps(judge: &mut HostClock, packets: &mut [AckedPacket]) {
+    judge.on_ack_frame();
+    for p in packets.iter_mut() {
+        if let Some(received) = p.receive_time {
+            let verdict = judge.judge(received, p.time_sent, p.rtt);
+            p.receive_time = verdict.map(|_| received);
+            p.clock_epoch = verdict.unwrap_or(0);
+        }
+    }
+}
+
 #[test]
 fn hostile_receive_timestamps_do_not_disturb_the_controller() {
     // No queueing at all, so whatever RoVegas makes of the timestamps it
     // must act as Vegas. The path's extra 10 ms from the second round on is
-    // forward queueing (it ends slow start, as for Vegas).
+    // forward queueing (it ends slow start, as for Vegas). The stamps are
+    // judged by the host's clock judge first, as the stack does.
     let mut rovegas = Flow::new(build("rovegas", &[]));
     let mut vegas = Flow::new(build("vegas", &[]));
     let mut path = TimestampPath::new(rovegas.start, 48, 50, Duration::from_secs(10_000), 0.0);
-    fn round(rovegas: &mut Flow, vegas: &mut Flow, path: &TimestampPath, qf: u64, k: usize) {
-        path.round(rovegas, qf, 0);
+    let mut judge = HostClock::default();
+    fn round(
+        rovegas: &mut Flow,
+        vegas: &mut Flow,
+        path: &TimestampPath,
+        judge: &mut HostClock,
+        qf: u64,
+        k: usize,
+    ) {
+        let mut extras = path.extras(ms(qf));
+        rovegas.round_with(path.rtt(ms(qf), Duration::ZERO), |packets| {
+            let frame = extras(packets);
+            judge_stamps(judge, packets);
+            frame
+        });
         vegas.round(path.rtt(ms(qf), Duration::ZERO));
         assert_same_as_vegas(rovegas, vegas, &format!("round {k}"));
     }
     let mut k = 0;
-    round(&mut rovegas, &mut vegas, &path, 0, k);
+    round(&mut rovegas, &mut vegas, &path, &mut judge, 0, k);
     for _ in 0..5 {
         k += 1;
-        round(&mut rovegas, &mut vegas, &path, 10, k);
+        round(&mut rovegas, &mut vegas, &path, &mut judge, 10, k);
     }
     // One ACK whose receive times are all zero: before the floor and going
-    // backwards. Rejected, nothing else changes.
+    // backwards. Refused by the judge, nothing else changes.
     rovegas.round_with(path.rtt(ms(10), Duration::ZERO), |packets| {
         for p in packets.iter_mut() {
             p.receive_time = Some(Duration::ZERO);
         }
+        judge_stamps(&mut judge, packets);
         FrameExtras {
             ack_delay: path.ack_delay,
             backward_queueing: None,
@@ -744,26 +773,30 @@ fn hostile_receive_timestamps_do_not_disturb_the_controller() {
     vegas.round(path.rtt(ms(10), Duration::ZERO));
     assert_same_as_vegas(&rovegas, &vegas, "zero receive times");
     assert_eq!(text(&rovegas, "delay_source"), "none");
-    assert!(rovegas.internal("queueing_rejects").unwrap() > 0.0);
+    assert!(judge.counts().refused > 0);
+    assert_eq!(judge.counts().steps, 0);
     // The peer's clock steps back an hour, later forward two hours: each
-    // time, eight rejecting ACKs, then the estimator starts over.
+    // time, the judge refuses the stamps until it believes the new clock,
+    // and the estimator starts over on it.
     path.offset -= Duration::from_secs(3600);
     for _ in 0..12 {
         k += 1;
-        round(&mut rovegas, &mut vegas, &path, 10, k);
+        round(&mut rovegas, &mut vegas, &path, &mut judge, 10, k);
     }
     assert_eq!(rovegas.internal("estimator_resyncs"), Some(1.0));
     assert_eq!(text(&rovegas, "delay_source"), "receive_timestamps");
     path.offset += Duration::from_secs(7200);
     for _ in 0..12 {
         k += 1;
-        round(&mut rovegas, &mut vegas, &path, 10, k);
+        round(&mut rovegas, &mut vegas, &path, &mut judge, 10, k);
     }
     assert_eq!(rovegas.internal("estimator_resyncs"), Some(2.0));
+    assert_eq!(judge.counts().steps, 2);
     // An ACK delay longer than the RTT: rejected.
     rovegas.round_with(path.rtt(ms(10), Duration::ZERO), |packets| {
         let mut timestamps = path.extras(ms(10));
         timestamps(packets);
+        judge_stamps(&mut judge, packets);
         FrameExtras {
             ack_delay: Duration::MAX,
             backward_queueing: None,
@@ -818,7 +851,6 @@ fn registered_with_the_papers_defaults() {
     assert_eq!(params.number("gamma"), Some(1.0));
     assert_eq!(params.word("delay_source"), Some("auto"));
     assert_eq!(params.number("clock_drift_ppm"), Some(100.0));
-    assert_eq!(params.number("resync_after"), Some(8.0));
     assert_eq!(params.word("spike_suppression"), Some("on"));
     assert!(ControllerSpec::with_params("rovegas", &["alpha=2", "beta=4"]).is_ok());
     let err = ControllerSpec::with_params("rovegas", &["alpha=4", "beta=3"]).unwrap_err();
@@ -901,7 +933,7 @@ fn params() -> impl Strategy<Value = Vec<&'static str>> {
     prop_oneof![
         Just(vec![]),
         Just(vec!["spike_suppression=on"]),
-        Just(vec!["clock_drift_ppm=0", "resync_after=1"]),
+        Just(vec!["clock_drift_ppm=0"]),
         Just(vec!["clock_drift_ppm=10000"]),
         Just(vec![
             "alpha=0",

@@ -6,7 +6,9 @@
 //!   ACK_RECEIVE_TIMESTAMPS frame ([`ack_receive_timestamps`]), the
 //!   receiver's bounded record of receive times ([`received_packets`]) and
 //!   the sender's decoding (the checks of what the peer reports are the
-//!   congestion controller host's: `vegas_cc::shared::peer_reports`);
+//!   congestion controller host's: `vegas_cc::shared::peer_reports`, and
+//!   for receive times `vegas_cc::shared::peer_clock`; this crate depends
+//!   on no controller);
 //! - RoVegas's queueing times (AQT) in QUIC: the QUEUEING_TIME frame
 //!   ([`queueing_time`]) that echoes the forward queueing time AQT-enabled
 //!   routers reported for each datagram (the fallback estimate of both

@@ -20,19 +20,18 @@
 //! ([`WindowedMin`]). vegas-sat keeps it forever (`new(0)`): a minimum over a
 //! few rounds of a standing queue would read the queue as the path.
 //!
-//! Stamps are the peer's and are not trusted: a queueing delay cannot exceed
-//! the packet's own RTT (the upper half of the one plausibility rule,
-//! [`crate::shared::peer_reports::above_round_trip`]; the baseline is a
-//! minimum over many packets, whose RTTs the lower half would need), so a
-//! larger one means the peer's clock jumped, and the baseline restarts from
-//! that packet (one wrong sample at most); a stamp that jumps back simply
-//! lowers the baseline. Clock drift (tens of ppm) is
-//! ignored. Arithmetic is in `i128` nanoseconds: no stamp overflows it.
+//! Stamps are the peer's and are judged by the host before they get here
+//! ([`crate::shared::peer_clock`]): a refused stamp arrives as none, so no
+//! queue is longer than the round trip allows above the host's floor; when
+//! the host believes the peer's clock stepped, the packet's
+//! [`AckedPacket::clock_epoch`] changes and the baseline restarts from that
+//! packet. Clock drift (tens of ppm) is ignored. Arithmetic is in `i128`
+//! nanoseconds: no stamp overflows it.
 
 use std::time::{Duration, Instant};
 
 use crate::events::AckedPacket;
-use crate::shared::peer_reports::{self, DelaySample, GRANULARITY};
+use crate::shared::peer_reports;
 use crate::shared::windowed_min::WindowedMin;
 
 /// Forward one-way queueing delay from receive stamps.
@@ -46,7 +45,9 @@ pub struct ForwardQueue {
     round_sum: Duration,
     round_samples: u64,
     last: Option<Duration>,
-    clock_jumps: u64,
+    /// The peer's clock the baseline is on.
+    clock_epoch: u32,
+    clock_steps: u64,
 }
 
 impl ForwardQueue {
@@ -59,7 +60,8 @@ impl ForwardQueue {
             round_sum: Duration::ZERO,
             round_samples: 0,
             last: None,
-            clock_jumps: 0,
+            clock_epoch: 0,
+            clock_steps: 0,
         }
     }
 
@@ -77,21 +79,16 @@ impl ForwardQueue {
         // `forward_delay_nanos` for a packet sent after the epoch, without
         // taking the difference of the two instants again.
         let offset = peer_reports::nanos(receive).saturating_sub(peer_reports::nanos(since_epoch));
-        self.base_offset.on_sample(offset);
-        let base = self.base_offset.get().unwrap_or(offset);
-        let queue_ns = offset - base;
-        let sample = DelaySample {
-            delay_nanos: offset,
-            rtt: packet.rtt,
-        };
-        let queue = if peer_reports::above_round_trip(base, sample, GRANULARITY) {
-            // Longer than the whole round trip: the peer's clock jumped.
-            self.clock_jumps = self.clock_jumps.saturating_add(1);
+        if packet.clock_epoch != self.clock_epoch {
+            // The host believes the peer's clock stepped: a new baseline.
+            self.clock_epoch = packet.clock_epoch;
+            self.clock_steps = self.clock_steps.saturating_add(1);
             self.base_offset.reset_to(offset);
-            Duration::ZERO
         } else {
-            Duration::from_nanos(u64::try_from(queue_ns).unwrap_or(0))
-        };
+            self.base_offset.on_sample(offset);
+        }
+        let base = self.base_offset.get().unwrap_or(offset);
+        let queue = Duration::from_nanos(u64::try_from(offset - base).unwrap_or(0));
         self.round_min = Some(self.round_min.map_or(queue, |m| m.min(queue)));
         self.round_sum = self.round_sum.saturating_add(queue);
         self.round_samples = self.round_samples.saturating_add(1);
@@ -138,9 +135,9 @@ impl ForwardQueue {
         self.base_offset.rounds()
     }
 
-    /// Stamps that implied a queue longer than the RTT.
-    pub fn clock_jumps(&self) -> u64 {
-        self.clock_jumps
+    /// Steps of the peer's clock the baseline restarted on.
+    pub fn clock_steps(&self) -> u64 {
+        self.clock_steps
     }
 }
 
@@ -180,48 +177,26 @@ mod tests {
     }
 
     #[test]
-    fn a_clock_jump_restarts_the_baseline() {
+    fn a_new_peer_clock_restarts_the_baseline() {
         let t0 = Instant::now();
         let mut q = ForwardQueue::new(0);
         q.on_packet(&packet(t0, 1, 0, 300, 0), 675);
-        // The peer's clock jumps 10 s ahead: not a 10 s queue.
-        assert_eq!(
-            q.on_packet(&packet(t0, 2, 10, 300, 10_000), 675),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(q.clock_jumps(), 1);
-        assert_eq!(
-            q.on_packet(&packet(t0, 3, 20, 302, 10_000), 675),
-            Some(Duration::from_millis(2))
-        );
-    }
-
-    #[test]
-    fn a_queue_up_to_the_rtt_plus_granularity_is_believed() {
-        let t0 = Instant::now();
-        let rtt = Duration::from_millis(600);
-        // Packet 0 sets the baseline (one-way delay 300 ms); packet 1, sent
-        // 10 ms later with a 600 ms RTT too, claims `extra` more.
-        let stamped = |n: u64, sent_ms: u64, owd: Duration| {
-            let sent = t0 + Duration::from_millis(sent_ms);
-            let mut p = AckedPacket::new(n, 1350, sent, sent + rtt);
-            p.receive_time = Some(Duration::from_millis(sent_ms) + owd);
-            p
-        };
-        let owd = Duration::from_millis(300);
-        let limit = rtt + Duration::from_millis(1);
-        for (extra, believed) in [(limit, true), (limit + Duration::from_nanos(1), false)] {
-            let mut q = ForwardQueue::new(0);
-            q.on_packet(&stamped(0, 0, owd), 675);
-            let queue = q.on_packet(&stamped(1, 10, owd + extra), 675);
-            if believed {
-                assert_eq!(queue, Some(extra));
-                assert_eq!(q.clock_jumps(), 0);
-            } else {
-                assert_eq!(queue, Some(Duration::ZERO));
-                assert_eq!(q.clock_jumps(), 1);
-            }
-        }
+        q.on_packet(&packet(t0, 2, 10, 310, 0), 675);
+        // The host believed the peer's clock stepped 10 s ahead (clock 1):
+        // not a 10 s queue but the first sample of a new baseline.
+        let mut stepped = packet(t0, 3, 20, 305, 10_000);
+        stepped.clock_epoch = 1;
+        assert_eq!(q.on_packet(&stepped, 675), Some(Duration::ZERO));
+        assert_eq!(q.clock_steps(), 1);
+        let mut next = packet(t0, 4, 30, 307, 10_000);
+        next.clock_epoch = 1;
+        assert_eq!(q.on_packet(&next, 675), Some(Duration::from_millis(2)));
+        // Without the clock's number the same stamp reads as the step.
+        let mut blind = ForwardQueue::new(0);
+        blind.on_packet(&packet(t0, 1, 0, 300, 0), 675);
+        let queue = blind.on_packet(&packet(t0, 3, 20, 305, 10_000), 675);
+        assert_eq!(queue, Some(Duration::from_millis(10_000 + 5)));
+        assert_eq!(blind.clock_steps(), 0);
     }
 
     #[test]

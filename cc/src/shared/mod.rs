@@ -7,6 +7,7 @@ pub mod forward_queue;
 pub mod pacing_profile;
 pub mod packet_pair;
 pub mod path_probe;
+pub mod peer_clock;
 pub mod peer_reports;
 pub mod queueing_estimate;
 pub mod recovery_epoch;

@@ -17,19 +17,19 @@
 //! so the capacity is the median of the last `window` pairs, and there is
 //! none before `min_pairs` pairs were measured.
 //!
-//! Stamps come from the peer and are not trusted: a pair whose stamps go
-//! backwards, whose spacing is zero, whose rate exceeds
-//! [`MAX_PLAUSIBLE_BYTES_PER_SEC`], or whose change of one-way delay fails
-//! the one plausibility rule for peer stamps
-//! ([`crate::shared::peer_reports::judge`]: a spacing longer than the
-//! round trips allow) gives no sample. The worst a lying peer
-//! can do is mislead its own download.
+//! Stamps come from the peer and were judged by the host before they got
+//! here ([`crate::shared::peer_clock`]): a stamp the host refused arrives as
+//! none and breaks the pair, so a spacing longer than the round trips allow
+//! never gets here, and two stamps on different clocks of the peer (a step
+//! the host believed between them) form no pair. A pair whose stamps go
+//! backwards, whose spacing is zero or whose rate exceeds
+//! [`MAX_PLAUSIBLE_BYTES_PER_SEC`] gives no sample either. The worst a lying
+//! peer can do is mislead its own download.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::events::AckedPacket;
-use crate::shared::peer_reports::{self, DelaySample, GRANULARITY};
 
 /// 1 Tbit/s: no pair arrives faster than this over a real path.
 pub const MAX_PLAUSIBLE_BYTES_PER_SEC: f64 = 125e9;
@@ -51,7 +51,7 @@ struct Stamped {
     pkt_num: u64,
     time_sent: Instant,
     receive_time: Duration,
-    rtt: Duration,
+    clock_epoch: u32,
 }
 
 /// Capacity estimate from receive-timestamp packet pairs.
@@ -113,10 +113,12 @@ impl PacketPairEstimator {
             pkt_num: packet.pkt_num,
             time_sent: packet.time_sent,
             receive_time,
-            rtt: packet.rtt,
+            clock_epoch: packet.clock_epoch,
         };
         let previous = self.previous.replace(current)?;
-        if previous.pkt_num.checked_add(1) != Some(current.pkt_num) {
+        if previous.pkt_num.checked_add(1) != Some(current.pkt_num)
+            || previous.clock_epoch != current.clock_epoch
+        {
             return None;
         }
         let spacing = current.receive_time.checked_sub(previous.receive_time)?;
@@ -128,17 +130,6 @@ impl PacketPairEstimator {
             .checked_duration_since(previous.time_sent)?;
         if send_gap.as_secs_f64() > BACK_TO_BACK_FRACTION * spacing.as_secs_f64() {
             // The sender spaced them: the spacing is the sender's, not the path's.
-            return None;
-        }
-        let earlier = DelaySample {
-            delay_nanos: 0,
-            rtt: previous.rtt,
-        };
-        let later = DelaySample {
-            delay_nanos: peer_reports::nanos(spacing) - peer_reports::nanos(send_gap),
-            rtt: current.rtt,
-        };
-        if !peer_reports::judge(earlier, later, GRANULARITY).is_plausible() {
             return None;
         }
         let rate = packet.size as f64 / spacing.as_secs_f64();
@@ -207,21 +198,26 @@ mod tests {
     }
 
     #[test]
-    fn a_spacing_longer_than_the_round_trips_allow_is_no_sample() {
+    fn stamps_on_two_clocks_of_the_peer_are_no_pair() {
         let t0 = Instant::now();
-        // Both packets sent together, RTT 600 ms each: the second cannot have
-        // arrived more than 600 ms + 1 ms (granularity) after the first.
-        let rtt_us = 600_000;
-        let granularity_us = 1_000;
-        for (spacing_us, sample) in [
-            (rtt_us + granularity_us, true),
-            (rtt_us + granularity_us + 1, false),
-        ] {
-            let mut e = PacketPairEstimator::new(3, 1);
-            e.on_packet(&packet(t0, 1, 0, Some(1000), 1350), 675);
-            let rate = e.on_packet(&packet(t0, 2, 0, Some(1000 + spacing_us), 1350), 675);
-            assert_eq!(rate.is_some(), sample, "spacing {spacing_us} µs");
-        }
+        let mut e = PacketPairEstimator::new(3, 1);
+        e.on_packet(&packet(t0, 1, 0, Some(1000), 1350), 675);
+        // The host believed the peer's clock stepped between packets 1 and
+        // 2: their 540 µs spacing mixes two clocks.
+        let mut stepped = packet(t0, 2, 0, Some(1540), 1350);
+        stepped.clock_epoch = 1;
+        assert_eq!(e.on_packet(&stepped, 675), None);
+        // Packets 2 and 3 are on the same clock.
+        let mut next = packet(t0, 3, 0, Some(2080), 1350);
+        next.clock_epoch = 1;
+        let rate = e.on_packet(&next, 675).expect("a pair");
+        assert!((rate - 1350.0 / 540e-6).abs() < 1e-6);
+        // Without the clock's number, the same stamps form a pair.
+        let mut blind = PacketPairEstimator::new(3, 1);
+        blind.on_packet(&packet(t0, 1, 0, Some(1000), 1350), 675);
+        assert!(blind
+            .on_packet(&packet(t0, 2, 0, Some(1540), 1350), 675)
+            .is_some());
     }
 
     #[test]

@@ -61,14 +61,16 @@
 //! about delays and RTT samples, the controller's own quantities. The wire
 //! side only decodes what the peer sent; the host judges every report of an
 //! ACK once, with [`PeerReportJudge`], as it builds the ACK's event, so
-//! `quic-ext` does not depend on this crate. The controller side must stay
-//! safe when any stack or test feeds it events, and its estimators apply the
-//! rule to samples the wire side never sees (delay floors, baselines, local
-//! stand-in stamps).
+//! `quic-ext` does not depend on this crate. Receive times are judged by
+//! the host's [`PeerClock`] (`shared/peer_clock.rs`), which also holds the
+//! one policy for a peer clock that steps; the estimators read its verdicts
+//! and apply the rule only to what is not the peer's stamp (VenoDB's local
+//! stand-in, on our clock).
 
 use std::time::{Duration, Instant};
 
 use crate::events::{PeerStamp, RttSnapshot};
+use crate::shared::peer_clock::PeerClock;
 
 /// RFC 9002's kGranularity: the slack of the plausibility bounds.
 pub const GRANULARITY: Duration = Duration::from_millis(1);
@@ -102,22 +104,36 @@ impl Verdict {
 /// The rule: whether the one-way delay can have changed from `earlier` to
 /// `later` (see the module documentation).
 pub fn judge(earlier: DelaySample, later: DelaySample, slack: Duration) -> Verdict {
-    let change = later.delay_nanos.saturating_sub(earlier.delay_nanos);
-    if change > nanos(later.rtt).saturating_add(nanos(slack)) {
+    judge_reaches(
+        earlier.delay_nanos,
+        reach(earlier.rtt, slack),
+        later.delay_nanos,
+        reach(later.rtt, slack),
+    )
+}
+
+/// How far a sample's one-way delay may lie above an earlier one's (or an
+/// earlier one's below it): its RTT plus `slack`, in nanoseconds.
+pub fn reach(rtt: Duration, slack: Duration) -> i128 {
+    nanos(rtt).saturating_add(nanos(slack))
+}
+
+/// [`judge`] on delays and [`reach`]es already in nanoseconds, for a judge
+/// that keeps its samples that way.
+pub fn judge_reaches(
+    earlier_delay: i128,
+    earlier_reach: i128,
+    later_delay: i128,
+    later_reach: i128,
+) -> Verdict {
+    let change = later_delay.saturating_sub(earlier_delay);
+    if change > later_reach {
         Verdict::AboveRoundTrip
-    } else if change < -(nanos(earlier.rtt).saturating_add(nanos(slack))) {
+    } else if change < -earlier_reach {
         Verdict::BelowRoundTrip
     } else {
         Verdict::Plausible
     }
-}
-
-/// The upper half of the rule alone, for a reference whose RTT is unknown
-/// (a minimum over many packets): `later` lies more than its own round trip
-/// above `reference`.
-pub fn above_round_trip(reference_nanos: i128, later: DelaySample, slack: Duration) -> bool {
-    later.delay_nanos.saturating_sub(reference_nanos)
-        > nanos(later.rtt).saturating_add(nanos(slack))
 }
 
 /// `R − S` of a packet in nanoseconds, with `S` counted from `epoch` (any
@@ -195,8 +211,19 @@ pub fn bound_jointly(
     let Some((num, den)) = scale else {
         return backward;
     };
+    let den = den.max(1);
     let shrink = |d: Duration| {
-        let scaled = d.as_nanos().saturating_mul(num) / den.max(1);
+        let nanos = d.as_nanos();
+        // In u64 when it fits (the usual case: a u128 division is a library
+        // call), the same quotient.
+        let small = (u64::try_from(nanos), u64::try_from(num), u64::try_from(den));
+        let scaled = match small {
+            (Ok(n), Ok(num), Ok(den)) => match n.checked_mul(num) {
+                Some(product) => u128::from(product / den),
+                None => nanos.saturating_mul(u128::from(num)) / u128::from(den),
+            },
+            _ => nanos.saturating_mul(num) / den,
+        };
         Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
     };
     for qf in forward.iter_mut() {
@@ -204,10 +231,6 @@ pub fn bound_jointly(
     }
     backward.map(shrink)
 }
-
-/// The how-many-th impossible receive time in a row is believed: the peer's
-/// clock is then taken to have stepped.
-pub const REANCHOR_AFTER: u32 = 8;
 
 /// What the judge handed to the controller, and what it refused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -220,30 +243,19 @@ pub struct JudgedCounts {
     pub rejected_backward_queueing: u64,
 }
 
-/// The receive time last believed, the reference for the next one.
-#[derive(Clone, Copy, Debug)]
-struct Anchor {
-    receive_time: Duration,
-    time_sent: Instant,
-    rtt: Duration,
-}
-
 /// Judges what the peer reports with each ACK before any controller sees it
-/// (each rejected value becomes "unknown", and the controller behaves as
+/// (each refused value becomes "unknown", and the controller behaves as
 /// without the extension for that packet):
-/// - receive times: between two consecutive packets handed over, the change
-///   in one-way delay must pass [`judge`]. A receive time outside it is a
-///   clock that jumped forward or went backwards; the [`REANCHOR_AFTER`]-th
-///   impossible value in a row is believed (the clock stepped) and becomes
-///   the new reference.
+/// - receive times: by the [`PeerClock`], which also decides, with one
+///   policy for every estimator, when the peer's clock stepped
+///   ([`crate::shared::peer_clock`]);
 /// - queueing times (AQT and AQT-echo) are parts of a round trip: one larger
 ///   than the RTT sample it belongs to is impossible ([`queueing_possible`]).
 ///   What a possible but exaggerated one can do is bounded afterwards by the
 ///   host with the sender's RTT estimates ([`queueing_bound`]).
 #[derive(Clone, Debug, Default)]
 pub struct PeerReportJudge {
-    anchor: Option<Anchor>,
-    consecutive_rejections: u32,
+    clock: PeerClock,
     counts: JudgedCounts,
 }
 
@@ -252,44 +264,39 @@ impl PeerReportJudge {
         self.counts
     }
 
-    /// The receive time `stamps` report for `pkt_num`, if plausible. Call in
-    /// ascending packet-number order, once per acknowledged packet, with the
-    /// packet's send time and RTT sample.
-    pub fn receive_time(
-        &mut self,
-        stamps: &[PeerStamp],
-        pkt_num: u64,
-        time_sent: Instant,
-        rtt: Duration,
-    ) -> Option<Duration> {
-        let receive_time = find(stamps, pkt_num)?;
-        let current = Anchor {
-            receive_time,
-            time_sent,
-            rtt,
-        };
-        if let Some(anchor) = self.anchor {
-            if !plausible(anchor, current) && self.consecutive_rejections + 1 < REANCHOR_AFTER {
-                self.consecutive_rejections += 1;
-                self.counts.rejected_receive_times += 1;
-                return None;
-            }
-        }
-        self.consecutive_rejections = 0;
-        self.anchor = Some(current);
-        self.counts.receive_times += 1;
-        Some(receive_time)
+    /// The reports of one more ACK frame follow.
+    pub fn begin_ack(&mut self) {
+        self.clock.on_ack_frame();
     }
 
-    /// The forward queueing time (AQT-echo) `stamps` report for `pkt_num`,
-    /// if no larger than the packet's RTT sample `rtt`.
-    pub fn forward_queueing(
+    /// The peer's clock as judged so far.
+    pub fn clock(&self) -> &PeerClock {
+        &self.clock
+    }
+
+    /// The number of the peer's clock the receive time `receive_time` it
+    /// reported for a packet sent at `time_sent` (RTT sample `rtt`) is on,
+    /// if believed. Call in ascending packet-number
+    /// order, once per acknowledged packet of the ACK begun last
+    /// ([`PeerReportJudge::begin_ack`]).
+    pub fn receive_time(
         &mut self,
-        stamps: &[PeerStamp],
-        pkt_num: u64,
+        receive_time: Duration,
+        time_sent: Instant,
         rtt: Duration,
-    ) -> Option<Duration> {
-        let queueing = find(stamps, pkt_num)?;
+    ) -> Option<u32> {
+        let verdict = self.clock.judge(receive_time, time_sent, rtt);
+        if verdict.is_some() {
+            self.counts.receive_times += 1;
+        } else {
+            self.counts.rejected_receive_times += 1;
+        }
+        verdict
+    }
+
+    /// The forward queueing time (AQT-echo) reported for a packet, if no
+    /// larger than the packet's RTT sample `rtt`.
+    pub fn forward_queueing(&mut self, queueing: Duration, rtt: Duration) -> Option<Duration> {
         if !queueing_possible(queueing, rtt) {
             self.counts.rejected_forward_queueing += 1;
             return None;
@@ -315,24 +322,31 @@ impl PeerReportJudge {
     }
 }
 
-/// The value `stamps` (ascending packet numbers) hold for `pkt_num`.
-fn find(stamps: &[PeerStamp], pkt_num: u64) -> Option<Duration> {
-    let i = stamps.binary_search_by_key(&pkt_num, |s| s.pkt_num).ok()?;
-    stamps.get(i).map(|s| s.value)
+/// The values of stamps (ascending packet numbers) for ascending packet
+/// numbers, found in one walk over both.
+#[derive(Clone, Copy, Debug)]
+pub struct StampCursor<'a> {
+    rest: &'a [PeerStamp],
 }
 
-/// Whether the one-way delay can have changed from `a`'s to `b`'s (the
-/// rule; `a`'s send time is the epoch of both samples).
-fn plausible(a: Anchor, b: Anchor) -> bool {
-    let earlier = DelaySample {
-        delay_nanos: nanos(a.receive_time),
-        rtt: a.rtt,
-    };
-    let later = DelaySample {
-        delay_nanos: forward_delay_nanos(b.receive_time, b.time_sent, a.time_sent),
-        rtt: b.rtt,
-    };
-    judge(earlier, later, GRANULARITY).is_plausible()
+impl<'a> StampCursor<'a> {
+    pub fn new(stamps: &'a [PeerStamp]) -> Self {
+        StampCursor { rest: stamps }
+    }
+
+    /// The value stamped for `pkt_num`; call with ascending packet numbers.
+    pub fn value(&mut self, pkt_num: u64) -> Option<Duration> {
+        while let Some((first, rest)) = self.rest.split_first() {
+            if first.pkt_num > pkt_num {
+                return None;
+            }
+            self.rest = rest;
+            if first.pkt_num == pkt_num {
+                return Some(first.value);
+            }
+        }
+        None
+    }
 }
 
 /// A duration in signed nanoseconds (any `Duration` fits).
@@ -419,19 +433,6 @@ mod tests {
         assert_eq!(judge(a, short_b, ms(1)), Verdict::Plausible);
         let short_a = DelaySample { rtt: ms(1), ..a };
         assert_eq!(judge(short_a, b, ms(1)), Verdict::BelowRoundTrip);
-    }
-
-    #[test]
-    fn the_upper_half_alone_matches_the_rule() {
-        let a = packet(0, 300, 600, 7);
-        for received in [300, 900, 911, 912] {
-            let b = packet(10, received, 610, 7);
-            assert_eq!(
-                above_round_trip(a.delay_nanos, b, ms(1)),
-                judge(a, b, ms(1)) == Verdict::AboveRoundTrip,
-                "{received}"
-            );
-        }
     }
 
     #[test]
@@ -562,99 +563,29 @@ mod tests {
     }
 
     #[test]
-    fn reported_times_are_handed_over_and_unknown_packets_are_none() {
-        let t0 = Instant::now();
-        let times = stamps(&[(5, 1000), (4, 990)]);
-        let mut j = PeerReportJudge::default();
-        assert_eq!(j.receive_time(&times, 3, t0, ms(600)), None);
-        assert_eq!(j.receive_time(&times, 4, t0, ms(600)), Some(ms(990)));
-        assert_eq!(
-            j.receive_time(&times, 5, t0 + ms(10), ms(600)),
-            Some(ms(1000))
-        );
-        assert_eq!(j.counts().receive_times, 2);
-    }
-
-    #[test]
-    fn a_forward_jump_is_rejected_until_it_persists() {
-        let t0 = Instant::now();
-        let rtt = ms(600);
-        let last = 1 + u64::from(REANCHOR_AFTER);
-        // Packet 1 is normal; from packet 2 on the peer clock is 5 s ahead,
-        // impossible given a 600 ms RTT.
-        let times: Vec<(u64, u64)> = (1..=last + 1)
-            .map(|n| (n, 1000 + 10 * (n - 1) + if n > 1 { 5000 } else { 0 }))
-            .collect();
-        let times = stamps(&times);
-        let mut j = PeerReportJudge::default();
-        assert!(j.receive_time(&times, 1, t0, rtt).is_some());
-        for n in 2..last {
-            assert_eq!(
-                j.receive_time(&times, n, t0 + ms(10 * (n - 1)), rtt),
-                None,
-                "packet {n}"
-            );
+    fn the_cursor_finds_what_a_search_finds() {
+        let stamps = stamps(&[(2, 20), (3, 30), (7, 70), (9, 90)]);
+        for start in 0..11 {
+            let mut cursor = StampCursor::new(&stamps);
+            for pkt_num in start..11 {
+                let searched = stamps
+                    .binary_search_by_key(&pkt_num, |s| s.pkt_num)
+                    .ok()
+                    .map(|i| stamps[i].value);
+                assert_eq!(cursor.value(pkt_num), searched, "{start} {pkt_num}");
+            }
         }
-        // The REANCHOR_AFTER-th impossible value is believed: the clock stepped.
-        assert!(j
-            .receive_time(&times, last, t0 + ms(10 * (last - 1)), rtt)
-            .is_some());
-        assert!(j
-            .receive_time(&times, last + 1, t0 + ms(10 * last), rtt)
-            .is_some());
-        assert_eq!(
-            j.counts().rejected_receive_times,
-            u64::from(REANCHOR_AFTER) - 1
-        );
-    }
-
-    #[test]
-    fn a_clock_going_backwards_is_rejected() {
-        let t0 = Instant::now();
-        let times = stamps(&[(1, 10_000), (2, 8_000)]);
-        let mut j = PeerReportJudge::default();
-        assert!(j.receive_time(&times, 1, t0, ms(600)).is_some());
-        assert_eq!(j.receive_time(&times, 2, t0 + ms(10), ms(600)), None);
-        assert_eq!(j.counts().rejected_receive_times, 1);
-    }
-
-    #[test]
-    fn the_receive_time_bound_is_the_round_trip_plus_the_granularity() {
-        let t0 = Instant::now();
-        let rtt = ms(600);
-        // Packet 1 sent at 0, received at 1000 (peer clock); packet 2 sent
-        // 10 ms later. D = (R_2 - R_1) - (S_2 - S_1) may reach RTT + 1 ms.
-        let accepted_r2 = Duration::from_millis(1000 + 10 + 600 + 1);
-        let rejected_r2 = accepted_r2 + Duration::from_micros(1);
-        for (r2, expected) in [(accepted_r2, true), (rejected_r2, false)] {
-            let d = r2.as_micros() as i64 - 1_000_000 - 10_000;
-            assert_eq!(d <= 601_000, expected);
-            let times = [
-                PeerStamp {
-                    pkt_num: 1,
-                    value: ms(1000),
-                },
-                PeerStamp {
-                    pkt_num: 2,
-                    value: r2,
-                },
-            ];
-            let mut j = PeerReportJudge::default();
-            assert!(j.receive_time(&times, 1, t0, rtt).is_some());
-            assert_eq!(
-                j.receive_time(&times, 2, t0 + ms(10), rtt).is_some(),
-                expected
-            );
-        }
+        // Packets the cursor skips are never looked at again.
+        let mut cursor = StampCursor::new(&stamps);
+        assert_eq!(cursor.value(7), Some(ms(70)));
+        assert_eq!(cursor.value(9), Some(ms(90)));
     }
 
     #[test]
     fn queueing_times_larger_than_the_rtt_are_rejected() {
-        let forward = stamps(&[(1, 50), (2, 900)]);
         let mut j = PeerReportJudge::default();
-        assert_eq!(j.forward_queueing(&forward, 1, ms(600)), Some(ms(50)));
-        assert_eq!(j.forward_queueing(&forward, 2, ms(600)), None);
-        assert_eq!(j.forward_queueing(&forward, 3, ms(600)), None);
+        assert_eq!(j.forward_queueing(ms(50), ms(600)), Some(ms(50)));
+        assert_eq!(j.forward_queueing(ms(900), ms(600)), None);
         assert_eq!(j.backward_queueing(Some(ms(20)), ms(600)), Some(ms(20)));
         assert_eq!(j.backward_queueing(Some(ms(20)), ms(10)), None);
         assert_eq!(j.backward_queueing(None, ms(600)), None);

@@ -33,10 +33,8 @@
 //!
 //! # Robustness
 //!
-//! Stamps come from the peer and must not be trusted. Every stamp is either
-//! turned into a `D`, or becomes the new reference without producing one
-//! (*anchored*), or is dropped (*ignored*); a rejected stamp never produces a
-//! `D`, so whoever uses `D` is not disturbed.
+//! Every stamp is either turned into a `D`, or becomes the new reference
+//! without producing one (*anchored*), or is dropped (*ignored*).
 //!
 //! - **Order.** Pairs follow the sending order: `(time_sent, pkt_num)` on the
 //!   sender's own clock, which the peer cannot influence. A packet sent before
@@ -45,17 +43,18 @@
 //!   Packets in between that were lost or not stamped are simply skipped:
 //!   `D` between packets `n−2` and `n` is still the change of the one-way
 //!   delay, as `D` telescopes.
-//! - **Stamps that go backwards** (`R_n < R_{n−1}` although `n` was sent after
-//!   `n−1`: reordering on the path, or the peer's clock or basis stepped back)
-//!   give no `D`; the stamp becomes the new reference, so that a clock that
-//!   stepped back permanently costs one sample, not all later ones.
-//! - **Jumps and impossible delays.** `D_n` must pass the one plausibility
-//!   rule for peer stamps, [`crate::shared::peer_reports::judge`]:
+//! - **The peer's stamps** were judged by the host before they got here
+//!   ([`crate::shared::peer_clock`]): an implausible one never arrives, and
+//!   one on a clock the host believes the peer stepped to (a newer
+//!   `clock_epoch`) becomes the new reference without a `D`, so a step
+//!   costs one sample; one of an older clock is ignored.
+//! - **The local stand-in** is ours to check, with the same rule for
+//!   one-way delays, [`crate::shared::peer_reports::judge`]:
 //!   `−RTT_{n−1} − slack ≤ D_n ≤ RTT_n + slack`, `slack` the stamps'
-//!   granularity. A `D` outside cannot be a delay change; the stamp becomes
-//!   the new reference, as for a stamp that went backwards. A single wild stamp thus
-//!   costs two samples (itself and the next) and a permanent jump of the
-//!   peer's clock one. The RTTs are the sender's own measurements.
+//!   granularity; a `D` outside (an ACK delay that was not what the peer
+//!   said) cannot be a delay change, and a stand-in that goes backwards
+//!   (`R_n < R_{n−1}`: the ACK delays of two ACKs disagree) gives none. Such
+//!   a stand-in becomes the new reference.
 //! - Arithmetic is done in `i128` nanoseconds and results saturate to `i64`,
 //!   so no stamp overflows anything.
 //!
@@ -72,25 +71,15 @@ pub const DEFAULT_SLACK: Duration = peer_reports::GRANULARITY;
 /// Where a receive time comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReceiveStamp {
-    /// The peer's receive time, on the peer's clock relative to its basis.
-    Peer(Duration),
+    /// The peer's receive time, on the peer's clock relative to its basis,
+    /// as the host believed it, and the number of the peer's clock it is on
+    /// ([`crate::events::AckedPacket::clock_epoch`]).
+    Peer {
+        received: Duration,
+        clock_epoch: u32,
+    },
     /// A local stand-in on the sender's clock (ACK arrival minus ACK delay).
     Local(Instant),
-}
-
-impl ReceiveStamp {
-    /// `self − earlier` in nanoseconds; `None` across clocks.
-    fn nanos_since(&self, earlier: &ReceiveStamp) -> Option<i128> {
-        match (self, earlier) {
-            (ReceiveStamp::Peer(a), ReceiveStamp::Peer(b)) => {
-                Some(peer_reports::nanos(*a) - peer_reports::nanos(*b))
-            }
-            (ReceiveStamp::Local(a), ReceiveStamp::Local(b)) => {
-                Some(peer_reports::nanos_since(*a, *b))
-            }
-            _ => None,
-        }
-    }
 }
 
 /// Which source a controller's delay signal came from, as reported in qlog
@@ -152,6 +141,8 @@ pub enum AnchorReason {
     Backwards,
     /// `D_n` outside `−RTT_{n−1} ..= RTT_n` (plus slack).
     Implausible,
+    /// The peer's clock stepped (the host's verdict).
+    ClockStepped,
 }
 
 /// Why a stamp was dropped.
@@ -161,6 +152,8 @@ pub enum IgnoreReason {
     Duplicate,
     /// Sent before the reference.
     OutOfOrder,
+    /// On a peer clock older than the reference's.
+    OldClock,
 }
 
 /// What became of one stamp.
@@ -214,28 +207,53 @@ impl RelativeDelayEstimator {
             std::cmp::Ordering::Less => return self.ignore(IgnoreReason::OutOfOrder),
             std::cmp::Ordering::Greater => {}
         }
-        let Some(receive_interval) = packet.received.nanos_since(&reference.received) else {
-            return self.anchor(packet, AnchorReason::SourceChanged);
-        };
-        if receive_interval < 0 {
-            return self.anchor(packet, AnchorReason::Backwards);
-        }
         let send_interval = peer_reports::nanos_since(packet.time_sent, reference.time_sent);
-        let delay = receive_interval - send_interval;
-        let verdict = peer_reports::judge(
-            DelaySample {
-                delay_nanos: 0,
-                rtt: reference.rtt,
-            },
-            DelaySample {
-                delay_nanos: delay,
-                rtt: packet.rtt,
-            },
-            self.slack,
-        );
-        if !verdict.is_plausible() {
-            return self.anchor(packet, AnchorReason::Implausible);
-        }
+        let delay = match (packet.received, reference.received) {
+            (
+                ReceiveStamp::Peer {
+                    received,
+                    clock_epoch,
+                },
+                ReceiveStamp::Peer {
+                    received: reference_received,
+                    clock_epoch: reference_clock,
+                },
+            ) => {
+                match clock_epoch.cmp(&reference_clock) {
+                    std::cmp::Ordering::Greater => {
+                        return self.anchor(packet, AnchorReason::ClockStepped)
+                    }
+                    std::cmp::Ordering::Less => return self.ignore(IgnoreReason::OldClock),
+                    std::cmp::Ordering::Equal => {}
+                }
+                peer_reports::nanos(received)
+                    - peer_reports::nanos(reference_received)
+                    - send_interval
+            }
+            (ReceiveStamp::Local(arrived), ReceiveStamp::Local(reference_arrived)) => {
+                let receive_interval = peer_reports::nanos_since(arrived, reference_arrived);
+                if receive_interval < 0 {
+                    return self.anchor(packet, AnchorReason::Backwards);
+                }
+                let delay = receive_interval - send_interval;
+                let verdict = peer_reports::judge(
+                    DelaySample {
+                        delay_nanos: 0,
+                        rtt: reference.rtt,
+                    },
+                    DelaySample {
+                        delay_nanos: delay,
+                        rtt: packet.rtt,
+                    },
+                    self.slack,
+                );
+                if !verdict.is_plausible() {
+                    return self.anchor(packet, AnchorReason::Implausible);
+                }
+                delay
+            }
+            _ => return self.anchor(packet, AnchorReason::SourceChanged),
+        };
         let delay_nanos = saturate(delay);
         let sample = RelativeDelaySample {
             pkt_num: packet.pkt_num,
@@ -341,6 +359,10 @@ mod tests {
     struct Peer {
         t0: Instant,
         estimator: RelativeDelayEstimator,
+        /// The host's number of the peer's clock.
+        clock_epoch: u32,
+        /// Stamp the ACK's arrival (minus ACK delay) instead.
+        local: bool,
     }
 
     impl Peer {
@@ -348,16 +370,26 @@ mod tests {
             Peer {
                 t0: Instant::now(),
                 estimator: RelativeDelayEstimator::default(),
+                clock_epoch: 0,
+                local: false,
             }
         }
 
         /// Packet `n` sent at `sent_ms`, received at `received_ms` on the
-        /// peer's clock, with an RTT of 600 ms.
+        /// peer's clock (or, local, on ours), with an RTT of 600 ms.
         fn offer(&mut self, n: u64, sent_ms: u64, received_ms: u64) -> Outcome {
+            let received = if self.local {
+                ReceiveStamp::Local(self.t0 + ms(received_ms))
+            } else {
+                ReceiveStamp::Peer {
+                    received: ms(received_ms),
+                    clock_epoch: self.clock_epoch,
+                }
+            };
             self.estimator.on_packet(StampedPacket {
                 pkt_num: n,
                 time_sent: self.t0 + ms(sent_ms),
-                received: ReceiveStamp::Peer(ms(received_ms)),
+                received,
                 rtt: ms(600),
             })
         }
@@ -413,40 +445,61 @@ mod tests {
     }
 
     #[test]
-    fn backwards_stamp_reanchors() {
+    fn a_new_peer_clock_reanchors_and_an_old_one_is_ignored() {
         let mut p = Peer::new();
         p.offer(0, 0, 10_300);
         p.offer(1, 10, 10_310);
-        // The peer's clock steps back by 10 s and stays there.
+        // The host believed the peer's clock stepped back by 10 s.
+        p.clock_epoch = 1;
         assert_eq!(
             p.offer(2, 20, 320),
-            Outcome::Anchored(AnchorReason::Backwards)
+            Outcome::Anchored(AnchorReason::ClockStepped)
         );
         assert_eq!(delay(p.offer(3, 30, 331)), (MS, None));
+        // A stamp of the old clock, still in flight.
+        p.clock_epoch = 0;
+        assert_eq!(
+            p.offer(4, 40, 10_341),
+            Outcome::Ignored(IgnoreReason::OldClock)
+        );
+        assert_eq!(p.estimator.rejected(), 2);
+        // Without the host's number the step is a 10 s delay change.
+        let mut blind = Peer::new();
+        blind.offer(0, 0, 10_300);
+        blind.offer(1, 10, 10_310);
+        assert_eq!(
+            delay(blind.offer(2, 20, 320)),
+            (-10_000 * MS, Some(-10_000 * MS))
+        );
     }
 
     #[test]
-    fn a_single_wild_stamp_costs_two_samples() {
+    fn a_peer_stamp_before_the_reference_is_a_delay_change() {
+        // Packet 1 overtook packet 0 on the path: on one clock that is a
+        // real change of one-way delay, D = (305 - 310) - (10 - 0).
         let mut p = Peer::new();
+        p.offer(0, 0, 310);
+        assert_eq!(delay(p.offer(1, 10, 305)), (-15 * MS, None));
+        assert_eq!(p.estimator.rejected(), 0);
+    }
+
+    #[test]
+    fn a_local_stand_in_that_goes_backwards_reanchors() {
+        let mut p = Peer::new();
+        p.local = true;
         p.offer(0, 0, 300);
         p.offer(1, 10, 310);
-        // One stamp an hour late: D far above the RTT.
         assert_eq!(
-            p.offer(2, 20, 3_600_320),
-            Outcome::Anchored(AnchorReason::Implausible)
-        );
-        // The next pairs with the wild one and goes backwards.
-        assert_eq!(
-            p.offer(3, 30, 330),
+            p.offer(2, 20, 305),
             Outcome::Anchored(AnchorReason::Backwards)
         );
-        assert_eq!(delay(p.offer(4, 40, 341)), (MS, None));
-        assert_eq!(p.estimator.rejected(), 2);
+        assert_eq!(delay(p.offer(3, 30, 316)), (MS, None));
     }
 
     #[test]
-    fn plausibility_bounds_are_the_rtts_plus_slack() {
+    fn local_plausibility_bounds_are_the_rtts_plus_slack() {
         let mut p = Peer::new();
+        p.local = true;
         p.offer(0, 0, 1_000);
         // D = +601 ms: one-way delay cannot grow by more than the 600 ms RTT
         // (+1 ms slack) ...
@@ -463,6 +516,11 @@ mod tests {
             p.offer(4, 1_030, 2_641),
             Outcome::Anchored(AnchorReason::Implausible)
         );
+        // The peer's stamps are the host's to judge: the same +602 ms is
+        // taken as it comes.
+        let mut peer = Peer::new();
+        peer.offer(0, 0, 1_000);
+        assert_eq!(delay(peer.offer(1, 10, 1_612)), (602 * MS, None));
     }
 
     #[test]
@@ -478,7 +536,10 @@ mod tests {
         e.on_packet(local(0, 0, 600));
         assert_eq!(delay(e.on_packet(local(1, 10, 612))), (2 * MS, None));
         let peer = StampedPacket {
-            received: ReceiveStamp::Peer(ms(5)),
+            received: ReceiveStamp::Peer {
+                received: ms(5),
+                clock_epoch: 0,
+            },
             ..local(2, 20, 0)
         };
         assert_eq!(
@@ -499,7 +560,10 @@ mod tests {
         let packet = |n: u64, received: Duration| StampedPacket {
             pkt_num: n,
             time_sent: t0,
-            received: ReceiveStamp::Peer(received),
+            received: ReceiveStamp::Peer {
+                received,
+                clock_epoch: 0,
+            },
             rtt: Duration::MAX,
         };
         e.on_packet(packet(0, Duration::ZERO));
