@@ -524,7 +524,7 @@ mod tests {
                     // Mostly in time order per lane, sometimes not (a
                     // reordering wire): those go to the heap.
                     let lane = (r / 8 % 3) as usize;
-                    let at = if r % 16 < 14 {
+                    let at = if next() % 8 != 0 {
                         lane_last[lane].max(at)
                     } else {
                         at
