@@ -535,7 +535,7 @@ mod tests {
                 }
                 5 => {
                     let timer = (r / 8 % 5) as usize;
-                    let at = (r % 64 != 0).then_some(at);
+                    let at = (next() % 8 != 0).then_some(at);
                     q.set_timer(timer, at);
                     reference.set_timer(timer, at);
                 }
