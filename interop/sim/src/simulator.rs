@@ -113,7 +113,7 @@ fn wakeup_timer(flow: usize, side: Side) -> usize {
 }
 
 fn timer_endpoint(timer: usize) -> (usize, Side) {
-    let side = if timer % 2 == 0 {
+    let side = if timer.is_multiple_of(2) {
         Side::Client
     } else {
         Side::Server
