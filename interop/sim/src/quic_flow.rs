@@ -104,14 +104,6 @@ impl VirtualClock {
     }
 }
 
-/// A timer the simulator holds for an endpoint; a newer generation makes
-/// older events of the same endpoint stale.
-#[derive(Clone, Copy, Debug, Default)]
-struct Wakeup {
-    generation: u64,
-    at: Option<Nanos>,
-}
-
 /// Randomness handed to quiche, one stream per endpoint.
 #[derive(Clone, Copy, Debug)]
 struct QuicheSeed {
@@ -132,11 +124,8 @@ impl QuicheSeed {
 pub struct FlowOutput {
     /// Datagrams to put on the network, with their departure times.
     pub datagrams: Vec<(Nanos, Datagram)>,
-    /// Wake-ups to schedule: side, time, generation.
-    pub wakeups: Vec<(Side, Nanos, u64)>,
-    /// Scheduled wake-ups that a newer one replaced: their events are still
-    /// in the queue and will do nothing.
-    pub superseded_wakeups: usize,
+    /// Wake-up timers to set: side, and its new time (`None`: none).
+    pub wakeups: Vec<(Side, Option<Nanos>)>,
     /// Payload buffers of delivered datagrams, reused for the next ones
     /// sent: a datagram then costs no allocation.
     pub spare_payloads: Vec<Vec<u8>>,
@@ -200,7 +189,9 @@ pub struct QuicFlow {
     source: SyntheticSource,
     client: Option<Endpoint<ClientSession>>,
     server: Option<Endpoint<ServerSession>>,
-    wakeups: [Wakeup; 2],
+    /// Per side: when the endpoint asked to be woken (the simulator's
+    /// timer for it).
+    wakeups: [Option<Nanos>; 2],
     quiche_seeds: [QuicheSeed; 2],
     connection_ids: RandomStream,
     /// Where the `.sqlog` files go, if anywhere.
@@ -286,7 +277,7 @@ impl QuicFlow {
             source: SyntheticSource::new(body, stream_seed(env.seed, &format!("flow:{name}:body"))),
             client: None,
             server: None,
-            wakeups: [Wakeup::default(); 2],
+            wakeups: [None; 2],
             quiche_seeds: [
                 QuicheSeed {
                     seed: stream_seed(env.seed, &format!("flow:{name}:client:quiche")),
@@ -506,27 +497,10 @@ impl QuicFlow {
         Ok(true)
     }
 
-    /// Whether a wake-up event of `side` with `generation` is the one
-    /// scheduled last (not replaced by a newer one, not run yet).
-    pub fn wakeup_is_current(&self, side: Side, generation: u64) -> bool {
-        let wakeup = &self.wakeups[side.index()];
-        wakeup.generation == generation && wakeup.at.is_some()
-    }
-
-    /// A wake-up scheduled for `side` is due (stale ones are ignored).
-    pub fn wake(
-        &mut self,
-        clock: &VirtualClock,
-        now: Nanos,
-        side: Side,
-        generation: u64,
-        out: &mut FlowOutput,
-    ) {
-        let wakeup = &mut self.wakeups[side.index()];
-        if wakeup.generation != generation {
-            return;
-        }
-        wakeup.at = None;
+    /// The wake-up timer of `side` went off (the simulator holds only the
+    /// latest one asked for).
+    pub fn wake(&mut self, clock: &VirtualClock, now: Nanos, side: Side, out: &mut FlowOutput) {
+        self.wakeups[side.index()] = None;
         self.enter(clock, now, side);
         let instant = clock.instant(now);
         match side {
@@ -594,15 +568,9 @@ impl QuicFlow {
 
         let wakeup = &mut self.wakeups[side.index()];
         let at = next_wakeup.map(|i| clock.nanos(i).max(now));
-        if at != wakeup.at {
-            if wakeup.at.is_some() {
-                out.superseded_wakeups += 1;
-            }
-            wakeup.generation += 1;
-            wakeup.at = at;
-            if let Some(at) = at {
-                out.wakeups.push((side, at, wakeup.generation));
-            }
+        if at != *wakeup {
+            *wakeup = at;
+            out.wakeups.push((side, at));
         }
         self.check_progress(now);
     }

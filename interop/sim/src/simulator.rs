@@ -5,7 +5,7 @@
 //! run is a pure function of the scenario and the seed. Time jumps from event
 //! to event; nothing waits for the wall clock.
 
-use crate::event_queue::EventQueue;
+use crate::event_queue::{Due, EventQueue};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
@@ -53,12 +53,6 @@ enum Event {
     AccessCrossed {
         datagram: Datagram,
     },
-    /// Wake-up of a QUIC endpoint (timer or paced datagram).
-    Wakeup {
-        flow: usize,
-        side: Side,
-        generation: u64,
-    },
     FlowStart {
         flow: usize,
     },
@@ -102,20 +96,30 @@ struct Simulation<'a> {
     resume_store: quiche_vegas::careful_resume::ResumeStore,
     /// Per flow: its end was acted on (state saved, followers started).
     finish_handled: Vec<bool>,
-    /// Wake-up events in the queue that a newer wake-up of their endpoint
-    /// replaced. An endpoint's timer moves on most datagrams (its idle
-    /// timeout, seconds away, with every one received), so without
-    /// clearing them out they would outnumber the live events many times
-    /// over and make every push and pop slower.
-    stale_wakeups: usize,
     /// Flows whose end was acted on (`finish_handled`).
     finished_flows: usize,
 }
 
-/// Stale wake-ups tolerated in the queue before it is cleared of them (and
-/// at least as many as live events, so that a clearing costs a constant
-/// per stale event).
-const STALE_WAKEUPS_BEFORE_CLEARING: usize = 1024;
+/// The queue's timer of an endpoint: its wake-up (quiche's timer or the
+/// release of a paced datagram). An endpoint's timer moves on most
+/// datagrams (its idle timeout, seconds away, with every one received), so
+/// it is a timer set anew, not an event per setting.
+fn wakeup_timer(flow: usize, side: Side) -> usize {
+    2 * flow
+        + match side {
+            Side::Client => 0,
+            Side::Server => 1,
+        }
+}
+
+fn timer_endpoint(timer: usize) -> (usize, Side) {
+    let side = if timer.is_multiple_of(2) {
+        Side::Client
+    } else {
+        Side::Server
+    };
+    (timer / 2, side)
+}
 
 /// Runs `scenario` and writes its outputs into `out_dir`.
 pub fn run(scenario: &Scenario, out_dir: &Path) -> anyhow::Result<Summary> {
@@ -277,7 +281,6 @@ impl<'a> Simulation<'a> {
             output: FlowOutput::default(),
             resume_store: Default::default(),
             finish_handled: vec![false; scenario.flows.len()],
-            stale_wakeups: 0,
             finished_flows: 0,
         };
         for (index, change) in scenario.changes.iter().enumerate() {
@@ -332,7 +335,7 @@ impl<'a> Simulation<'a> {
     fn run_events(&mut self, progress: &mut Option<(Instant, Instant)>) -> anyhow::Result<()> {
         let mut events_at_this_instant = 0u64;
         let mut counter = 0u32;
-        while let Some((at, event)) = self.events.pop() {
+        while let Some((at, due)) = self.events.pop_next() {
             counter = counter.wrapping_add(1);
             if let Some((started, next)) = progress.as_mut() {
                 if counter.is_multiple_of(4096) && Instant::now() >= *next {
@@ -361,7 +364,14 @@ impl<'a> Simulation<'a> {
                 events_at_this_instant = 0;
             }
             self.now = at;
-            self.handle(event)?;
+            match due {
+                Due::Event(event) => self.handle(event)?,
+                Due::Timer(timer) => {
+                    let (flow, side) = timer_endpoint(timer);
+                    self.flows[flow].wake(&self.clock, at, side, &mut self.output);
+                    self.drain_flow_output(flow)?;
+                }
+            }
             if self.all_flows_finished() {
                 return Ok(());
             }
@@ -380,7 +390,10 @@ impl<'a> Simulation<'a> {
                 }
                 if let Some(datagram) = survivor {
                     let arrival = self.links[link].wire_arrival(now);
-                    self.schedule(arrival, Event::Propagated { datagram });
+                    // A link's wire delivers in the order datagrams left
+                    // (unless its jitter reorders): one lane per link.
+                    self.events
+                        .push_in_lane(link, arrival, Event::Propagated { datagram });
                 }
             }
             Event::Propagated { mut datagram } => {
@@ -389,17 +402,6 @@ impl<'a> Simulation<'a> {
             }
             Event::AccessCrossed { datagram } => self.forward(datagram)?,
             Event::Departure { datagram } => self.inject(datagram)?,
-            Event::Wakeup {
-                flow,
-                side,
-                generation,
-            } => {
-                if !self.flows[flow].wakeup_is_current(side, generation) {
-                    self.stale_wakeups = self.stale_wakeups.saturating_sub(1);
-                }
-                self.flows[flow].wake(&self.clock, now, side, generation, &mut self.output);
-                self.drain_flow_output(flow)?;
-            }
             Event::FlowStart { flow } => {
                 if self.flows[flow].config.careful_resume {
                     let ip = self.flows[flow].client_ip();
@@ -438,17 +440,8 @@ impl<'a> Simulation<'a> {
     /// wake-ups; writes the flow's last sample if it just finished.
     fn drain_flow_output(&mut self, flow: usize) -> anyhow::Result<()> {
         let mut output = std::mem::take(&mut self.output);
-        self.stale_wakeups += std::mem::take(&mut output.superseded_wakeups);
-        self.clear_stale_wakeups();
-        for (side, at, generation) in output.wakeups.drain(..) {
-            self.schedule(
-                at,
-                Event::Wakeup {
-                    flow,
-                    side,
-                    generation,
-                },
-            );
+        for (side, at) in output.wakeups.drain(..) {
+            self.events.set_timer(wakeup_timer(flow, side), at);
         }
         for (departure, datagram) in output.datagrams.drain(..) {
             if departure > self.now {
@@ -470,26 +463,6 @@ impl<'a> Simulation<'a> {
             }
         }
         Ok(())
-    }
-
-    /// Takes the stale wake-ups out of the queue once there are many. What
-    /// runs is the same: a stale wake-up does nothing when it comes up.
-    fn clear_stale_wakeups(&mut self) {
-        if self.stale_wakeups < STALE_WAKEUPS_BEFORE_CLEARING
-            || self.stale_wakeups * 2 < self.events.len()
-        {
-            return;
-        }
-        let flows = &self.flows;
-        self.events.retain(|event| match *event {
-            Event::Wakeup {
-                flow,
-                side,
-                generation,
-            } => flows[flow].wakeup_is_current(side, generation),
-            _ => true,
-        });
-        self.stale_wakeups = 0;
     }
 
     /// Careful Resume's Observe phase ends with the connection: what it
@@ -521,7 +494,14 @@ impl<'a> Simulation<'a> {
     fn inject(&mut self, datagram: Datagram) -> anyhow::Result<()> {
         let access_delay = self.routes[datagram.route].access_delay;
         if access_delay > 0 {
-            self.schedule(self.now + access_delay, Event::AccessCrossed { datagram });
+            // A fixed delay keeps the order: one lane per route, after the
+            // links' lanes.
+            let lane = self.links.len() + datagram.route;
+            self.events.push_in_lane(
+                lane,
+                self.now + access_delay,
+                Event::AccessCrossed { datagram },
+            );
             Ok(())
         } else {
             self.forward(datagram)
