@@ -26,7 +26,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::controller::{Internals, Pacing, MINIMUM_WINDOW_PACKETS};
+use crate::controller::{Internals, KeyedGeneration, Pacing, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, AckedPacket, RttSnapshot};
 use crate::shared::ack_train::AckTrainEstimator;
 use crate::shared::round_clock::full_size_floor;
@@ -203,6 +203,21 @@ pub struct CarefulResume {
     /// This connection's own view of the path before the jump: the
     /// capacity the initial window's ACK trains show.
     path_capacity: AckTrainEstimator,
+    internals_generation: KeyedGeneration<CrInternalsKey>,
+}
+
+/// Everything of [`CarefulResume`] its qlog fields are made of.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct CrInternalsKey {
+    phase: Phase,
+    trigger: Option<Trigger>,
+    changes: u64,
+    pipesize: usize,
+    first_unvalidated: Option<u64>,
+    last_unvalidated: Option<u64>,
+    saved: Option<SavedPath>,
+    jump_cwnd: usize,
+    path_capacity: Option<f64>,
 }
 
 /// ACK-train samples of the initial window needed before its capacity
@@ -240,6 +255,7 @@ impl CarefulResume {
             sent_since_jump: 0,
             lost_since_jump: 0,
             path_capacity: AckTrainEstimator::new(64, PATH_CAPACITY_MIN_SAMPLES),
+            internals_generation: KeyedGeneration::default(),
         };
         // Section 3.2: no saved parameters, nothing to resume.
         if config
@@ -640,6 +656,23 @@ impl CarefulResume {
                 (!answered, None)
             }
         }
+    }
+
+    /// A generation of [`Self::internals`] (see
+    /// `CongestionController::internals_generation`), keyed on what they
+    /// are made of.
+    pub fn internals_generation(&self) -> Option<u64> {
+        Some(self.internals_generation.of(CrInternalsKey {
+            phase: self.phase,
+            trigger: self.trigger,
+            changes: self.changes,
+            pipesize: self.pipesize,
+            first_unvalidated: self.first_unvalidated,
+            last_unvalidated: self.last_unvalidated,
+            saved: self.saved,
+            jump_cwnd: self.jump_cwnd,
+            path_capacity: self.path_capacity.capacity(),
+        }))
     }
 
     /// The draft's state and restored parameters, for qlog (names from

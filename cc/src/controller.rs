@@ -1,5 +1,6 @@
 //! The interface every algorithm of this crate implements.
 
+use std::cell::Cell;
 use std::fmt::Debug;
 use std::time::Duration;
 
@@ -92,6 +93,36 @@ impl Internals {
     }
 }
 
+/// An internals generation computed from a cheap key of what the internals
+/// are made of: it grows whenever the key differs from the one seen at the
+/// last ask. Nothing has to remember to bump it, since the key is read from
+/// the state itself (a key holding a NaN never equals itself, and only
+/// costs a fill).
+#[derive(Clone, Debug)]
+pub struct KeyedGeneration<K: Copy> {
+    last: Cell<Option<K>>,
+    generation: Cell<u64>,
+}
+
+impl<K: Copy> Default for KeyedGeneration<K> {
+    fn default() -> Self {
+        KeyedGeneration {
+            last: Cell::new(None),
+            generation: Cell::new(0),
+        }
+    }
+}
+
+impl<K: Copy + PartialEq> KeyedGeneration<K> {
+    pub fn of(&self, key: K) -> u64 {
+        if self.last.get() != Some(key) {
+            self.last.set(Some(key));
+            self.generation.set(self.generation.get() + 1);
+        }
+        self.generation.get()
+    }
+}
+
 /// Pacing a controller asks for: at most `burst_packets` back to back, then
 /// packets spaced to `rate_bytes_per_sec`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -165,6 +196,14 @@ pub trait CongestionController: Send + Debug {
 
     /// The controller's internals, for qlog.
     fn internals(&self, out: &mut Internals);
+
+    /// A number that only grows, and grows whenever [`Self::internals`] could report
+    /// something else than at the last fill, so the host can skip the fill
+    /// and the diff on most ACKs; `None` (the default) means "may have
+    /// changed", and the host fills every time.
+    fn internals_generation(&self) -> Option<u64> {
+        None
+    }
 
     /// The path's maximum datagram size changed (PMTUD).
     fn on_max_datagram_size(&mut self, max_datagram_size: usize);

@@ -279,6 +279,9 @@ pub struct ControllerHost {
     /// start of a run of losses).
     earliest_lost_time_sent: Option<Instant>,
     qlog_reported: Internals,
+    /// The internals generation `qlog_reported` was filled at, when the
+    /// controller (and Careful Resume) report one.
+    reported_generation: Option<u64>,
     scratch: Internals,
     changed: Vec<ChangedInternal>,
     /// Careful Resume around the controller, when on.
@@ -335,6 +338,7 @@ impl ControllerHost {
             latest_acked_time_sent: None,
             earliest_lost_time_sent: None,
             qlog_reported: Internals::default(),
+            reported_generation: None,
             scratch: Internals::default(),
             changed: Vec::new(),
             careful_resume: None,
@@ -801,6 +805,17 @@ impl ControllerHost {
         largest_lost_time_sent.saturating_duration_since(earliest) > duration
     }
 
+    /// The controller's internals generation, combined with Careful
+    /// Resume's; `None` when either does not report one.
+    fn internals_generation(&self) -> Option<u64> {
+        let controller = self.controller.internals_generation()?;
+        match &self.careful_resume {
+            None => Some(controller),
+            // Both only grow, so their sum moves when either does.
+            Some(cr) => Some(controller.wrapping_add(cr.internals_generation()?)),
+        }
+    }
+
     pub fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         self.max_datagram_size = max_datagram_size;
         self.controller.on_max_datagram_size(max_datagram_size);
@@ -811,6 +826,14 @@ impl ControllerHost {
     /// on every ACK when qlog is on, so it reuses its buffers instead of
     /// allocating.
     pub fn changed_internals(&mut self) -> &[ChangedInternal] {
+        // Most ACKs change no field: a generation that did not move since
+        // the last fill settles them without filling or diffing.
+        let generation = self.internals_generation();
+        if generation.is_some() && generation == self.reported_generation {
+            self.changed.clear();
+            return &self.changed;
+        }
+        self.reported_generation = generation;
         self.scratch.clear();
         self.controller.internals(&mut self.scratch);
         if let Some(cr) = &self.careful_resume {
@@ -956,6 +979,8 @@ mod probe {
         pub seen: Seen,
         /// Reported as internals.
         pub fields: Fields,
+        /// Reported as the internals generation.
+        pub generation: Arc<Mutex<Option<u64>>>,
     }
 
     impl Probe {
@@ -966,6 +991,7 @@ mod probe {
                 losses: Arc::default(),
                 seen: Arc::default(),
                 fields: Arc::default(),
+                generation: Arc::default(),
             }
         }
     }
@@ -1010,6 +1036,9 @@ mod probe {
                     InternalValue::Text(v) => out.text(name, v),
                 }
             }
+        }
+        fn internals_generation(&self) -> Option<u64> {
+            self.generation.lock().ok().and_then(|g| *g)
         }
         fn on_max_datagram_size(&mut self, _: usize) {}
     }
@@ -1195,6 +1224,28 @@ mod qlog_diff_tests {
         set(&fields, &[("alpha", a2), ("phase", b)]);
         assert_eq!(host.changed_internals(), &[("alpha", a2)]);
         assert!(host.changed_internals().is_empty());
+    }
+
+    #[test]
+    fn an_unmoved_generation_skips_the_fill_and_a_moved_one_fills() {
+        let reporter = Probe::new(12_000, CcState::SlowStart);
+        let (fields, generation) = (reporter.fields.clone(), reporter.generation.clone());
+        let mut host = ControllerHost::with_controller(Box::new(reporter), 1200);
+        let (a, a2) = (InternalValue::Float(1.5), InternalValue::Float(2.0));
+        *generation.lock().unwrap() = Some(1);
+        set(&fields, &[("alpha", a)]);
+        assert_eq!(host.changed_internals(), &[("alpha", a)]);
+        // The generation vouches for the internals: not even read (a fill
+        // would find the change).
+        set(&fields, &[("alpha", a2)]);
+        assert!(host.changed_internals().is_empty());
+        *generation.lock().unwrap() = Some(2);
+        assert_eq!(host.changed_internals(), &[("alpha", a2)]);
+        assert!(host.changed_internals().is_empty());
+        // Without a generation, every call fills.
+        *generation.lock().unwrap() = None;
+        set(&fields, &[("alpha", a)]);
+        assert_eq!(host.changed_internals(), &[("alpha", a)]);
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub mod westwood;
 
 pub use careful_resume::{CarefulResumeConfig, SavedPath};
 pub use controller::{
-    CcState, CongestionController, InternalValue, Internals, Pacing, MINIMUM_WINDOW_PACKETS,
+    CcState, CongestionController, InternalValue, Internals, KeyedGeneration, Pacing,
+    MINIMUM_WINDOW_PACKETS,
 };
 pub use events::{
     AckEvent, AckReceived, AckSummary, AckedPacket, CongestionEvent, PacketSent, PeerReport,

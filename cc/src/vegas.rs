@@ -178,7 +178,7 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, Internals, Pacing};
+use crate::controller::{CcState, CongestionController, Internals, KeyedGeneration, Pacing};
 use crate::events::{AckEvent, AckSummary, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
@@ -767,6 +767,14 @@ pub trait VegasRules: Debug + Send {
     /// Fields for qlog: the rules write all of them, with the help of
     /// [`VegasView`]'s writers, so that each member keeps its names.
     fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals);
+
+    /// The generation of what the rules' own state adds to [`Self::internals`]
+    /// (the skeleton keys the [`VegasView`] itself): it only grows, and grows
+    /// whenever that state could write something else. `None`, the default,
+    /// fills on every ACK.
+    fn internals_generation(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Section 3.5.2's step: one packet towards `alpha <= Diff <= beta`.
@@ -879,6 +887,11 @@ impl VegasRules for PaperVegas {
         vegas.write_measurements("round_rtt_ms", out);
         vegas.write_growth_round(out);
     }
+
+    fn internals_generation(&self) -> Option<u64> {
+        // The step's thresholds are parameters: nothing of its own moves.
+        Some(0)
+    }
 }
 
 /// What the last evaluated round found, for qlog.
@@ -965,6 +978,22 @@ pub struct Vegas<R: VegasRules = PaperVegas> {
     /// paper), `Some` gives it Reno's increase (Linux).
     reno_fallback: Option<RenoFallback>,
     ssthresh_floor: SsthreshFloor,
+    /// The internals generation of what the skeleton shows the rules.
+    view_generation: KeyedGeneration<ViewKey>,
+}
+
+/// Everything of [`VegasView`] that can change, compared instead of filling
+/// the internals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ViewKey {
+    cwnd: usize,
+    ssthresh: usize,
+    max_datagram_size: usize,
+    base_rtt: Option<Duration>,
+    round_rtt: Option<Duration>,
+    decision: Option<Decision>,
+    round: Option<u64>,
+    ss_growth_round: bool,
 }
 
 impl Vegas<PaperVegas> {
@@ -995,6 +1024,7 @@ impl<R: VegasRules> Vegas<R> {
             adjusted: Vec::new(),
             reno_fallback: None,
             ssthresh_floor: SsthreshFloor::None,
+            view_generation: KeyedGeneration::default(),
         }
     }
 
@@ -1387,6 +1417,23 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
 
     fn internals(&self, out: &mut Internals) {
         self.rules.internals(&self.view(), out);
+    }
+
+    fn internals_generation(&self) -> Option<u64> {
+        let rules = self.rules.internals_generation()?;
+        let view = self.view();
+        let view = self.view_generation.of(ViewKey {
+            cwnd: view.window.cwnd(),
+            ssthresh: view.window.ssthresh(),
+            max_datagram_size: view.window.max_datagram_size(),
+            base_rtt: view.base_rtt,
+            round_rtt: view.round_rtt,
+            decision: view.decision,
+            round: view.round,
+            ss_growth_round: view.ss_growth_round,
+        });
+        // Both only grow: the sum moves when either does.
+        Some(view.wrapping_add(rules))
     }
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {

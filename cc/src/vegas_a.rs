@@ -112,7 +112,7 @@
 
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CongestionController, Internals};
+use crate::controller::{CongestionController, Internals, KeyedGeneration};
 use crate::params::{param_named, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::pacing_profile;
 use crate::shared::round_clock::CompletedRound;
@@ -574,6 +574,10 @@ impl PacketStepAccumulator {
 /// Fig. 1 as Vegas's congestion-avoidance round: Vegas-A's α, β and
 /// throughput history, and Vegas's loss reaction. The `vegas-a` controller
 /// is [`Vegas`] with these rules.
+/// α and β, Th(i) and the line of Fig. 1 taken: what Vegas-A's qlog
+/// fields are made of.
+pub type Fig1Key = (Thresholds, Option<f64>, Option<u64>);
+
 #[derive(Clone, Debug)]
 pub struct VegasA {
     fig1: Fig1,
@@ -582,6 +586,7 @@ pub struct VegasA {
     history: ThroughputHistory,
     accumulator: PacketStepAccumulator,
     last_line: Option<Fig1Line>,
+    fig1_generation: KeyedGeneration<Fig1Key>,
 }
 
 impl VegasA {
@@ -598,6 +603,7 @@ impl VegasA {
             history: ThroughputHistory::default(),
             accumulator: PacketStepAccumulator::default(),
             last_line: None,
+            fig1_generation: KeyedGeneration::default(),
         }
     }
 
@@ -636,6 +642,15 @@ impl VegasA {
             .bytes(step.cwnd_packets, round.window.max_datagram_size())
     }
 
+    /// What [`Self::write_fig1`] writes, to compare instead of writing it.
+    pub fn fig1_key(&self) -> Fig1Key {
+        (
+            self.thresholds,
+            self.history.th(0),
+            self.last_line.map(|line| line.number()),
+        )
+    }
+
     /// Fig. 1's fields for qlog: α, β, Th(i) and the line taken.
     pub fn write_fig1(&self, out: &mut Internals) {
         out.float("alpha", self.thresholds.alpha);
@@ -672,6 +687,10 @@ impl VegasRules for VegasA {
         self.write_fig1(out);
         vegas.write_measurements("round_rtt_ms", out);
         vegas.write_growth_round(out);
+    }
+
+    fn internals_generation(&self) -> Option<u64> {
+        Some(self.fig1_generation.of(self.fig1_key()))
     }
 }
 

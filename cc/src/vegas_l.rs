@@ -85,12 +85,12 @@
 //!   second in qlog); only their signs and their order matter.
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CongestionController, Internals};
+use crate::controller::{CongestionController, Internals, KeyedGeneration};
 use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::vegas::{
     RoundView, ScaledLoss, Vegas, VegasConfig, VegasRules, VegasView, WindowChange,
 };
-use crate::vegas_a::{self, Direction, Step, ThroughputHistory, VegasA, VegasAKeys};
+use crate::vegas_a::{self, Direction, Fig1Key, Step, ThroughputHistory, VegasA, VegasAKeys};
 
 pub const NAME: &str = "vegas-l";
 
@@ -288,7 +288,12 @@ pub struct VegasL {
     scales: CaseScales,
     last_case: Option<Case>,
     last_scale: f64,
+    internals_generation: KeyedGeneration<VegasLInternalsKey>,
 }
+
+/// Everything of [`VegasL`] its qlog fields are made of: Fig. 1's, the
+/// case and its scale (Diff_Now and Diff_Before are Th's history).
+type VegasLInternalsKey = (Fig1Key, Option<f64>, Option<f64>, Option<u64>, f64);
 
 impl VegasL {
     /// From a table holding [`PARAMS`]' entries where `keys` say.
@@ -298,6 +303,7 @@ impl VegasL {
             scales: CaseScales::from_params(params, keys),
             last_case: None,
             last_scale: 1.0,
+            internals_generation: KeyedGeneration::default(),
         }
     }
 
@@ -345,6 +351,16 @@ impl VegasRules for VegasL {
         out.float("step_scale", self.last_scale);
         vegas.write_measurements("round_rtt_ms", out);
         vegas.write_growth_round(out);
+    }
+
+    fn internals_generation(&self) -> Option<u64> {
+        Some(self.internals_generation.of((
+            self.vegas_a.fig1_key(),
+            self.history().th(1),
+            self.history().th(2),
+            self.last_case.map(Case::number),
+            self.last_scale,
+        )))
     }
 }
 

@@ -181,7 +181,7 @@
 use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, CongestionController, Internals, Pacing};
-use crate::controller::{WindowConfig, MINIMUM_WINDOW_PACKETS};
+use crate::controller::{KeyedGeneration, WindowConfig, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::ack_train::{AckTrainEstimator, SpanRule};
@@ -910,6 +910,7 @@ pub struct SatRules {
     /// The longest queue (packets) a congestive loss met, for
     /// `shallow_buffer`.
     loss_queue_max: Option<f64>,
+    internals_generation: KeyedGeneration<SatInternalsKey>,
 }
 
 impl SatRules {
@@ -951,6 +952,7 @@ impl SatRules {
             grace_opened: None,
             last_not_ours: None,
             loss_queue_max: None,
+            internals_generation: KeyedGeneration::default(),
         }
     }
 
@@ -1689,6 +1691,34 @@ impl VegasRules for SatRules {
             out.int("round", round);
         }
     }
+
+    fn internals_generation(&self) -> Option<u64> {
+        // What `internals` reads of the rules' own state (the target window
+        // is the capacity with the view's window and BaseRTT).
+        Some(self.internals_generation.of(SatInternalsKey {
+            phase: self.phase,
+            last_queue: self.last_queue,
+            capacity: self.capacity(),
+            stamped: self.stamped,
+            losses: self.losses,
+            rebases: self.rebases,
+            path_probes: self.probe.probes(),
+            path_probes_not_ours: self.probe.not_ours(),
+        }))
+    }
+}
+
+/// Everything of [`SatRules`] its qlog fields are made of.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct SatInternalsKey {
+    phase: Phase,
+    last_queue: Option<QueueEstimate>,
+    capacity: Option<f64>,
+    stamped: bool,
+    losses: LossCounts,
+    rebases: u64,
+    path_probes: u64,
+    path_probes_not_ours: u64,
 }
 
 #[cfg(test)]

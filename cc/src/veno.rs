@@ -105,7 +105,7 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, Internals, Pacing};
+use crate::controller::{CcState, CongestionController, Internals, KeyedGeneration, Pacing};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
@@ -325,6 +325,13 @@ pub trait VenoRules: Debug + Send {
 
     /// Fields for qlog beyond [`Veno`]'s own.
     fn internals(&self, _out: &mut Internals) {}
+
+    /// The generation of what the rules add to the internals (see
+    /// `CongestionController::internals_generation`); `None`, the default,
+    /// fills on every ACK.
+    fn internals_generation(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Veno's own decisions (section 2.1).
@@ -377,6 +384,11 @@ impl VenoRules for ClassicVeno {
         NAME
     }
 
+    fn internals_generation(&self) -> Option<u64> {
+        // Classic Veno adds no fields.
+        Some(0)
+    }
+
     fn initial_increase(&self) -> f64 {
         self.increase_below_beta
     }
@@ -420,6 +432,21 @@ pub struct Veno<R: VenoRules = ClassicVeno> {
     last_loss: Option<LossReaction>,
     /// The stack's smoothed RTT, for pacing.
     smoothed_rtt: Option<Duration>,
+    own_internals_generation: KeyedGeneration<VenoInternalsKey>,
+}
+
+/// Everything of [`Veno`]'s own that its qlog fields are made of.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct VenoInternalsKey {
+    cwnd: usize,
+    ssthresh: usize,
+    max_datagram_size: usize,
+    base_rtt: Option<Duration>,
+    backlog_rtt: Option<Duration>,
+    backlog: Option<Backlog>,
+    increase_per_rtt: f64,
+    last_loss: Option<LossReaction>,
+    round: Option<u64>,
 }
 
 impl Veno<ClassicVeno> {
@@ -464,6 +491,7 @@ impl<R: VenoRules> Veno<R> {
             epoch: RecoveryEpoch::new(SentAtReduction::CountsAsAfter),
             last_loss: None,
             smoothed_rtt: None,
+            own_internals_generation: KeyedGeneration::default(),
         }
     }
 
@@ -685,6 +713,23 @@ impl<R: VenoRules> CongestionController for Veno<R> {
             out.int("round", round.index);
         }
         self.rules.internals(out);
+    }
+
+    fn internals_generation(&self) -> Option<u64> {
+        let rules = self.rules.internals_generation()?;
+        let own = self.own_internals_generation.of(VenoInternalsKey {
+            cwnd: self.window.cwnd(),
+            ssthresh: self.window.ssthresh(),
+            max_datagram_size: self.window.max_datagram_size(),
+            base_rtt: self.base_rtt.base_rtt(),
+            backlog_rtt: self.backlog_rtt,
+            backlog: self.backlog,
+            increase_per_rtt: self.increase_per_rtt,
+            last_loss: self.last_loss,
+            round: self.rounds.current().map(|r| r.index),
+        });
+        // Both only grow: the sum moves when either does.
+        Some(own.wrapping_add(rules))
     }
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {

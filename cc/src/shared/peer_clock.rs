@@ -105,7 +105,12 @@ impl Stamp {
 
 /// Signed nanoseconds of `d`, `None` beyond 292 years.
 fn nanos(d: Duration) -> Option<i64> {
-    i64::try_from(d.as_nanos()).ok()
+    // The same value as `d.as_nanos()` narrowed, without its 128-bit
+    // arithmetic (three of these per stamp, on every ACK).
+    i64::try_from(d.as_secs())
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(i64::from(d.subsec_nanos()))
 }
 
 /// What the judge counted.
@@ -241,6 +246,23 @@ fn plausible(last: &Stamp, floor: &Stamp, stamp: &Stamp) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nanos_is_as_nanos_narrowed() {
+        let max = Duration::from_nanos(i64::MAX as u64);
+        for d in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::new(1, 999_999_999),
+            Duration::from_secs(600),
+            max - Duration::from_nanos(1),
+            max,
+            max + Duration::from_nanos(1),
+            Duration::new(u64::MAX, 999_999_999),
+        ] {
+            assert_eq!(nanos(d), i64::try_from(d.as_nanos()).ok(), "{d:?}");
+        }
+    }
 
     const RTT_MS: f64 = 600.0;
     const GRANULARITY_MS: f64 = 1.0;
