@@ -1,7 +1,7 @@
 //! No controller allocates on the per-packet or per-ACK path.
 //!
-//! A counting global allocator (this test binary's own, so that no other
-//! test sees it) counts the allocations this thread makes while a path
+//! A counting global allocator (`common/counting_allocator.rs`, installed
+//! in this test binary only, so that no other test sees it) counts the allocations this thread makes while a path
 //! driven through [`ControllerHost`], as quiche's plug-in seam drives it,
 //! sends, receives ACKs (with receive timestamps and queueing times, so
 //! that every estimator runs) and loses packets. After a warm-up that lets
@@ -10,8 +10,6 @@
 //! packet or per ACK (the packet-pair capacity's sorted copy, read on every
 //! packet sent through the pacer, was one).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -23,53 +21,12 @@ use vegas_cc::{
     AckEvent, AckSummary, AckedPacket, ControllerHost, ControllerSpec, PacketSent, RttSnapshot,
 };
 
-struct CountingAllocator;
-
-thread_local! {
-    /// Allocations of this thread while counting is on; `None`: off.
-    static ALLOCATIONS: Cell<Option<u64>> = const { Cell::new(None) };
-}
-
-fn note_allocation() {
-    // `try_with`: the thread may be tearing down its locals.
-    let _ = ALLOCATIONS.try_with(|c| {
-        if let Some(n) = c.get() {
-            c.set(Some(n + 1));
-        }
-    });
-}
-
-// SAFETY: every call is passed on to the system allocator unchanged.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        System.alloc(layout)
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        System.alloc_zeroed(layout)
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        System.realloc(ptr, layout, new_size)
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-}
+#[path = "common/counting_allocator.rs"]
+mod counting_allocator;
+use counting_allocator::{allocations_in, CountingAllocator};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-/// Allocations `f` makes on this thread.
-fn allocations_in(f: impl FnOnce()) -> u64 {
-    ALLOCATIONS.with(|c| c.set(Some(0)));
-    f();
-    ALLOCATIONS.with(|c| c.replace(None)).unwrap_or(0)
-}
 
 const MDS: usize = 1350;
 /// fau-sat: 20 Mbit/s forward, 600 ms round trip.
