@@ -194,46 +194,60 @@ fn aqt_reaches_the_receiver_in_an_ip_option() {
     );
     const DEEP_ENOUGH_US: u32 = 10_000;
     const ATTEMPTS: usize = 5;
-    let mut r = run(&s, Direction::ToClient, 20, 1222, 0);
-    for _ in 1..ATTEMPTS {
-        if deepest_expected_aqt_us(&r) >= DEEP_ENOUGH_US || r.report.aqt_failed > 0 {
+    // Within the transmission time of two datagrams of the model. A loaded
+    // machine can preempt the emulator itself mid-burst (2.96 ms off once
+    // at load 13 beside a CI run), so a burst that misses is sent again, up
+    // to ATTEMPTS: a wrong AQT (no queueing time, the wrong clock) is off by
+    // ~19 ms on every burst, and every attempt's figure is in the message.
+    const WITHIN_US: i64 = 2_000;
+    let mut tried = Vec::new();
+    let mut within = false;
+    for attempt in 0..ATTEMPTS {
+        let r = run(&s, Direction::ToClient, 20, 1222, 0);
+        assert_eq!(r.received(), 20);
+        if r.report.aqt_failed > 0 {
+            // IP_OPTIONS with an experimental option needs CAP_NET_RAW.
+            eprintln!("skipped: this process may not set IP options (not root)");
+            return;
+        }
+        let deepest = deepest_expected_aqt_us(&r);
+        if deepest < DEEP_ENOUGH_US {
+            tried.push(format!(
+                "burst {attempt}: model queued no probe 10 ms ({deepest} us)"
+            ));
+            continue;
+        }
+        assert_eq!(r.report.aqt_marked, 20);
+        let mut worst = 0i64;
+        let mut deepest_got = 0u32;
+        for rec in &r.records {
+            let got = rec.aqt_us.expect("every probe carries AQT");
+            let want = rec
+                .expected_aqt_us
+                .expect("the model has every probe's AQT");
+            worst = worst.max((i64::from(got) - i64::from(want)).abs());
+            deepest_got = deepest_got.max(got);
+        }
+        let last = r.records.last().unwrap();
+        eprintln!(
+            "AQT of the 20th probe of a burst: {} us (model at the real send times {} us, \
+             19 ms if back to back); deepest {deepest_got} us (model {deepest} us); worst \
+             deviation from the model {worst} us",
+            last.aqt_us.unwrap(),
+            last.expected_aqt_us.unwrap()
+        );
+        if worst < WITHIN_US {
+            within = true;
             break;
         }
-        r = run(&s, Direction::ToClient, 20, 1222, 0);
+        tried.push(format!("burst {attempt}: worst deviation {worst} us"));
     }
-    assert_eq!(r.received(), 20);
-    if r.report.aqt_failed > 0 {
-        // IP_OPTIONS with an experimental option needs CAP_NET_RAW.
-        eprintln!("skipped: this process may not set IP options (not root)");
-        return;
-    }
-    let deepest = deepest_expected_aqt_us(&r);
     assert!(
-        deepest >= DEEP_ENOUGH_US,
-        "{ATTEMPTS} bursts of 20 never queued a probe {DEEP_ENOUGH_US} us in the model \
-         (deepest {deepest} us): the sender was too slow to test AQT"
+        within,
+        "no burst of {ATTEMPTS} queued a probe {DEEP_ENOUGH_US} us in the model and kept \
+         every AQT within {WITHIN_US} us of it: {}",
+        tried.join("; ")
     );
-    assert_eq!(r.report.aqt_marked, 20);
-    let mut worst = 0i64;
-    let mut deepest_got = 0u32;
-    for rec in &r.records {
-        let got = rec.aqt_us.expect("every probe carries AQT");
-        let want = rec
-            .expected_aqt_us
-            .expect("the model has every probe's AQT");
-        worst = worst.max((i64::from(got) - i64::from(want)).abs());
-        deepest_got = deepest_got.max(got);
-    }
-    let last = r.records.last().unwrap();
-    eprintln!(
-        "AQT of the 20th probe of a burst: {} us (model at the real send times {} us, \
-         19 ms if back to back); deepest {deepest_got} us (model {deepest} us); worst \
-         deviation from the model {worst} us",
-        last.aqt_us.unwrap(),
-        last.expected_aqt_us.unwrap()
-    );
-    // Within the transmission time of two datagrams of the model.
-    assert!(worst < 2_000, "{worst}");
     // The other direction has no AQT router: no option.
     let r = run(&s, Direction::ToServer, 5, 1222, 1000);
     assert!(r.records.iter().all(|rec| rec.aqt_us.is_none()));
