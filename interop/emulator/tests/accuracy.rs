@@ -93,15 +93,29 @@ fn rate_of_a_backlogged_link() {
         "rate_mbps = 20\ndelay_ms = 10\nqueue_packets = 1000",
         "rate_mbps = 20\ndelay_ms = 10\nqueue_packets = 1000",
     );
-    // 400 back to back: the queue drains at the link's rate.
-    let r = run(&s, Direction::ToClient, 400, 1350, 0);
-    assert_eq!(r.received(), 400);
-    let rate = r.arrival_rate_bps(1378).unwrap();
-    eprintln!(
-        "backlogged 20 Mbit/s link: arrival rate {:.4} Mbit/s",
-        rate / 1e6
-    );
-    assert!((rate / 20e6 - 1.0).abs() < 0.10, "{rate}");
+    // 400 back to back: the queue drains at the link's rate. The emulator
+    // preempted mid-run (load 5 beside stress-ng) sends a stretch late and
+    // the next at once, so a run off by 10 % is made again, up to five; a
+    // wrong rate misses every one.
+    const ATTEMPTS: usize = 5;
+    let mut rates = Vec::new();
+    let r = loop {
+        let r = run(&s, Direction::ToClient, 400, 1350, 0);
+        assert_eq!(r.received(), 400);
+        let rate = r.arrival_rate_bps(1378).unwrap();
+        eprintln!(
+            "backlogged 20 Mbit/s link: arrival rate {:.4} Mbit/s",
+            rate / 1e6
+        );
+        if (rate / 20e6 - 1.0).abs() < 0.10 {
+            break r;
+        }
+        rates.push(rate);
+        assert!(
+            rates.len() < ATTEMPTS,
+            "no run of {ATTEMPTS} within 10 % of 20 Mbit/s: {rates:?} bit/s"
+        );
+    };
     // Every probe but the first waited in the queue.
     assert!(r.report.links[0].max_queue_packets > 100);
 }
@@ -114,27 +128,41 @@ fn droptail_drops_what_does_not_fit() {
         "rate_mbps = 1\ndelay_ms = 5\nqueue_packets = 10",
         "rate_mbps = 10\ndelay_ms = 5\nqueue_packets = 10",
     );
-    let r = run(&s, Direction::ToClient, 50, 1222, 0);
-    let got = r.received();
-    let link = &r.report.links[0];
-    eprintln!(
-        "50 back to back into 1 + 10 places: {got} delivered, {} dropped",
-        link.dropped_packets
-    );
     // One in transmission and ten queued, plus any that left while the
     // burst was still arriving: well under 10 ms to send on a quiet
     // machine, longer if the sender is preempted, so the count is compared
     // with the model fed the real send times (and bounded far below 50,
-    // which a link without the queue limit would deliver).
-    let model_delivers = r
-        .records
-        .iter()
-        .filter(|rec| rec.expected.is_some())
-        .count();
-    assert!(
-        got.abs_diff(model_delivers) <= 1,
-        "{got} delivered, the model at the real send times {model_delivers}"
-    );
+    // which a link without the queue limit would deliver). The emulator
+    // itself can be preempted while it reads the burst (14 delivered where
+    // the model said 11, at load 5 beside stress-ng), so a burst off the
+    // model is sent again, up to five; a missing limit misses every one.
+    const ATTEMPTS: usize = 5;
+    let mut tried = Vec::new();
+    let (r, got) = loop {
+        let r = run(&s, Direction::ToClient, 50, 1222, 0);
+        let got = r.received();
+        eprintln!(
+            "50 back to back into 1 + 10 places: {got} delivered, {} dropped",
+            r.report.links[0].dropped_packets
+        );
+        let model_delivers = r
+            .records
+            .iter()
+            .filter(|rec| rec.expected.is_some())
+            .count();
+        if got.abs_diff(model_delivers) <= 1 {
+            break (r, got);
+        }
+        tried.push(format!(
+            "{got} delivered, the model at the real send times {model_delivers}"
+        ));
+        assert!(
+            tried.len() < ATTEMPTS,
+            "no burst of {ATTEMPTS} within one packet of the model: {}",
+            tried.join("; ")
+        );
+    };
+    let link = &r.report.links[0];
     assert!((11..=25).contains(&got), "{got}");
     assert_eq!(link.dropped_packets as usize, 50 - got);
     assert_eq!(link.max_queue_packets, 10);
