@@ -143,61 +143,41 @@ fn the_registry_includes_vegas_sat() {
 /// losses, and a datagram size of 2^64-1 multiplied by the minimum window.
 #[test]
 fn sequences_that_once_overflowed_run_clean_for_every_algorithm() {
-    let cases: [&[Op]; 2] = [
-        &[
-            Op::Send(4),
-            Op::Ack {
-                packets: 1,
-                rtt_us: 1,
-                app_limited: false,
-            },
-            Op::Malformed,
-            Op::Lose {
-                packets: 1,
-                persistent: false,
-            },
-        ],
-        &[
-            Op::Round {
-                idle_us: 0,
-                rtt_us: 1,
-            },
-            Op::Ack {
-                packets: 0,
-                rtt_us: 0,
-                app_limited: false,
-            },
-            Op::Round {
-                idle_us: 0,
-                rtt_us: 2,
-            },
-            Op::Round {
-                idle_us: 0,
-                rtt_us: 3,
-            },
-            Op::Ack {
-                packets: 0,
-                rtt_us: 0,
-                app_limited: false,
-            },
-            Op::Round {
-                idle_us: 0,
-                rtt_us: 4,
-            },
-            Op::Round {
-                idle_us: 0,
-                rtt_us: 5,
-            },
-            Op::MaxDatagramSize(usize::MAX),
-            Op::Send(4),
-            Op::Round {
-                idle_us: 0,
-                rtt_us: 6,
-            },
-        ],
+    // A round of `rtt_us` with no idle time, and an ACK of nothing.
+    let round = |rtt_us| Op::Round { idle_us: 0, rtt_us };
+    let empty_ack = Op::Ack {
+        packets: 0,
+        rtt_us: 0,
+        app_limited: false,
+    };
+    let malformed_loss = vec![
+        Op::Send(4),
+        Op::Ack {
+            packets: 1,
+            rtt_us: 1,
+            app_limited: false,
+        },
+        Op::Malformed,
+        Op::Lose {
+            packets: 1,
+            persistent: false,
+        },
     ];
+    let huge_datagram = vec![
+        round(1),
+        empty_ack.clone(),
+        round(2),
+        round(3),
+        empty_ack,
+        round(4),
+        round(5),
+        Op::MaxDatagramSize(usize::MAX),
+        Op::Send(4),
+        round(6),
+    ];
+    let cases = [malformed_loss, huge_datagram];
     for info in ALGORITHMS {
-        for ops in cases {
+        for ops in &cases {
             let mut flow = Flow::new(build(info.name, &[]));
             let mut mds = MDS;
             for op in ops {
