@@ -8,7 +8,7 @@
 mod common;
 
 use common::random_events::{apply, op};
-use common::{build, Flow, MDS};
+use common::{build, Flow, FrameExtras, MDS};
 use proptest::prelude::*;
 use vegas_cc::registry::ALGORITHMS;
 use vegas_cc::{CongestionController, InternalValue, Internals};
@@ -121,8 +121,61 @@ fn the_vegas_members_report_a_generation() {
         "vegas-l",
         "vegas-sat",
         "veno",
+        "rovegas",
     ] {
         let cc = build(name, &[]);
         assert!(cc.internals_generation().is_some(), "{name}");
+    }
+}
+
+/// RoVegas's own fields move with the ACK's queueing information, which the
+/// random events never carry: ACKs with AQT values, receive times (with a
+/// clock step and impossible ACK delays among them) and neither, in turn,
+/// under each `delay_source`, checked ACK by ACK. Dropping any part of its
+/// key (the source, QTf, QTb, the rejects, the resyncs) fails here.
+#[test]
+fn rovegas_keeps_its_generation_honest_with_queueing_information() {
+    for source in ["auto", "aqt", "receive_timestamps", "none"] {
+        let pair = format!("delay_source={source}");
+        let mut flow = Flow::new(build("rovegas", &[&pair])).with_acks_per_window(8);
+        let start = flow.start;
+        let mut last = LastFill::default();
+        for round in 0..30u64 {
+            let packets = flow.send_window();
+            let rtt = common::ms(600 + (round % 5) * 30);
+            for (frame, chunk) in packets.chunks(packets.len().div_ceil(8).max(1)).enumerate() {
+                let frame = frame as u64;
+                // Every third round carries nothing; the others AQT (with
+                // an impossible QTb now and then), receive times, or both.
+                let kind = (round + frame) % 3;
+                flow.ack_with(chunk, rtt, |acked| {
+                    for p in acked.iter_mut() {
+                        let queued = (p.pkt_num + round) % 7 * 4;
+                        if kind != 1 && round % 3 != 2 {
+                            p.forward_queueing = Some(common::ms(queued));
+                        }
+                        if kind != 0 && round % 3 != 2 {
+                            // Our time plus 290 ms forward plus the queue,
+                            // on a peer clock that steps at round 20.
+                            let received = p.time_sent - start + common::ms(290 + queued);
+                            p.receive_time = Some(received);
+                            p.clock_epoch = u32::from(round >= 20);
+                        }
+                    }
+                    FrameExtras {
+                        // An ACK delay above the RTT now and then: refused.
+                        ack_delay: common::ms(if frame == 5 { 2_000 } else { 3 }),
+                        backward_queueing: (kind == 0 && round % 3 != 2)
+                            .then(|| common::ms(if frame == 6 { 5_000 } else { 10 + frame * 3 })),
+                    }
+                });
+                last.check(flow.cc.as_ref()).unwrap();
+            }
+            if round % 9 == 8 {
+                let lost = flow.send(3);
+                flow.lose(&lost, false);
+                last.check(flow.cc.as_ref()).unwrap();
+            }
+        }
     }
 }
