@@ -179,3 +179,71 @@ fn rovegas_keeps_its_generation_honest_with_queueing_information() {
         }
     }
 }
+
+/// Each part of RoVegas's key alone: ACKs that leave the applied source and
+/// queueing times (and the skeleton's view: application-limited, within one
+/// round, all arriving at one instant) as they were, but count a rejected
+/// value or a restart of the estimator's floors. A key without the rejects
+/// or the resyncs keeps its generation here while the qlog fields move.
+#[test]
+fn rovegas_rejects_and_resyncs_alone_move_the_generation() {
+    let rtt = common::ms(600);
+    // AQT: 5 ms forward, 10 ms backward on every ACK; then a frame whose
+    // second packet echoes an impossible 10 s.
+    let mut flow = Flow::new(build("rovegas", &[]));
+    flow.app_limited = true;
+    let sent = flow.send(4);
+    let mut last = LastFill::default();
+    let aqt = |impossible: bool| {
+        move |acked: &mut [vegas_cc::AckedPacket]| {
+            for (i, p) in acked.iter_mut().enumerate() {
+                let queued = if impossible && i == 1 { 10_000 } else { 5 };
+                p.forward_queueing = Some(common::ms(queued));
+            }
+            FrameExtras {
+                ack_delay: common::ms(3),
+                backward_queueing: Some(common::ms(10)),
+            }
+        }
+    };
+    for frame in [&sent[0..1], &sent[1..2]] {
+        flow.ack_with(frame, rtt, aqt(false));
+        last.check(flow.cc.as_ref()).unwrap();
+    }
+    let before = flow.internal("queueing_rejects");
+    flow.ack_with(&sent[2..4], rtt, aqt(true));
+    assert_eq!(flow.internal("queueing_rejects"), before.map(|r| r + 1.0));
+    assert_eq!(flow.internal("qt_forward_ms"), Some(5.0));
+    last.check(flow.cc.as_ref()).unwrap();
+
+    // Receive times on a queue-free path: every estimate is zero. The
+    // third ACK is on a new peer clock (the floors restart), the fourth
+    // claims an ACK delay longer than its round trip (refused).
+    let mut flow = Flow::new(build("rovegas", &["delay_source=receive_timestamps"]));
+    flow.app_limited = true;
+    let start = flow.start;
+    let sent = flow.send(4);
+    let mut last = LastFill::default();
+    for (k, frame) in sent.chunks(1).enumerate() {
+        let resyncs = flow.internal("estimator_resyncs");
+        let rejects = flow.internal("queueing_rejects");
+        flow.ack_with(frame, rtt, |acked| {
+            for p in acked.iter_mut() {
+                p.receive_time = Some(p.time_sent - start + common::ms(290));
+                p.clock_epoch = u32::from(k >= 2);
+            }
+            FrameExtras {
+                ack_delay: common::ms(if k == 3 { 2_000 } else { 3 }),
+                backward_queueing: None,
+            }
+        });
+        if k == 2 {
+            assert_eq!(flow.internal("estimator_resyncs"), resyncs.map(|r| r + 1.0));
+        }
+        if k == 3 {
+            assert_eq!(flow.internal("queueing_rejects"), rejects.map(|r| r + 1.0));
+        }
+        assert_eq!(flow.internal("qt_forward_ms"), Some(0.0));
+        last.check(flow.cc.as_ref()).unwrap();
+    }
+}
