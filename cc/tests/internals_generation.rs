@@ -180,41 +180,51 @@ fn rovegas_keeps_its_generation_honest_with_queueing_information() {
     }
 }
 
-/// Each part of RoVegas's key alone: ACKs that leave the applied source and
-/// queueing times (and the skeleton's view: application-limited, within one
-/// round, all arriving at one instant) as they were, but count a rejected
-/// value or a restart of the estimator's floors. A key without the rejects
-/// or the resyncs keeps its generation here while the qlog fields move.
+/// Each part of RoVegas's key alone: ACKs that leave the skeleton's view
+/// as it was (application-limited, within one round, all arriving at one
+/// instant, BaseRTT unchanged) and change only one of QTf, QTb, the rejects
+/// and the resyncs. A key without any of them keeps its generation here
+/// while the qlog fields move.
 #[test]
-fn rovegas_rejects_and_resyncs_alone_move_the_generation() {
+fn each_part_of_rovegas_key_alone_moves_the_generation() {
     let rtt = common::ms(600);
-    // AQT: 5 ms forward, 10 ms backward on every ACK; then a frame whose
-    // second packet echoes an impossible 10 s.
+    // AQT: 5 ms forward, 10 ms backward; then a frame whose second packet
+    // echoes an impossible 10 s (only the rejects move); then less forward
+    // queueing, then less backward (BaseRTT, a minimum, stays: only QTf,
+    // then only QTb move).
     let mut flow = Flow::new(build("rovegas", &[]));
     flow.app_limited = true;
-    let sent = flow.send(4);
+    let sent = flow.send(6);
     let mut last = LastFill::default();
-    let aqt = |impossible: bool| {
+    let aqt = |qf: u64, qb: u64, impossible: bool| {
         move |acked: &mut [vegas_cc::AckedPacket]| {
             for (i, p) in acked.iter_mut().enumerate() {
-                let queued = if impossible && i == 1 { 10_000 } else { 5 };
+                let queued = if impossible && i == 1 { 10_000 } else { qf };
                 p.forward_queueing = Some(common::ms(queued));
             }
             FrameExtras {
                 ack_delay: common::ms(3),
-                backward_queueing: Some(common::ms(10)),
+                backward_queueing: Some(common::ms(qb)),
             }
         }
     };
     for frame in [&sent[0..1], &sent[1..2]] {
-        flow.ack_with(frame, rtt, aqt(false));
+        flow.ack_with(frame, rtt, aqt(5, 10, false));
         last.check(flow.cc.as_ref()).unwrap();
     }
     let before = flow.internal("queueing_rejects");
-    flow.ack_with(&sent[2..4], rtt, aqt(true));
+    let base_rtt = flow.internal("base_rtt_ms");
+    flow.ack_with(&sent[2..4], rtt, aqt(5, 10, true));
     assert_eq!(flow.internal("queueing_rejects"), before.map(|r| r + 1.0));
     assert_eq!(flow.internal("qt_forward_ms"), Some(5.0));
     last.check(flow.cc.as_ref()).unwrap();
+    flow.ack_with(&sent[4..5], rtt, aqt(3, 10, false));
+    assert_eq!(flow.internal("qt_forward_ms"), Some(3.0));
+    last.check(flow.cc.as_ref()).unwrap();
+    flow.ack_with(&sent[5..6], rtt, aqt(3, 8, false));
+    assert_eq!(flow.internal("qt_backward_ms"), Some(8.0));
+    last.check(flow.cc.as_ref()).unwrap();
+    assert_eq!(flow.internal("base_rtt_ms"), base_rtt);
 
     // Receive times on a queue-free path: every estimate is zero. The
     // third ACK is on a new peer clock (the floors restart), the fourth
