@@ -121,7 +121,7 @@ use std::time::Duration;
 
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CongestionController, Internals};
+use crate::controller::{CongestionController, Internals, KeyedGeneration};
 use crate::events::AckEvent;
 use crate::params::{concat_params, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::queueing_estimate::{
@@ -299,6 +299,16 @@ pub struct RoVegasRules {
     forward: Vec<Option<Duration>>,
     /// Per packet: the estimator's QTf.
     estimated_forward: Vec<Option<Duration>>,
+    internals_generation: KeyedGeneration<OwnInternalsKey>,
+}
+
+/// Everything RoVegas's own qlog fields are made of (alpha and beta are
+/// parameters), compared instead of filling them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct OwnInternalsKey {
+    applied: Applied,
+    queueing_rejects: u64,
+    estimator_resyncs: u64,
 }
 
 impl RoVegasRules {
@@ -320,7 +330,15 @@ impl RoVegasRules {
             rejected_values: 0,
             forward: Vec::new(),
             estimated_forward: Vec::new(),
+            internals_generation: KeyedGeneration::default(),
         }
+    }
+
+    /// `queueing_rejects` of qlog: extension values and estimator samples
+    /// refused as impossible.
+    fn queueing_rejects(&self) -> u64 {
+        self.rejected_values
+            .saturating_add(self.estimator.rejected_samples())
     }
 
     /// Keeps what is possible of one source's values for `ack` in
@@ -388,8 +406,8 @@ impl RoVegasRules {
         let estimated =
             estimated_backward.is_some() || self.estimated_forward.iter().any(|q| q.is_some());
         if self.policy.permits(DelaySource::ReceiveTimestamps) && estimated {
-            self.forward.clear();
-            self.forward.extend_from_slice(&self.estimated_forward);
+            // The estimates are refilled on the next ACK: take them.
+            std::mem::swap(&mut self.forward, &mut self.estimated_forward);
             let (qb, usable) = self.keep_possible(ack, estimated_backward);
             if usable {
                 return (DelaySource::ReceiveTimestamps, qb);
@@ -472,13 +490,17 @@ impl VegasRules for RoVegasRules {
         out.text("delay_source", self.applied.source.as_str());
         out.millis("qt_forward_ms", self.applied.qt_forward);
         out.millis("qt_backward_ms", self.applied.qt_backward);
-        out.int(
-            "queueing_rejects",
-            self.rejected_values
-                .saturating_add(self.estimator.rejected_samples()),
-        );
+        out.int("queueing_rejects", self.queueing_rejects());
         // The floors restarted on a new peer clock (the host's verdict).
         out.int("estimator_resyncs", self.estimator.clock_steps());
+    }
+
+    fn internals_generation(&self) -> Option<u64> {
+        Some(self.internals_generation.of(OwnInternalsKey {
+            applied: self.applied,
+            queueing_rejects: self.queueing_rejects(),
+            estimator_resyncs: self.estimator.clock_steps(),
+        }))
     }
 }
 

@@ -1280,8 +1280,12 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 packet
             }));
             // New RTTs: a new RTT sample; sizes, numbers and send times
-            // are the same.
-            let min_rtt = smallest_rtt_sample(&adjusted, ack.summary.full_size);
+            // are the same. Every sample moves down by the same amount, so
+            // one that stays above zero stays the smallest.
+            let min_rtt = match ack.summary.min_rtt {
+                Some(min) if adjustment.subtract < min => Some(min - adjustment.subtract),
+                _ => smallest_rtt_sample(&adjusted, ack.summary.full_size),
+            };
             adjusted_ack = AckEvent {
                 acked: &adjusted,
                 summary: AckSummary {

@@ -8,7 +8,7 @@
 mod common;
 
 use common::random_events::{apply, op};
-use common::{build, Flow, MDS};
+use common::{build, Flow, FrameExtras, MDS};
 use proptest::prelude::*;
 use vegas_cc::registry::ALGORITHMS;
 use vegas_cc::{CongestionController, InternalValue, Internals};
@@ -121,8 +121,139 @@ fn the_vegas_members_report_a_generation() {
         "vegas-l",
         "vegas-sat",
         "veno",
+        "rovegas",
     ] {
         let cc = build(name, &[]);
         assert!(cc.internals_generation().is_some(), "{name}");
+    }
+}
+
+/// RoVegas's own fields move with the ACK's queueing information, which the
+/// random events never carry: ACKs with AQT values, receive times (with a
+/// clock step and impossible ACK delays among them) and neither, in turn,
+/// under each `delay_source`, checked ACK by ACK. Dropping any part of its
+/// key (the source, QTf, QTb, the rejects, the resyncs) fails here.
+#[test]
+fn rovegas_keeps_its_generation_honest_with_queueing_information() {
+    for source in ["auto", "aqt", "receive_timestamps", "none"] {
+        let pair = format!("delay_source={source}");
+        let mut flow = Flow::new(build("rovegas", &[&pair])).with_acks_per_window(8);
+        let start = flow.start;
+        let mut last = LastFill::default();
+        for round in 0..30u64 {
+            let packets = flow.send_window();
+            let rtt = common::ms(600 + (round % 5) * 30);
+            for (frame, chunk) in packets.chunks(packets.len().div_ceil(8).max(1)).enumerate() {
+                let frame = frame as u64;
+                // Every third round carries nothing; the others AQT (with
+                // an impossible QTb now and then), receive times, or both.
+                let kind = (round + frame) % 3;
+                flow.ack_with(chunk, rtt, |acked| {
+                    for p in acked.iter_mut() {
+                        let queued = (p.pkt_num + round) % 7 * 4;
+                        if kind != 1 && round % 3 != 2 {
+                            p.forward_queueing = Some(common::ms(queued));
+                        }
+                        if kind != 0 && round % 3 != 2 {
+                            // Our time plus 290 ms forward plus the queue,
+                            // on a peer clock that steps at round 20.
+                            let received = p.time_sent - start + common::ms(290 + queued);
+                            p.receive_time = Some(received);
+                            p.clock_epoch = u32::from(round >= 20);
+                        }
+                    }
+                    FrameExtras {
+                        // An ACK delay above the RTT now and then: refused.
+                        ack_delay: common::ms(if frame == 5 { 2_000 } else { 3 }),
+                        backward_queueing: (kind == 0 && round % 3 != 2)
+                            .then(|| common::ms(if frame == 6 { 5_000 } else { 10 + frame * 3 })),
+                    }
+                });
+                last.check(flow.cc.as_ref()).unwrap();
+            }
+            if round % 9 == 8 {
+                let lost = flow.send(3);
+                flow.lose(&lost, false);
+                last.check(flow.cc.as_ref()).unwrap();
+            }
+        }
+    }
+}
+
+/// Each part of RoVegas's key alone: ACKs that leave the skeleton's view
+/// as it was (application-limited, within one round, all arriving at one
+/// instant, BaseRTT unchanged) and change only one of QTf, QTb, the rejects
+/// and the resyncs. A key without any of them keeps its generation here
+/// while the qlog fields move.
+#[test]
+fn each_part_of_rovegas_key_alone_moves_the_generation() {
+    let rtt = common::ms(600);
+    // AQT: 5 ms forward, 10 ms backward; then a frame whose second packet
+    // echoes an impossible 10 s (only the rejects move); then less forward
+    // queueing, then less backward (BaseRTT, a minimum, stays: only QTf,
+    // then only QTb move).
+    let mut flow = Flow::new(build("rovegas", &[]));
+    flow.app_limited = true;
+    let sent = flow.send(6);
+    let mut last = LastFill::default();
+    let aqt = |qf: u64, qb: u64, impossible: bool| {
+        move |acked: &mut [vegas_cc::AckedPacket]| {
+            for (i, p) in acked.iter_mut().enumerate() {
+                let queued = if impossible && i == 1 { 10_000 } else { qf };
+                p.forward_queueing = Some(common::ms(queued));
+            }
+            FrameExtras {
+                ack_delay: common::ms(3),
+                backward_queueing: Some(common::ms(qb)),
+            }
+        }
+    };
+    for frame in [&sent[0..1], &sent[1..2]] {
+        flow.ack_with(frame, rtt, aqt(5, 10, false));
+        last.check(flow.cc.as_ref()).unwrap();
+    }
+    let before = flow.internal("queueing_rejects");
+    let base_rtt = flow.internal("base_rtt_ms");
+    flow.ack_with(&sent[2..4], rtt, aqt(5, 10, true));
+    assert_eq!(flow.internal("queueing_rejects"), before.map(|r| r + 1.0));
+    assert_eq!(flow.internal("qt_forward_ms"), Some(5.0));
+    last.check(flow.cc.as_ref()).unwrap();
+    flow.ack_with(&sent[4..5], rtt, aqt(3, 10, false));
+    assert_eq!(flow.internal("qt_forward_ms"), Some(3.0));
+    last.check(flow.cc.as_ref()).unwrap();
+    flow.ack_with(&sent[5..6], rtt, aqt(3, 8, false));
+    assert_eq!(flow.internal("qt_backward_ms"), Some(8.0));
+    last.check(flow.cc.as_ref()).unwrap();
+    assert_eq!(flow.internal("base_rtt_ms"), base_rtt);
+
+    // Receive times on a queue-free path: every estimate is zero. The
+    // third ACK is on a new peer clock (the floors restart), the fourth
+    // claims an ACK delay longer than its round trip (refused).
+    let mut flow = Flow::new(build("rovegas", &["delay_source=receive_timestamps"]));
+    flow.app_limited = true;
+    let start = flow.start;
+    let sent = flow.send(4);
+    let mut last = LastFill::default();
+    for (k, frame) in sent.chunks(1).enumerate() {
+        let resyncs = flow.internal("estimator_resyncs");
+        let rejects = flow.internal("queueing_rejects");
+        flow.ack_with(frame, rtt, |acked| {
+            for p in acked.iter_mut() {
+                p.receive_time = Some(p.time_sent - start + common::ms(290));
+                p.clock_epoch = u32::from(k >= 2);
+            }
+            FrameExtras {
+                ack_delay: common::ms(if k == 3 { 2_000 } else { 3 }),
+                backward_queueing: None,
+            }
+        });
+        if k == 2 {
+            assert_eq!(flow.internal("estimator_resyncs"), resyncs.map(|r| r + 1.0));
+        }
+        if k == 3 {
+            assert_eq!(flow.internal("queueing_rejects"), rejects.map(|r| r + 1.0));
+        }
+        assert_eq!(flow.internal("qt_forward_ms"), Some(0.0));
+        last.check(flow.cc.as_ref()).unwrap();
     }
 }

@@ -352,3 +352,89 @@ fn a_peer_clock_going_backwards_is_rejected_then_followed() {
         }
     }
 }
+
+/// The joint bound (forward + backward <= RTT - min RTT, every packet)
+/// holds for every packet of an ACK that acknowledges several, not only its
+/// last (the estimator checks it while it walks the packets). Reference: the common factor computed here from the packets' figures.
+#[test]
+fn the_joint_bound_holds_for_every_packet_of_an_ack() {
+    let t0 = Instant::now();
+    let ms = Duration::from_millis;
+    let mut est = QueueingEstimator::new(EstimatorConfig::default());
+    // Two queue-free exchanges set both floors (forward 270 ms, backward
+    // 280 ms, peer clock 10 s ahead, 2 ms ACK delay) and a 552 ms minimum.
+    let mut forward = Vec::new();
+    for (n, sent) in [(0u64, 0u64), (1, 10)] {
+        let sent = t0 + ms(sent);
+        let arrival = sent + ms(552);
+        let mut p = AckedPacket::new(n, 1200, sent, arrival);
+        p.receive_time = Some(ms(10_000) + (sent - t0) + ms(270));
+        let acked = [p];
+        let ack = AckEvent {
+            now: arrival,
+            acked: &acked,
+            summary: AckSummary::of(&acked, 0),
+            ack_delay: ms(2),
+            rtt: RttSnapshot::uniform(p.rtt),
+            bytes_in_flight: 0,
+            app_limited: false,
+            backward_queueing: None,
+        };
+        est.on_ack(&ack, &mut forward);
+    }
+    // One ACK of three packets, arriving 1 s later with 10 ms of backward
+    // queueing. The first packet claims 60 ms of forward queueing but its
+    // round trip is only 30 ms above the minimum: 70 ms claimed, 30 allowed.
+    // The second claims nothing and is 40 ms above; the third (largest)
+    // claims 20 ms and is 30 ms above the minimum.
+    let arrival = t0 + ms(1_600);
+    let packets = [(2u64, 60u64, 30u64), (3, 0, 40), (4, 20, 30)];
+    let acked: Vec<AckedPacket> = packets
+        .iter()
+        .map(|&(n, qf, excess)| {
+            let rtt = ms(552 + excess);
+            let sent = arrival - rtt;
+            let mut p = AckedPacket::new(n, 1200, sent, arrival);
+            p.receive_time = Some(ms(10_000) + (sent - t0) + ms(270 + qf));
+            p
+        })
+        .collect();
+    // The largest was received 270 + 20 ms after it was sent; the ACK left
+    // 2 ms later and took 280 + 10 ms.
+    assert_eq!(acked[2].rtt, ms(270 + 20 + 2 + 280 + 10));
+    let ack = AckEvent {
+        now: arrival,
+        acked: &acked,
+        summary: AckSummary::of(&acked, 0),
+        ack_delay: ms(2),
+        rtt: RttSnapshot::uniform(ms(552)),
+        bytes_in_flight: 0,
+        app_limited: false,
+        backward_queueing: None,
+    };
+    let backward = est.on_ack(&ack, &mut forward);
+    // The floors rose by 100 ppm of about 1.6 s (160 us) since they were
+    // set, so the raw estimates are a little below 60/0/20 and 10 ms.
+    let raw_forward = [ms(60), ms(0), ms(20)];
+    let raw_backward = ms(10);
+    let slack = Duration::from_micros(200);
+    // The tightest packet: allowed / claimed, the first one's 30 / 70.
+    let scale = packets
+        .iter()
+        .zip(raw_forward)
+        .map(|(&(_, _, excess), qf)| excess as f64 / (qf + raw_backward).as_secs_f64() / 1e3)
+        .fold(1.0f64, f64::min);
+    assert!((scale - 30.0 / 70.0).abs() < 1e-9, "{scale}");
+    for (i, (got, raw)) in forward.iter().zip(raw_forward).enumerate() {
+        let got = got.unwrap_or_else(|| panic!("packet {i}: no estimate"));
+        let want = raw.mul_f64(scale);
+        assert!(
+            got.abs_diff(want) <= slack,
+            "packet {i}: {got:?}, want {want:?}"
+        );
+        let allowed = acked[i].rtt - ms(552);
+        assert!(got + backward.unwrap() <= allowed, "packet {i}");
+    }
+    let b = backward.expect("a backward estimate");
+    assert!(b.abs_diff(raw_backward.mul_f64(scale)) <= slack, "{b:?}");
+}

@@ -1065,3 +1065,65 @@ fn probing_sample_ignores_small_packets() {
         Some(vegas_cc::InternalValue::Float(100.0))
     );
 }
+
+/// `round_rtt=mean` (ns-2's reading, module documentation): the round's
+/// RTT − QTb is the mean of its ACKs' samples, each the ACK's smallest RTT
+/// minus that ACK's own QTb. Four ACKs a round with QTb 10, 20, 30 and
+/// 40 ms on a 200 ms round trip: whichever four consecutive ACKs a round
+/// holds, the reference mean is 200 − 25 = 175 ms (the distinguished
+/// packet's alone would be 190 or 160, the uncorrected RTT 200). The
+/// events carry the host's summary (RTT samples from full-size packets),
+/// as the stack builds them: the skeleton's adjusted summary is read then.
+#[test]
+fn round_rtt_mean_averages_each_acks_rtt_minus_its_qtb() {
+    use vegas_cc::shared::round_clock::full_size_floor;
+    use vegas_cc::{AckEvent, AckSummary, RttSnapshot};
+    let mut cc = build("rovegas", &["round_rtt=mean"]);
+    let full_size = full_size_floor(MDS);
+    let queued = [10u64, 20, 30, 40];
+    let want = 200.0 - queued.iter().sum::<u64>() as f64 / queued.len() as f64;
+    let mut now = Instant::now();
+    let mut next = 0u64;
+    for _ in 0..4 {
+        let window = cc.cwnd() / MDS;
+        let sent: Vec<PacketSent> = (0..window)
+            .map(|i| {
+                let p = PacketSent {
+                    pkt_num: next,
+                    size: MDS,
+                    time_sent: now,
+                    bytes_in_flight: i * MDS,
+                };
+                next += 1;
+                cc.on_packet_sent(&p);
+                p
+            })
+            .collect();
+        let arrival = now + ms(200);
+        let mut in_flight = window * MDS;
+        for (chunk, qb) in sent.chunks(window.div_ceil(queued.len())).zip(queued) {
+            let acked: Vec<AckedPacket> = chunk
+                .iter()
+                .map(|p| AckedPacket::new(p.pkt_num, p.size, p.time_sent, arrival))
+                .collect();
+            cc.on_ack(&AckEvent {
+                now: arrival,
+                acked: &acked,
+                summary: AckSummary::of(&acked, full_size),
+                ack_delay: Duration::ZERO,
+                rtt: RttSnapshot::uniform(ms(200)),
+                bytes_in_flight: in_flight,
+                app_limited: false,
+                backward_queueing: Some(ms(qb)),
+            });
+            in_flight -= chunk.len() * MDS;
+        }
+        now = arrival;
+    }
+    let mut internals = Internals::default();
+    cc.internals(&mut internals);
+    assert_eq!(
+        internals.get("rtt_minus_qtb_ms"),
+        Some(InternalValue::Float(want))
+    );
+}

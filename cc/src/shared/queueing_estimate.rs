@@ -230,26 +230,20 @@ impl QueueingEstimator {
         forward: &mut Vec<Option<Duration>>,
     ) -> Option<Duration> {
         forward.clear();
-        forward.resize(ack.acked.len(), None);
         // Packets come in ascending packet-number order.
         let largest = ack.acked.last()?;
         let new_largest = self.largest_acked.is_none_or(|l| largest.pkt_num > l);
         if new_largest {
             self.largest_acked = Some(largest.pkt_num);
         }
-        let first_stamped = ack.acked.iter().position(|p| p.receive_time.is_some())?;
+        // Peers often stamp only the largest: look from there.
+        if !ack.acked.iter().rev().any(|p| p.receive_time.is_some()) {
+            forward.resize(ack.acked.len(), None);
+            return None;
+        }
         let epoch = *self.epoch.get_or_insert(ack.now);
         // Our clock since the epoch, once for the ACK.
         let now = nanos_since(ack.now, epoch);
-        if let Some(rtt) = ack
-            .acked
-            .iter()
-            .map(|p| p.rtt)
-            .filter(|r| !r.is_zero())
-            .min()
-        {
-            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
-        }
         let drift_ppm = self.config.drift_ppm();
 
         // Backward: ACK arrival − (receive time of the largest acknowledged +
@@ -271,21 +265,38 @@ impl QueueingEstimator {
         }
 
         // Forward, per packet: receive time − send time, the peer's clock
-        // minus ours.
-        for (slot, packet) in forward[first_stamped..]
-            .iter_mut()
-            .zip(&ack.acked[first_stamped..])
-        {
-            let Some(received) = packet.receive_time else {
-                continue;
-            };
-            if packet.rtt.is_zero() || !self.on_clock(packet.clock_epoch) {
+        // minus ours. The same walk takes the ACK's RTTs into the minimum
+        // and checks the joint bound against the minimum so far: the final
+        // one is no larger, so a packet within this bound is within that.
+        let qt_backward = backward.unwrap_or(Duration::ZERO);
+        let mut min_rtt = self.min_rtt;
+        let mut within_bound = true;
+        for packet in ack.acked {
+            let rtt = packet.rtt;
+            if rtt.is_zero() {
+                forward.push(None);
                 continue;
             }
-            let delay = peer_reports::forward_delay_nanos(received, packet.time_sent, epoch);
-            *slot = Some(self.forward.offer(now, delay, drift_ppm));
+            let min = min_rtt.map_or(rtt, |m| m.min(rtt));
+            min_rtt = Some(min);
+            let qt_forward = match packet.receive_time {
+                Some(received) if self.on_clock(packet.clock_epoch) => {
+                    let delay =
+                        peer_reports::forward_delay_nanos(received, packet.time_sent, epoch);
+                    Some(self.forward.offer(now, delay, drift_ppm))
+                }
+                _ => None,
+            };
+            forward.push(qt_forward);
+            within_bound &= qt_forward
+                .unwrap_or(Duration::ZERO)
+                .saturating_add(qt_backward)
+                <= rtt.saturating_sub(min);
         }
-
+        self.min_rtt = min_rtt;
+        if within_bound {
+            return backward;
+        }
         self.bound_jointly(ack, forward, backward)
     }
 
