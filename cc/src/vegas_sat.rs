@@ -1508,12 +1508,7 @@ impl VegasRules for SatRules {
 
     /// The estimators' rounds end with the skeleton's, in recovery too;
     /// a rebase the round's decision found due happens here.
-    fn on_round_end(
-        &mut self,
-        round: &CompletedRound,
-        _in_recovery: bool,
-        base_rtt: &mut BaseRttTracker,
-    ) {
+    fn on_round_end(&mut self, round: &CompletedRound, base_rtt: &mut BaseRttTracker) {
         if std::mem::take(&mut self.rebase_due) {
             if let Some(rtt) = round.min_rtt {
                 base_rtt.refresh(rtt);
