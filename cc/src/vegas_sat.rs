@@ -998,9 +998,7 @@ impl SatRules {
 
     /// capacity × BaseRTT, in packets: the window that fills the path alone.
     fn path_packets(&self, window: &Window, base_rtt: Option<Duration>) -> Option<f64> {
-        let capacity = self.capacity()?;
-        let base = base_rtt?;
-        Some(capacity * base.as_secs_f64() / window.max_datagram_size() as f64)
+        path_packets_at(self.capacity(), window, base_rtt)
     }
 
     /// capacity × BaseRTT + the aimed queue, in bytes.
@@ -1349,14 +1347,21 @@ impl SatRules {
     /// the initial window's unthinned ACKs read), at most
     /// `max_train_packets` and 1/32 of the path (a train is queued at the
     /// bottleneck while it drains: on fau-sat's 25-packet buffer, at most 34).
-    fn train_packets(&self, window: &Window, base_rtt: Option<Duration>) -> usize {
+    /// `capacity` is [`Self::capacity`], which the pacing query has read
+    /// already.
+    fn train_packets(
+        &self,
+        capacity: Option<f64>,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> usize {
         let floor = self.config.ack_train_packets;
         if self.config.max_train_packets == 0 {
             return floor;
         }
         let (Some(per_ack), Some(path)) = (
             self.ack_train.packets_per_ack(),
-            self.path_packets(window, base_rtt),
+            path_packets_at(capacity, window, base_rtt),
         ) else {
             return floor;
         };
@@ -1402,6 +1407,17 @@ impl SatRules {
             _ => window.scaled(self.config.loss_factor),
         }
     }
+}
+
+/// capacity × BaseRTT in packets, for a capacity already read.
+fn path_packets_at(
+    capacity: Option<f64>,
+    window: &Window,
+    base_rtt: Option<Duration>,
+) -> Option<f64> {
+    let capacity = capacity?;
+    let base = base_rtt?;
+    Some(capacity * base.as_secs_f64() / window.max_datagram_size() as f64)
 }
 
 /// Diff for a queueing delay `delay`: cwnd × q / (BaseRTT + q).
@@ -1657,7 +1673,7 @@ impl VegasRules for SatRules {
         // window goes as it always did).
         let train = match source {
             CapacitySource::AckTrains if self.unstamped => {
-                self.train_packets(vegas.window, vegas.base_rtt)
+                self.train_packets(capacity, vegas.window, vegas.base_rtt)
             }
             _ => vegas.profile.burst_packets,
         };
@@ -2614,7 +2630,9 @@ mod tests {
             thinned_acks(&mut v, every, 36 * 12);
             let capacity = v.rules().capacity().expect("the ACK trains measured it");
             assert!((capacity - CAPACITY).abs() / CAPACITY < 1e-6, "{capacity}");
-            let train = v.rules().train_packets(v.window(), v.base_rtt());
+            let train = v
+                .rules()
+                .train_packets(v.rules().capacity(), v.window(), v.base_rtt());
             assert_eq!(train, expected(every, max), "every {every}, max {max}");
         }
     }
