@@ -735,7 +735,7 @@ pub trait VegasRules: Debug + Send {
     /// the phase (vegas-sat's forward queue, whose round mean a round in
     /// recovery must not carry into the next), and a BaseRTT taken anew
     /// from the round's smallest RTT when a queue does not drain (vegas-sat's
-    /// rebase, after Vegas-W's BaseRTT refresh, 003 section IV.B).
+    /// rebase, after Vegas-W's BaseRTT refresh on a route change, 003).
     fn on_round_end(&mut self, _round: &CompletedRound, _base_rtt: &mut BaseRttTracker) {}
 
     /// The member's cut on loss if it is section 3.3's by a factor
