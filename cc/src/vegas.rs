@@ -655,10 +655,13 @@ pub trait VegasRules: Debug + Send {
     }
 
     /// Whether the member is in slow start: by default while cwnd <
-    /// ssthresh. A member with a start-up phase of its own (vegas-sat, whose
-    /// start-up ends at a target window, not at ssthresh) says so here; the
+    /// ssthresh. A member with a start-up phase of its own says so here; the
     /// skeleton asks it for the round's decision, slow start's growth, the
-    /// state it reports and pacing.
+    /// state it reports and pacing. One user, and needed: vegas-sat's
+    /// start-up ends at a target window (capacity × BaseRTT + the aim, the
+    /// capacity from packet pairs), at a queue, or at a congestive loss,
+    /// never at an ssthresh, and its jump puts cwnd where no ssthresh could
+    /// say which phase it is in.
     fn in_slow_start(&self, window: &Window) -> bool {
         window.in_slow_start()
     }
@@ -708,8 +711,13 @@ pub trait VegasRules: Debug + Send {
 
     /// Slow start grew cwnd by an ACK's bytes (outside recovery, not
     /// application-limited): a member may jump or end slow start at once,
-    /// without waiting for the round (vegas-sat's capacity jump and its
-    /// exit at the target window). By default nothing more happens.
+    /// without waiting for the round. By default nothing more happens. One
+    /// user, and needed: on a 600 ms path a round is too late for what one
+    /// ACK can show, so vegas-sat jumps to half its target window at the
+    /// first capacity (the packet-pair estimate; the jump start of
+    /// Careful Resume, draft-ietf-tsvwg-careful-resume, made from a
+    /// measurement) and leaves at the ACK whose queue passes the threshold
+    /// (HyStart++'s per-ACK delay exit, RFC 9406, on the queue it measures).
     fn slow_start_ack(&mut self, _window: &Window, _base_rtt: Option<Duration>) -> SlowStartStep {
         SlowStartStep::Continue
     }
@@ -721,17 +729,14 @@ pub trait VegasRules: Debug + Send {
     fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange;
 
     /// Every round's end, after its decision: rounds that end in recovery
-    /// too (`in_recovery`), which the skeleton does not evaluate. The place
-    /// for estimators that count per round, and for a member that takes a
-    /// queue which does not drain for a new path (vegas-sat's rebase) to
-    /// reset BaseRTT.
-    fn on_round_end(
-        &mut self,
-        _round: &CompletedRound,
-        _in_recovery: bool,
-        _base_rtt: &mut BaseRttTracker,
-    ) {
-    }
+    /// too, which the skeleton does not evaluate (and so does not hand to
+    /// [`VegasRules::diff`]). One user, and needed for two things the
+    /// decision hooks cannot do: estimators that count per round whatever
+    /// the phase (vegas-sat's forward queue, whose round mean a round in
+    /// recovery must not carry into the next), and a BaseRTT taken anew
+    /// from the round's smallest RTT when a queue does not drain (vegas-sat's
+    /// rebase, after Vegas-W's BaseRTT refresh on a route change, 003).
+    fn on_round_end(&mut self, _round: &CompletedRound, _base_rtt: &mut BaseRttTracker) {}
 
     /// The member's cut on loss if it is section 3.3's by a factor
     /// ([`ScaledLoss`]), which the default [`VegasRules::loss_reaction`]
@@ -750,14 +755,19 @@ pub trait VegasRules: Debug + Send {
     }
 
     /// A loss was spurious: the window and ssthresh the host saved are back
-    /// and the decrease is forgotten. A member with a phase of its own may
-    /// go back to it.
+    /// and the decrease is forgotten. The other half of
+    /// [`VegasRules::in_slow_start`]: a member whose phase is its own, not
+    /// ssthresh's, restores it here (vegas-sat goes back to start-up when the
+    /// restored window is one of slow start and its jump is still to come).
     fn spurious_loss_undone(&mut self, _window: &Window) {}
 
     /// The pacing the stack is asked for: by default the member's pacing
-    /// profile ([`crate::shared::pacing_profile`]). A member that paces
-    /// otherwise (vegas-sat: packet pairs, capped at a measured capacity)
-    /// decides here.
+    /// profile ([`crate::shared::pacing_profile`]: gain × cwnd / RTT in
+    /// bursts). One user, and needed: vegas-sat's rate is capped at a
+    /// multiple of the capacity it measured (the profile knows no capacity),
+    /// and without receive stamps its bursts grow to ACK trains long enough
+    /// to arrive at the bottleneck's spacing; with stamps they are the
+    /// packet pairs (Keshav, SIGCOMM 1991) its capacity is measured from.
     fn pacing(&self, vegas: &PacingView<'_>) -> Option<Pacing> {
         vegas
             .profile
@@ -1216,7 +1226,7 @@ impl<R: VegasRules> Vegas<R> {
     /// measures it.
     pub(crate) fn complete_round(&mut self, round: &CompletedRound, now: Instant) {
         self.evaluate_round(round, 0, now);
-        self.rules.on_round_end(round, false, &mut self.base_rtt);
+        self.rules.on_round_end(round, &mut self.base_rtt);
     }
 
     /// The end of `round` outside recovery with the Diff `diff`.
@@ -1227,7 +1237,7 @@ impl<R: VegasRules> Vegas<R> {
         now: Instant,
     ) {
         self.decide_round(round, Some(diff), 0, now);
-        self.rules.on_round_end(round, false, &mut self.base_rtt);
+        self.rules.on_round_end(round, &mut self.base_rtt);
     }
 
     /// What the rules decide after slow start's growth on an ACK, applied.
@@ -1309,10 +1319,10 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
             AckedRound::Ended(round) => {
                 self.evaluate_round(&round, acked_bytes, ack.now);
-                self.rules.on_round_end(&round, false, &mut self.base_rtt);
+                self.rules.on_round_end(&round, &mut self.base_rtt);
             }
             AckedRound::EndedInRecovery(round) => {
-                self.rules.on_round_end(&round, true, &mut self.base_rtt);
+                self.rules.on_round_end(&round, &mut self.base_rtt);
             }
             AckedRound::InProgress | AckedRound::RecoveryEnded => {}
         }

@@ -756,25 +756,34 @@ const PAIR: usize = 2;
 
 /// The mean of the latest few forward queueing delays: the queue met by the
 /// packets sent just after a lost one (those whose ACKs declared it lost).
+/// Pushed on every stamped packet and read only at a loss: a ring that
+/// overwrites its oldest, with nothing moved on a push.
 #[derive(Clone, Debug)]
 struct RecentDelays {
-    samples: std::collections::VecDeque<Duration>,
+    samples: Vec<Duration>,
     capacity: usize,
+    /// Where the next push goes once the ring is full.
+    oldest: usize,
 }
 
 impl RecentDelays {
     fn new(capacity: usize) -> Self {
         RecentDelays {
-            samples: std::collections::VecDeque::with_capacity(capacity.max(1)),
+            samples: Vec::with_capacity(capacity.max(1)),
             capacity: capacity.max(1),
+            oldest: 0,
         }
     }
 
     fn push(&mut self, delay: Duration) {
-        if self.samples.len() == self.capacity {
-            self.samples.pop_front();
+        if self.samples.len() < self.capacity {
+            self.samples.push(delay);
+            return;
         }
-        self.samples.push_back(delay);
+        if let Some(slot) = self.samples.get_mut(self.oldest) {
+            *slot = delay;
+        }
+        self.oldest = (self.oldest + 1) % self.capacity;
     }
 
     fn mean(&self) -> Option<Duration> {
@@ -784,6 +793,7 @@ impl RecentDelays {
 
     fn clear(&mut self) {
         self.samples.clear();
+        self.oldest = 0;
     }
 }
 
@@ -958,10 +968,15 @@ impl SatRules {
 
     /// Bottleneck capacity in bytes per second, when measured and used.
     pub fn capacity(&self) -> Option<f64> {
+        self.capacity_from(self.capacity_source())
+    }
+
+    /// [`Self::capacity`] with its source already known.
+    fn capacity_from(&self, source: CapacitySource) -> Option<f64> {
         if !self.config.capacity_jump {
             return None;
         }
-        match self.capacity_source() {
+        match source {
             CapacitySource::PacketPairs => self.pairs.capacity(),
             CapacitySource::AckTrains => self.ack_train.capacity(),
             CapacitySource::None => None,
@@ -983,9 +998,7 @@ impl SatRules {
 
     /// capacity × BaseRTT, in packets: the window that fills the path alone.
     fn path_packets(&self, window: &Window, base_rtt: Option<Duration>) -> Option<f64> {
-        let capacity = self.capacity()?;
-        let base = base_rtt?;
-        Some(capacity * base.as_secs_f64() / window.max_datagram_size() as f64)
+        path_packets_at(self.capacity(), window, base_rtt)
     }
 
     /// capacity × BaseRTT + the aimed queue, in bytes.
@@ -1334,14 +1347,21 @@ impl SatRules {
     /// the initial window's unthinned ACKs read), at most
     /// `max_train_packets` and 1/32 of the path (a train is queued at the
     /// bottleneck while it drains: on fau-sat's 25-packet buffer, at most 34).
-    fn train_packets(&self, window: &Window, base_rtt: Option<Duration>) -> usize {
+    /// `capacity` is [`Self::capacity`], which the pacing query has read
+    /// already.
+    fn train_packets(
+        &self,
+        capacity: Option<f64>,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> usize {
         let floor = self.config.ack_train_packets;
         if self.config.max_train_packets == 0 {
             return floor;
         }
         let (Some(per_ack), Some(path)) = (
             self.ack_train.packets_per_ack(),
-            self.path_packets(window, base_rtt),
+            path_packets_at(capacity, window, base_rtt),
         ) else {
             return floor;
         };
@@ -1387,6 +1407,17 @@ impl SatRules {
             _ => window.scaled(self.config.loss_factor),
         }
     }
+}
+
+/// capacity × BaseRTT in packets, for a capacity already read.
+fn path_packets_at(
+    capacity: Option<f64>,
+    window: &Window,
+    base_rtt: Option<Duration>,
+) -> Option<f64> {
+    let capacity = capacity?;
+    let base = base_rtt?;
+    Some(capacity * base.as_secs_f64() / window.max_datagram_size() as f64)
 }
 
 /// Diff for a queueing delay `delay`: cwnd × q / (BaseRTT + q).
@@ -1508,12 +1539,7 @@ impl VegasRules for SatRules {
 
     /// The estimators' rounds end with the skeleton's, in recovery too;
     /// a rebase the round's decision found due happens here.
-    fn on_round_end(
-        &mut self,
-        round: &CompletedRound,
-        _in_recovery: bool,
-        base_rtt: &mut BaseRttTracker,
-    ) {
+    fn on_round_end(&mut self, round: &CompletedRound, base_rtt: &mut BaseRttTracker) {
         if std::mem::take(&mut self.rebase_due) {
             if let Some(rtt) = round.min_rtt {
                 base_rtt.refresh(rtt);
@@ -1623,7 +1649,10 @@ impl VegasRules for SatRules {
     fn pacing(&self, vegas: &PacingView<'_>) -> Option<Pacing> {
         let rtt = vegas.rtt.filter(|r| !r.is_zero())?;
         let per_rtt = vegas.window.cwnd() as f64 / rtt.as_secs_f64();
-        let capped = |cap: f64| self.capacity().filter(|_| cap > 0.0).map(|c| cap * c);
+        // Asked on every packet sent: the source is decided once.
+        let source = self.capacity_source();
+        let capacity = self.capacity_from(source);
+        let capped = |cap: f64| capacity.filter(|_| cap > 0.0).map(|c| cap * c);
         let (gain, ceiling) = match self.phase {
             Phase::Startup => (
                 vegas.profile.slow_start_gain,
@@ -1642,9 +1671,9 @@ impl VegasRules for SatRules {
         // them, only a longer train's ACKs arrive at the bottleneck's spacing.
         // Until an ACK tells, the peer is assumed to stamp (the initial
         // window goes as it always did).
-        let train = match self.capacity_source() {
+        let train = match source {
             CapacitySource::AckTrains if self.unstamped => {
-                self.train_packets(vegas.window, vegas.base_rtt)
+                self.train_packets(capacity, vegas.window, vegas.base_rtt)
             }
             _ => vegas.profile.burst_packets,
         };
@@ -2546,6 +2575,15 @@ mod tests {
         assert_eq!(r.mean(), Some(Duration::from_millis(30)));
         r.clear();
         assert_eq!(r.mean(), None);
+        // Against the mean of the last three of a long run, computed here.
+        let mut r = RecentDelays::new(3);
+        let run: Vec<Duration> = (1..=11u64).map(|i| Duration::from_millis(i * i)).collect();
+        for (i, d) in run.iter().enumerate() {
+            r.push(*d);
+            let kept = &run[i.saturating_sub(2)..=i];
+            let expected = kept.iter().sum::<Duration>() / kept.len() as u32;
+            assert_eq!(r.mean(), Some(expected), "after {} pushes", i + 1);
+        }
     }
 
     /// `count` packets sent back to back through a bottleneck of
@@ -2592,7 +2630,9 @@ mod tests {
             thinned_acks(&mut v, every, 36 * 12);
             let capacity = v.rules().capacity().expect("the ACK trains measured it");
             assert!((capacity - CAPACITY).abs() / CAPACITY < 1e-6, "{capacity}");
-            let train = v.rules().train_packets(v.window(), v.base_rtt());
+            let train = v
+                .rules()
+                .train_packets(v.rules().capacity(), v.window(), v.base_rtt());
             assert_eq!(train, expected(every, max), "every {every}, max {max}");
         }
     }

@@ -64,8 +64,8 @@ struct Calls {
     congestion_avoidance: Vec<f64>,
     /// The smallest RTT of each ACK as `observe_ack` saw it.
     observed_rtts: Vec<Duration>,
-    /// `in_recovery` of every round's end.
-    round_end_calls: Vec<bool>,
+    /// The number of every round that ended.
+    round_end_calls: Vec<u64>,
     /// `sent_after_decrease` of every congestion event.
     losses_after_decrease: Vec<bool>,
     /// cwnd the rules saw after each ACK's slow-start growth.
@@ -128,13 +128,8 @@ impl VegasRules for Scripted {
         self.script.ack_step
     }
 
-    fn on_round_end(
-        &mut self,
-        _round: &CompletedRound,
-        in_recovery: bool,
-        base_rtt: &mut BaseRttTracker,
-    ) {
-        self.calls().round_end_calls.push(in_recovery);
+    fn on_round_end(&mut self, round: &CompletedRound, base_rtt: &mut BaseRttTracker) {
+        self.calls().round_end_calls.push(round.index);
         if let Some(rtt) = self.script.rebase_to {
             base_rtt.refresh(rtt);
         }
@@ -750,7 +745,9 @@ fn every_round_end_reaches_the_rules_in_recovery_too() {
         ..Script::default()
     };
     let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
-    assert_eq!(calls(&log).round_end_calls, [false]);
+    let ended = calls(&log).round_end_calls.clone();
+    assert_eq!(ended.len(), 1);
+    let evaluated = calls(&log).congestion_avoidance.len();
     let window = f.send_window();
     f.advance(ms(1));
     f.lose(&window[..1], false);
@@ -759,8 +756,9 @@ fn every_round_end_reaches_the_rules_in_recovery_too() {
     f.ack(&window[1..], ms(100));
     assert_eq!(f.cc.state(), CcState::Recovery);
     let log = calls(&log);
-    assert_eq!(log.round_end_calls, [false, true]);
-    assert!(log.congestion_avoidance.is_empty());
+    // The next round reached the rules, and was not evaluated.
+    assert_eq!(log.round_end_calls, [ended[0], ended[0] + 1]);
+    assert_eq!(log.congestion_avoidance.len(), evaluated);
 }
 
 #[test]

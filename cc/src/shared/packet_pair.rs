@@ -35,16 +35,19 @@ use crate::events::AckedPacket;
 pub const MAX_PLAUSIBLE_BYTES_PER_SEC: f64 = 125e9;
 
 /// Two packets count as sent back to back when their send times differ by at
-/// most this fraction of their spacing at the receiver. The spacing is the
-/// bottleneck's when the second packet reaches it while the first is still
-/// being serialised there: a send gap below the serialisation time; half
-/// of it leaves room for jitter. A real server (qlog on) takes 170-220 µs
-/// between the two packets of a train, and a 1350-byte packet takes 540 µs
-/// at 20 Mbit/s: a quarter (135 µs), this constant's first value, refused
-/// every pair of the real start-up over `vegas-emu`, and the capacity was
-/// known one round trip later than in the simulator, whose trains leave
-/// at one instant.
-const BACK_TO_BACK_FRACTION: f64 = 0.5;
+/// most their spacing at the receiver divided by this: half of it. The
+/// spacing is the bottleneck's when the second packet reaches it while the
+/// first is still being serialised there: a send gap below the
+/// serialisation time; half of it leaves room for jitter. A real server
+/// (qlog on) takes 170-220 µs between the two packets of a train, and a
+/// 1350-byte packet takes 540 µs at 20 Mbit/s: a quarter (135 µs), the
+/// first value, refused every pair of the real start-up over `vegas-emu`,
+/// and the capacity was known one round trip later than in the simulator,
+/// whose trains leave at one instant. Compared in whole nanoseconds
+/// (`gap > spacing / 2` is `2 × gap > spacing` exactly), which is the
+/// verdict the fraction in seconds gave (its conversions never merge
+/// durations half a nanosecond apart) without two conversions per packet.
+const BACK_TO_BACK_DIVISOR: u32 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Stamped {
@@ -64,6 +67,9 @@ pub struct PacketPairEstimator {
     /// read on every packet sent (through the pacer), so it must cost
     /// neither a sort nor an allocation there.
     sorted: Vec<f64>,
+    /// The median of `sorted` once there are `min_pairs`, made when a
+    /// sample enters: read far more often than a pair is measured.
+    capacity: Option<f64>,
     window: usize,
     min_pairs: usize,
     samples: u64,
@@ -91,6 +97,7 @@ impl PacketPairEstimator {
             previous: None,
             recent: VecDeque::with_capacity(window),
             sorted: Vec::with_capacity(window),
+            capacity: None,
             window,
             min_pairs: min_pairs.clamp(1, window),
             samples: 0,
@@ -128,7 +135,7 @@ impl PacketPairEstimator {
         let send_gap = current
             .time_sent
             .checked_duration_since(previous.time_sent)?;
-        if send_gap.as_secs_f64() > BACK_TO_BACK_FRACTION * spacing.as_secs_f64() {
+        if send_gap > spacing / BACK_TO_BACK_DIVISOR {
             // The sender spaced them: the spacing is the sender's, not the path's.
             return None;
         }
@@ -148,16 +155,18 @@ impl PacketPairEstimator {
         self.recent.push_back(rate);
         let at = self.sorted.partition_point(|v| v.total_cmp(&rate).is_lt());
         self.sorted.insert(at, rate);
+        self.capacity = if self.recent.len() < self.min_pairs {
+            None
+        } else {
+            median_of_sorted(&self.sorted)
+        };
         Some(rate)
     }
 
     /// The capacity in bytes per second: the median of the last `window`
     /// pairs; `None` before `min_pairs` pairs.
     pub fn capacity(&self) -> Option<f64> {
-        if self.recent.len() < self.min_pairs {
-            return None;
-        }
-        median_of_sorted(&self.sorted)
+        self.capacity
     }
 
     /// Pairs measured since creation.
@@ -170,6 +179,7 @@ impl PacketPairEstimator {
         self.previous = None;
         self.recent.clear();
         self.sorted.clear();
+        self.capacity = None;
     }
 }
 
@@ -240,6 +250,28 @@ mod tests {
             .on_packet(&packet(t0, 4, 1500, Some(3080), 1350), 675)
             .expect("a pair");
         assert!((rate - 1350.0 / 540e-6).abs() < 1.0, "{rate}");
+    }
+
+    #[test]
+    fn a_send_gap_of_exactly_half_the_spacing_is_back_to_back() {
+        let t0 = Instant::now();
+        let spacing = Duration::from_nanos(540_001);
+        // The reference: 2 × gap against the spacing, in whole nanoseconds.
+        for gap_ns in [270_000u64, 270_001] {
+            let back_to_back = 2 * gap_ns <= spacing.as_nanos() as u64;
+            let mut e = PacketPairEstimator::new(3, 1);
+            let mut first = packet(t0, 1, 0, None, 1350);
+            first.receive_time = Some(Duration::from_micros(1000));
+            e.on_packet(&first, 675);
+            let mut second = packet(t0, 2, 0, None, 1350);
+            second.time_sent = t0 + Duration::from_nanos(gap_ns);
+            second.receive_time = Some(Duration::from_micros(1000) + spacing);
+            assert_eq!(
+                e.on_packet(&second, 675).is_some(),
+                back_to_back,
+                "{gap_ns}"
+            );
+        }
     }
 
     #[test]
