@@ -512,9 +512,10 @@ impl RouteMonitor {
     /// change it reveals, after which the history restarts from RTT_now.
     fn on_sample(&mut self, rtt_now: Duration, now: Instant, check: bool) -> Option<RouteChange> {
         // The mean is taken only where it is compared (outside slow start).
+        let rtt_now_secs = rtt_now.as_secs_f64();
         let mean = if check { self.mean() } else { None };
         let change = mean
-            .filter(|mean| rtt_now.as_secs_f64() > self.n * mean)
+            .filter(|mean| rtt_now_secs > self.n * mean)
             .map(|mean| RouteChange {
                 at: now,
                 rtt_now,
@@ -525,7 +526,7 @@ impl RouteMonitor {
             self.changes = self.changes.saturating_add(1);
             self.last = Some(change);
         }
-        self.history.push_back(rtt_now.as_secs_f64());
+        self.history.push_back(rtt_now_secs);
         while self.history.len() > self.m {
             self.history.pop_front();
         }
@@ -676,7 +677,7 @@ impl VegasWRules {
             return;
         }
         if let Some(sample) = self.sampler.on_ack(now, acked_bytes, Duration::ZERO) {
-            if let Some(bwe) = self.filter.update(sample.bytes_per_sec(), sample.interval) {
+            if let Some(bwe) = self.filter.update_with(&sample) {
                 let shown = self.published_bwe.unwrap_or(f64::NAN);
                 // Also true when nothing was shown yet (NaN compares false).
                 if !((bwe - shown).abs() <= BWE_PUBLISH_FRACTION * shown) {
