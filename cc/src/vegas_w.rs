@@ -678,9 +678,10 @@ impl VegasWRules {
         }
         if let Some(sample) = self.sampler.on_ack(now, acked_bytes, Duration::ZERO) {
             if let Some(bwe) = self.filter.update_with(&sample) {
-                let shown = self.published_bwe.unwrap_or(f64::NAN);
-                // Also true when nothing was shown yet (NaN compares false).
-                if !((bwe - shown).abs() <= BWE_PUBLISH_FRACTION * shown) {
+                let moved = self
+                    .published_bwe
+                    .is_none_or(|shown| (bwe - shown).abs() > BWE_PUBLISH_FRACTION * shown);
+                if moved {
                     self.published_bwe = Some(bwe);
                 }
             }
