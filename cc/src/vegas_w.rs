@@ -210,9 +210,9 @@
 //! exactly where a decision reads it — at each round the rules decide
 //! (IV.A compares it with cwnd there) and at each loss (IV.C's ssthresh) —
 //! and between those whenever it has moved by more than
-//! [`BWE_PUBLISH_FRACTION`] (1 %) of the value last shown: the curve stays
-//! within 1 % of b̂, and an ACK that moved b̂ less writes no qlog event for
-//! it. The decisions always read b̂ itself.
+//! [`BWE_PUBLISH_FRACTION`] (1 %) of the value last shown: b̂ stays within
+//! 1 % of the value shown, and an ACK that moved b̂ less writes no qlog
+//! event for it. The decisions always read b̂ itself.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
