@@ -205,13 +205,21 @@
 //! (`receive_timestamps`, `ack_arrival`, `none`), `loss_send_spacing_ms`,
 //! `loss_ack_spacing_ms`, and the counts `congestion_losses` and
 //! `link_error_losses`.
+//!
+//! b̂ moves on every ACK (one sample per ACK, eq. 2). qlog shows it
+//! exactly where a decision reads it — at each round the rules decide
+//! (IV.A compares it with cwnd there) and at each loss (IV.C's ssthresh) —
+//! and between those whenever it has moved by more than
+//! [`BWE_PUBLISH_FRACTION`] (1 %) of the value last shown: b̂ stays within
+//! 1 % of the value shown, and an ACK that moved b̂ less writes no qlog
+//! event for it. The decisions always read b̂ itself.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CongestionController, Internals};
+use crate::controller::{CongestionController, Internals, KeyedGeneration};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ChoiceParam, Key, OnOff, ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
@@ -459,6 +467,10 @@ fn classify(spacing: Option<PairSpacing>, margin: f64) -> LossVerdict {
     }
 }
 
+/// How far b̂ may move from the value qlog last showed before qlog shows it
+/// again (see the module documentation's qlog section).
+pub const BWE_PUBLISH_FRACTION: f64 = 0.01;
+
 /// A route change detected by IV.B's RTT surveillance.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RouteChange {
@@ -500,9 +512,10 @@ impl RouteMonitor {
     /// change it reveals, after which the history restarts from RTT_now.
     fn on_sample(&mut self, rtt_now: Duration, now: Instant, check: bool) -> Option<RouteChange> {
         // The mean is taken only where it is compared (outside slow start).
+        let rtt_now_secs = rtt_now.as_secs_f64();
         let mean = if check { self.mean() } else { None };
         let change = mean
-            .filter(|mean| rtt_now.as_secs_f64() > self.n * mean)
+            .filter(|mean| rtt_now_secs > self.n * mean)
             .map(|mean| RouteChange {
                 at: now,
                 rtt_now,
@@ -513,7 +526,7 @@ impl RouteMonitor {
             self.changes = self.changes.saturating_add(1);
             self.last = Some(change);
         }
-        self.history.push_back(rtt_now.as_secs_f64());
+        self.history.push_back(rtt_now_secs);
         while self.history.len() > self.m {
             self.history.pop_front();
         }
@@ -587,6 +600,23 @@ pub struct VegasWRules {
     last_loss: Option<LastLoss>,
     congestion_losses: u64,
     link_error_losses: u64,
+
+    /// b̂ as qlog last showed it (see [`BWE_PUBLISH_FRACTION`]).
+    published_bwe: Option<f64>,
+    internals_generation: KeyedGeneration<InternalsKey>,
+}
+
+/// Everything Vegas-W's own qlog fields are made of (the skeleton keys
+/// BaseRTT, Diff, the round and the window).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct InternalsKey {
+    published_bwe: Option<f64>,
+    ss_extensions: u64,
+    route_changes: u64,
+    last_route_change: Option<RouteChange>,
+    last_loss: Option<LastLoss>,
+    congestion_losses: u64,
+    link_error_losses: u64,
 }
 
 impl VegasWRules {
@@ -612,7 +642,14 @@ impl VegasWRules {
             last_loss: None,
             congestion_losses: 0,
             link_error_losses: 0,
+            published_bwe: None,
+            internals_generation: KeyedGeneration::default(),
         }
+    }
+
+    /// Shows b̂ in qlog as it is now: where a decision reads it.
+    fn publish_bwe(&mut self) {
+        self.published_bwe = self.filter.estimate();
     }
 
     /// b̂ × BaseRTT in bytes: the window the estimated bandwidth fills.
@@ -640,7 +677,14 @@ impl VegasWRules {
             return;
         }
         if let Some(sample) = self.sampler.on_ack(now, acked_bytes, Duration::ZERO) {
-            self.filter.update(sample.bytes_per_sec(), sample.interval);
+            if let Some(bwe) = self.filter.update_with(&sample) {
+                let moved = self
+                    .published_bwe
+                    .is_none_or(|shown| (bwe - shown).abs() > BWE_PUBLISH_FRACTION * shown);
+                if moved {
+                    self.published_bwe = Some(bwe);
+                }
+            }
         }
     }
 }
@@ -685,6 +729,7 @@ impl VegasRules for VegasWRules {
     /// Vegas 3.5.3 with IV.A: past gamma, slow start goes on while cwnd is
     /// below b̂ × BaseRTT.
     fn slow_start_round(&mut self, round: &RoundView<'_>) -> SlowStartStep {
+        self.publish_bwe();
         match round.diff_packets {
             Some(diff) if diff > round.gamma => {
                 let target = self.estimated_window(round.base_rtt);
@@ -701,6 +746,7 @@ impl VegasRules for VegasWRules {
     }
 
     fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
+        self.publish_bwe();
         self.step.step(round, diff).into()
     }
 
@@ -708,6 +754,7 @@ impl VegasRules for VegasWRules {
     /// one; a link error leaves the window, congestion sets ssthresh to
     /// b̂ × RTTmin and cwnd to at most that; a timeout slow-starts again.
     fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
+        self.publish_bwe();
         let (window, base_rtt) = (vegas.window, vegas.base_rtt);
         let verdict = classify(
             self.packets
@@ -755,9 +802,9 @@ impl VegasRules for VegasWRules {
         if let Some(ssthresh) = window.ssthresh_packets() {
             out.float("ssthresh_packets", ssthresh);
         }
-        out.float("bwe_bytes_per_s", self.filter.estimate().unwrap_or(0.0));
-        if let Some(bytes) = self.estimated_window(vegas.base_rtt) {
-            out.float("bwe_window_packets", bytes / mss);
+        out.float("bwe_bytes_per_s", self.published_bwe.unwrap_or(0.0));
+        if let (Some(bwe), Some(base_rtt)) = (self.published_bwe, vegas.base_rtt) {
+            out.float("bwe_window_packets", bwe * base_rtt.as_secs_f64() / mss);
         }
         if let Some(base) = vegas.base_rtt {
             out.millis("base_rtt_ms", base);
@@ -792,6 +839,18 @@ impl VegasRules for VegasWRules {
         }
         out.int("congestion_losses", self.congestion_losses);
         out.int("link_error_losses", self.link_error_losses);
+    }
+
+    fn internals_generation(&self) -> Option<u64> {
+        Some(self.internals_generation.of(InternalsKey {
+            published_bwe: self.published_bwe,
+            ss_extensions: self.ss_extensions,
+            route_changes: self.route.changes,
+            last_route_change: self.route.last,
+            last_loss: self.last_loss,
+            congestion_losses: self.congestion_losses,
+            link_error_losses: self.link_error_losses,
+        }))
     }
 }
 

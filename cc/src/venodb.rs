@@ -54,7 +54,10 @@
 //!   stamps contribute nothing (the two clocks must not mix); a whole round
 //!   without any stamp returns to ACK arrival spacing. qlog's
 //!   `delay_source` says which is in use: `receive_timestamps`,
-//!   `ack_arrival`, or `none` before any sample.
+//!   `ack_arrival`, or `none` before any sample. Its counts
+//!   `delay_samples` and `delay_samples_rejected` are reported as they
+//!   stood at the end of the last round, the grain of `D` they make up, so
+//!   that qlog does not write an event on every ACK for them.
 //! - **bwe(t)**: per-ACK bandwidth samples (bytes newly acknowledged over the
 //!   time since the previous ACK; ACKs arriving at the same instant are
 //!   merged) smoothed by an EWMA, from the shared `bandwidth_filter`.
@@ -138,7 +141,7 @@ use std::cmp::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CongestionController, Internals};
+use crate::controller::{CongestionController, Internals, KeyedGeneration};
 use crate::events::{AckEvent, AckedPacket};
 use crate::params::{Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::bandwidth_filter::{BandwidthSampler, Ewma, WESTWOOD_PLUS_HISTORY_WEIGHT};
@@ -354,6 +357,30 @@ pub struct VenoDbRules {
     bwe_now: Option<f64>,
     bwe_rtt_ago: Option<f64>,
     state: NetworkState,
+    /// The estimator's samples and rejections at the end of the last round,
+    /// for qlog.
+    delay_counts_at_round_end: DelayCounts,
+    internals_generation: KeyedGeneration<InternalsKey>,
+}
+
+/// How many delay samples the estimator took and how many stamps it
+/// rejected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct DelayCounts {
+    delays: u64,
+    rejected: u64,
+}
+
+/// Everything VenoDB's own qlog fields are made of.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct InternalsKey {
+    source: DelaySource,
+    delay_nanos: Option<i64>,
+    delay_change_nanos: Option<i64>,
+    bwe_now: Option<f64>,
+    bwe_rtt_ago: Option<f64>,
+    state: NetworkState,
+    delay_counts: DelayCounts,
 }
 
 impl VenoDbRules {
@@ -385,6 +412,8 @@ impl VenoDbRules {
             bwe_now: None,
             bwe_rtt_ago: None,
             state: NetworkState::Unknown,
+            delay_counts_at_round_end: DelayCounts::default(),
+            internals_generation: KeyedGeneration::default(),
         }
     }
 
@@ -553,6 +582,10 @@ impl VenoRules for VenoDbRules {
         self.stamps_this_round = false;
         self.bwe_rtt_ago = self.bwe_now;
         self.bwe_now = self.bwe.value();
+        self.delay_counts_at_round_end = DelayCounts {
+            delays: self.estimator.delays(),
+            rejected: self.estimator.rejected(),
+        };
 
         let backlog = backlog?;
         let (state, increase) = self.additive_increase(backlog);
@@ -591,7 +624,22 @@ impl VenoRules for VenoDbRules {
             out.float("bwe_rtt_ago_bytes_per_s", bwe);
         }
         out.text("network_state", self.state.as_str());
-        out.int("delay_samples", self.estimator.delays());
-        out.int("delay_samples_rejected", self.estimator.rejected());
+        out.int("delay_samples", self.delay_counts_at_round_end.delays);
+        out.int(
+            "delay_samples_rejected",
+            self.delay_counts_at_round_end.rejected,
+        );
+    }
+
+    fn internals_generation(&self) -> Option<u64> {
+        Some(self.internals_generation.of(InternalsKey {
+            source: self.source,
+            delay_nanos: self.delay_nanos,
+            delay_change_nanos: self.delay_change_nanos,
+            bwe_now: self.bwe_now,
+            bwe_rtt_ago: self.bwe_rtt_ago,
+            state: self.state,
+            delay_counts: self.delay_counts_at_round_end,
+        }))
     }
 }

@@ -72,7 +72,9 @@
 use std::time::Duration;
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, Internals, Pacing, MINIMUM_WINDOW_PACKETS};
+use crate::controller::{
+    CcState, CongestionController, Internals, KeyedGeneration, Pacing, MINIMUM_WINDOW_PACKETS,
+};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::bandwidth_filter::{
@@ -171,6 +173,19 @@ pub struct Westwood {
     pacing: PacingProfile,
     /// The stack's smoothed RTT, for pacing.
     smoothed_rtt: Option<Duration>,
+    internals_generation: KeyedGeneration<InternalsKey>,
+}
+
+/// Everything Westwood+'s qlog fields are made of: BWE moves once per
+/// sample window (about an RTT), the window on growth and reductions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct InternalsKey {
+    bwe: Option<f64>,
+    latest_sample: Option<f64>,
+    rtt_min: Option<Duration>,
+    cwnd: usize,
+    ssthresh: usize,
+    max_datagram_size: usize,
 }
 
 impl Westwood {
@@ -196,6 +211,7 @@ impl Westwood {
             epoch: RecoveryEpoch::new(SentAtReduction::CountsAsBefore),
             pacing: PacingProfile::read(params, PACING),
             smoothed_rtt: None,
+            internals_generation: KeyedGeneration::default(),
         }
     }
 
@@ -343,6 +359,17 @@ impl CongestionController for Westwood {
         // Reported before the first reduction too, as a huge number.
         let mss = self.window.max_datagram_size() as f64;
         out.float("ssthresh_packets", self.window.ssthresh() as f64 / mss);
+    }
+
+    fn internals_generation(&self) -> Option<u64> {
+        Some(self.internals_generation.of(InternalsKey {
+            bwe: self.filter.estimate(),
+            latest_sample: self.latest_sample_bytes_per_sec,
+            rtt_min: self.rtt_min,
+            cwnd: self.window.cwnd(),
+            ssthresh: self.window.ssthresh(),
+            max_datagram_size: self.window.max_datagram_size(),
+        }))
     }
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {

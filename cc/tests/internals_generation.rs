@@ -257,3 +257,73 @@ fn each_part_of_rovegas_key_alone_moves_the_generation() {
         last.check(flow.cc.as_ref()).unwrap();
     }
 }
+
+/// The bandwidth-estimating members (vegas-w, venodb, westwood+): a paced
+/// flow (each window's packets spread over the RTT, so its ACK frames
+/// arrive apart and the per-ACK estimates move between the rounds) whose
+/// queue builds and drains, with receive timestamps on some rounds
+/// (VenoDB's D), application-limited rounds, losses of both kinds, a second
+/// loss in one recovery epoch (classified and counted without a reduction),
+/// a larger datagram size and a timeout, checked after every ACK frame,
+/// loss and size change.
+#[test]
+fn every_ack_of_a_bandwidth_member_keeps_the_generation_honest() {
+    for name in ["vegas-w", "venodb", "westwood"] {
+        let mut flow = Flow::new(build(name, &[])).with_acks_per_window(8);
+        let start = flow.now;
+        let mut last = LastFill::default();
+        for round in 0..40u64 {
+            flow.app_limited = round % 11 == 10;
+            let rtt = common::ms(600 + (round % 7) * 40 + (round % 3) * 5);
+            let count = (flow.cwnd() / MDS).max(1);
+            let gap = rtt / u32::try_from(count).unwrap_or(u32::MAX);
+            let mut packets = Vec::with_capacity(count);
+            for _ in 0..count {
+                packets.extend(flow.send(1));
+                flow.advance(gap);
+            }
+            let chunk = packets.len().div_ceil(8).max(1);
+            for (i, frame) in packets.chunks(chunk).enumerate() {
+                let stamped = round % 4 < 2;
+                flow.ack_with(frame, rtt, |acked| {
+                    if stamped {
+                        for (j, p) in acked.iter_mut().enumerate() {
+                            // A one-way delay that wanders within the round.
+                            let owd = common::ms(300 + ((i + j) as u64 * 3) % 17);
+                            p.receive_time = Some(p.time_sent.duration_since(start) + owd);
+                        }
+                    }
+                    common::FrameExtras::default()
+                });
+                last.check(flow.cc.as_ref()).unwrap();
+            }
+            if round % 9 == 8 {
+                let lost = flow.send(3);
+                flow.lose(&lost[2..], false);
+                last.check(flow.cc.as_ref()).unwrap();
+                // The same epoch: classified again, no second reduction.
+                flow.lose(&lost[..2], false);
+                last.check(flow.cc.as_ref()).unwrap();
+            }
+            if round == 20 {
+                // PMTUD: Westwood+ keeps its bytes, only the packet size moves.
+                flow.cc.on_max_datagram_size(MDS + 200);
+                last.check(flow.cc.as_ref()).unwrap();
+            }
+            if round == 30 {
+                let lost = flow.send(4);
+                flow.lose(&lost, true);
+                last.check(flow.cc.as_ref()).unwrap();
+            }
+        }
+    }
+}
+
+/// The members this branch gave a generation report one.
+#[test]
+fn the_bandwidth_members_report_a_generation() {
+    for name in ["vegas-w", "venodb", "westwood"] {
+        let cc = build(name, &[]);
+        assert!(cc.internals_generation().is_some(), "{name}");
+    }
+}

@@ -58,7 +58,11 @@ impl BandwidthSample {
 /// `bytes / interval`, or `None` for an empty interval. Capped at
 /// [`MAX_BANDWIDTH_BYTES_PER_SEC`].
 pub fn rate_bytes_per_sec(bytes: u64, interval: Duration) -> Option<f64> {
-    let secs = interval.as_secs_f64();
+    rate_of_secs(bytes, interval.as_secs_f64())
+}
+
+/// [`rate_bytes_per_sec`] over `secs` seconds.
+fn rate_of_secs(bytes: u64, secs: f64) -> Option<f64> {
     if secs <= 0.0 {
         return None;
     }
@@ -346,6 +350,8 @@ impl TwoStageLowPass {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TustinLowPass {
     tau: Duration,
+    /// 2τ in seconds, which eq. 4 needs on every sample.
+    two_tau_secs: f64,
     estimate: Option<f64>,
     previous_sample: f64,
 }
@@ -354,6 +360,7 @@ impl TustinLowPass {
     pub fn new(tau: Duration) -> Self {
         TustinLowPass {
             tau,
+            two_tau_secs: 2.0 * tau.as_secs_f64(),
             estimate: None,
             previous_sample: 0.0,
         }
@@ -371,8 +378,12 @@ impl TustinLowPass {
     /// Written as `(2τ − Δ) / (2τ + Δ)`, the same value as eq. 4 but defined
     /// for `Δ = 0` (α = 1: a sample over no time carries no weight).
     pub fn alpha(&self, interval: Duration) -> f64 {
-        let two_tau = 2.0 * self.tau.as_secs_f64();
-        let delta = interval.as_secs_f64();
+        self.alpha_secs(interval.as_secs_f64())
+    }
+
+    /// [`Self::alpha`] for an interval of `delta` seconds.
+    fn alpha_secs(&self, delta: f64) -> f64 {
+        let two_tau = self.two_tau_secs;
         let denominator = two_tau + delta;
         if denominator <= 0.0 {
             // No time constant and no interval: no filtering.
@@ -383,13 +394,27 @@ impl TustinLowPass {
 
     /// Feeds the sample `b_k` of an interval `Δ_k` and returns `b̂_k`.
     pub fn update(&mut self, sample: f64, interval: Duration) -> Option<f64> {
+        self.update_secs(sample, interval.as_secs_f64())
+    }
+
+    /// The sample of a [`BandwidthSample`]: `b_k` and its interval taken
+    /// from it, the interval converted to seconds once for both.
+    pub fn update_with(&mut self, sample: &BandwidthSample) -> Option<f64> {
+        let delta = sample.interval.as_secs_f64();
+        // As `BandwidthSample::bytes_per_sec`: the interval is never zero.
+        let rate = rate_of_secs(sample.bytes, delta).unwrap_or(0.0);
+        self.update_secs(rate, delta)
+    }
+
+    /// [`Self::update`] for an interval of `delta` seconds.
+    fn update_secs(&mut self, sample: f64, delta: f64) -> Option<f64> {
         let Some(sample) = usable(sample) else {
             return self.estimate;
         };
         let estimate = match self.estimate {
             None => sample,
             Some(old) => {
-                let alpha = self.alpha(interval);
+                let alpha = self.alpha_secs(delta);
                 // Halves first so that the mean of two huge samples stays finite.
                 let mean = sample / 2.0 + self.previous_sample / 2.0;
                 alpha * old + (1.0 - alpha) * mean
