@@ -14,9 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::careful_resume::{CapacityObserver, CarefulResume, SavedPath, SetWindow};
 use crate::controller::{CcState, CongestionController, InternalValue, Internals, Pacing};
-use crate::events::{
-    AckEvent, AckReceived, AckSummary, AckedPacket, CongestionEvent, PacketSent, RttSnapshot,
-};
+use crate::events::{AckEvent, AckReceived, AckSummary, AckedPacket, CongestionEvent, PacketSent};
 
 use crate::registry::{ControllerSpec, WindowConfig};
 use crate::shared::peer_reports::{self, JudgedCounts, PeerReportJudge, StampCursor};
@@ -181,6 +179,7 @@ impl SentPackets {
         self.packets.push_back(record);
     }
 
+    #[inline]
     fn find(&self, pkt_num: u64) -> Option<usize> {
         // Usually every packet is in flight, so a packet's number minus the
         // first one's is its index: one look instead of a binary search on
@@ -194,6 +193,14 @@ impl SentPackets {
         {
             return Some(guess);
         }
+        self.search(pkt_num)
+    }
+
+    /// [`SentPackets::find`] when the number is not at its guessed index
+    /// (a number skipped, a record started again): out of the ACK's walk.
+    #[cold]
+    #[inline(never)]
+    fn search(&self, pkt_num: u64) -> Option<usize> {
         self.packets
             .binary_search_by_key(&pkt_num, |r| r.pkt_num)
             .ok()
@@ -270,7 +277,9 @@ pub struct ControllerHost {
     burst: Option<Burst>,
     /// cwnd and ssthresh before the most recent loss reaction.
     checkpoint: Option<(usize, usize)>,
-    last_rtt: Option<RttSnapshot>,
+    /// The last ACK's smoothed RTT and its variation: the PTO of the
+    /// persistent-congestion duration (all it reads of the RTT).
+    pto_rtt: Option<(Duration, Duration)>,
     max_ack_delay: Duration,
     /// Send time of the most recently sent packet acknowledged so far.
     latest_acked_time_sent: Option<Instant>,
@@ -333,7 +342,7 @@ impl ControllerHost {
             sent: SentPackets::default(),
             burst: None,
             checkpoint: None,
-            last_rtt: None,
+            pto_rtt: None,
             max_ack_delay: Duration::ZERO,
             latest_acked_time_sent: None,
             earliest_lost_time_sent: None,
@@ -375,20 +384,24 @@ impl ControllerHost {
         let judge = &mut self.judge;
         judge.begin_ack();
         let sent = &mut self.sent;
-        // One walk: the judging, the summary, the largest RTT, whether the
-        // packets were sent application-limited and whether any carries a
-        // queueing time.
+        // One walk: the judging, the summary, whether the packets were sent
+        // application-limited and whether any carries a queueing time.
         let mut summary = AckSummary::empty(full_size_floor(self.max_datagram_size));
-        let mut largest_rtt = Duration::ZERO;
         let mut app_limited = true;
         let mut forward_reported = false;
         // Both reports and the packets are in ascending packet-number order.
+        // Most ACKs carry no queueing times: their packets skip that lookup.
+        let forward_in_report = !report.forward_queueing.is_empty();
         let mut forward_reports = StampCursor::new(report.forward_queueing);
         let mut receive_times = StampCursor::new(report.receive_times);
         for p in packets {
-            let forward_queueing = forward_reports
-                .value(p.pkt_num)
-                .and_then(|q| judge.forward_queueing(q, p.rtt));
+            let forward_queueing = if forward_in_report {
+                forward_reports
+                    .value(p.pkt_num)
+                    .and_then(|q| judge.forward_queueing(q, p.rtt))
+            } else {
+                None
+            };
             let mut receive_time = receive_times.value(p.pkt_num);
             let mut clock_epoch = 0;
             if let Some(r) = receive_time {
@@ -404,12 +417,16 @@ impl ControllerHost {
                 ..p
             };
             summary.add(&packet);
-            largest_rtt = largest_rtt.max(packet.rtt);
             app_limited &= sent.on_acked(packet.pkt_num).unwrap_or(false);
             forward_reported |= forward_queueing.is_some();
             acked.push(packet);
         }
-        let backward_queueing = judge.backward_queueing(report.backward_queueing, largest_rtt);
+        // The ACK's own queueing time is judged against its largest RTT
+        // sample, looked for only when there is one to judge.
+        let backward_queueing = report.backward_queueing.and_then(|q| {
+            let largest_rtt = acked.iter().map(|p| p.rtt).max().unwrap_or(Duration::ZERO);
+            judge.backward_queueing(Some(q), largest_rtt)
+        });
         let event = AckEvent {
             now: ack.now,
             acked: &acked,
@@ -626,7 +643,7 @@ impl ControllerHost {
     /// marked acknowledged in the sent record and `ack.app_limited` is the
     /// host's; `queueing_reported`: some queueing time is in `ack`.
     fn deliver_ack(&mut self, ack: &AckEvent<'_>, queueing_reported: bool) {
-        self.last_rtt = Some(ack.rtt);
+        self.pto_rtt = Some((ack.rtt.smoothed_rtt, ack.rtt.rttvar));
         if let Some(latest) = ack.summary.latest_time_sent {
             self.latest_acked_time_sent = Some(
                 self.latest_acked_time_sent
@@ -779,7 +796,7 @@ impl ControllerHost {
         largest_lost: u64,
         largest_lost_time_sent: Instant,
     ) -> bool {
-        let Some(rtt) = self.last_rtt else {
+        let Some((smoothed_rtt, rttvar)) = self.pto_rtt else {
             return false;
         };
         let in_this_event = self
@@ -800,7 +817,7 @@ impl ControllerHost {
         if self.latest_acked_time_sent.is_none() {
             return false;
         }
-        let pto = rtt.smoothed_rtt + (rtt.rttvar * 4).max(TIMER_GRANULARITY) + self.max_ack_delay;
+        let pto = smoothed_rtt + (rttvar * 4).max(TIMER_GRANULARITY) + self.max_ack_delay;
         let duration = pto * PERSISTENT_CONGESTION_THRESHOLD;
         largest_lost_time_sent.saturating_duration_since(earliest) > duration
     }
@@ -1053,6 +1070,7 @@ mod persistent_congestion_tests {
 
     use super::probe::*;
     use super::*;
+    use crate::events::RttSnapshot;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
@@ -1290,6 +1308,7 @@ mod queueing_bound_tests {
 
     use super::probe::*;
     use super::*;
+    use crate::events::RttSnapshot;
     use crate::registry::ControllerSpec;
 
     fn ms(v: u64) -> Duration {
@@ -1511,7 +1530,7 @@ mod peer_clock_tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::events::{AckReceived, PeerReport, PeerStamp};
+    use crate::events::{AckReceived, PeerReport, PeerStamp, RttSnapshot};
     use crate::shared::forward_queue::ForwardQueue;
     use crate::shared::packet_pair::PacketPairEstimator;
     use crate::shared::queueing_estimate::{EstimatorConfig, QueueingEstimator};
@@ -1740,5 +1759,114 @@ mod peer_clock_tests {
                 s.pkt_num
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod ack_received_tests {
+    //! The host's walk over an ACK's packets ([`ControllerHost::on_ack_received`]):
+    //! what it judges the peer's queueing times against.
+
+    use super::probe::*;
+    use super::*;
+    use crate::events::{AckReceived, PeerReport, PeerStamp, RttSnapshot};
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    /// One ACK of three packets whose round trips took 100, 600 and 300 ms,
+    /// with AQT `backward` and AQT-echo `forward`: what the judge counted
+    /// and what the controller was told (forward per packet, backward).
+    fn deliver(
+        backward: Option<Duration>,
+        forward: &[PeerStamp],
+    ) -> (JudgedCounts, Vec<Option<Duration>>, Option<Duration>) {
+        let recorder = Probe::new(1_000_000, CcState::CongestionAvoidance);
+        let seen = recorder.seen.clone();
+        let mut host = ControllerHost::with_controller(Box::new(recorder), 1200);
+        let now = Instant::now() + Duration::from_secs(1);
+        let packets: Vec<AckedPacket> = [100, 600, 300]
+            .into_iter()
+            .enumerate()
+            .map(|(n, rtt)| AckedPacket::new(n as u64, 1200, now - ms(rtt), now))
+            .collect();
+        // A wide bound, so that no value reaching the controller is cut.
+        let rtt = RttSnapshot {
+            min_rtt: ms(100),
+            smoothed_rtt: ms(900),
+            latest_rtt: ms(300),
+            rttvar: ms(100),
+        };
+        host.on_ack_received(
+            &AckReceived {
+                now,
+                ack_delay: Duration::ZERO,
+                max_ack_delay: ms(25),
+                rtt,
+                bytes_in_flight: 3600,
+                report: PeerReport {
+                    receive_times: &[],
+                    forward_queueing: forward,
+                    backward_queueing: backward,
+                },
+            },
+            packets,
+        );
+        let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        let (f, b) = seen.into_iter().next().unwrap_or_default();
+        (host.judged_counts(), f, b)
+    }
+
+    #[test]
+    fn the_acks_queueing_time_is_judged_against_its_largest_rtt() {
+        // The largest of the packets' round trips, computed here: 600 ms.
+        let largest = [100, 600, 300].into_iter().max().map(ms);
+        assert_eq!(largest, Some(ms(600)));
+        // Above the first and the last packet's round trip but within the
+        // largest: possible.
+        let (counts, _, backward) = deliver(Some(ms(500)), &[]);
+        assert_eq!(backward, Some(ms(500)));
+        assert_eq!(
+            (counts.backward_queueing, counts.rejected_backward_queueing),
+            (1, 0)
+        );
+        // Beyond the largest: refused.
+        let (counts, _, backward) = deliver(Some(ms(650)), &[]);
+        assert_eq!(backward, None);
+        assert_eq!(
+            (counts.backward_queueing, counts.rejected_backward_queueing),
+            (0, 1)
+        );
+        // None reported: nothing judged.
+        let (counts, _, backward) = deliver(None, &[]);
+        assert_eq!(backward, None);
+        assert_eq!(counts, JudgedCounts::default());
+    }
+
+    #[test]
+    fn forward_queueing_times_reach_their_packets_only() {
+        // Packet 1 (600 ms) reports 200 ms, packet 2 (300 ms) an impossible
+        // 400 ms; packet 0 reports none.
+        let forward = [
+            PeerStamp {
+                pkt_num: 1,
+                value: ms(200),
+            },
+            PeerStamp {
+                pkt_num: 2,
+                value: ms(400),
+            },
+        ];
+        let (counts, f, _) = deliver(None, &forward);
+        assert_eq!(f, vec![None, Some(ms(200)), None]);
+        assert_eq!(
+            (counts.forward_queueing, counts.rejected_forward_queueing),
+            (1, 1)
+        );
+        // Without any, no packet has one.
+        let (counts, f, _) = deliver(None, &[]);
+        assert_eq!(f, vec![None, None, None]);
+        assert_eq!(counts, JudgedCounts::default());
     }
 }

@@ -122,20 +122,35 @@ pub struct ClockCounts {
     pub steps: u64,
 }
 
+/// The stamps believed on the current clock: the last one, and the one with
+/// the smallest `x` (the floor). Both exist from the first stamp believed
+/// on, so one `Option` holds them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Believed {
+    last: Stamp,
+    floor: Stamp,
+}
+
+/// A run of implausible stamps that agree with each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    /// Its last stamp.
+    last: Stamp,
+    len: u32,
+    /// The ACK frame that brought its first stamp.
+    since: u64,
+}
+
 /// The judge of the peer's receive times; see the module documentation.
 #[derive(Clone, Debug, Default)]
 pub struct PeerClock {
     /// Our side's zero for `S`: the first stamped packet's send time.
     origin: Option<Instant>,
-    /// The last stamp believed.
-    last: Option<Stamp>,
-    /// The smallest `x` believed on the current clock.
-    floor: Option<Stamp>,
-    /// The last of the run of implausible stamps, the run's length and the
-    /// ACK frame that brought its first one.
-    candidate: Option<Stamp>,
-    run: u32,
-    run_since: Option<u64>,
+    /// `None` until a stamp is believed.
+    believed: Option<Believed>,
+    /// `None` unless the last stamp judged was refused as implausible (the
+    /// one place a believed stamp writes: a single tag).
+    run: Option<Run>,
     /// ACK frames begun ([`PeerClock::on_ack_frame`]).
     frames: u64,
     epoch: u32,
@@ -153,6 +168,7 @@ impl PeerClock {
     }
 
     /// An ACK frame's stamps follow.
+    #[inline]
     pub fn on_ack_frame(&mut self) {
         self.frames = self.frames.wrapping_add(1);
     }
@@ -161,6 +177,7 @@ impl PeerClock {
     /// sent at `time_sent` whose round trip took `rtt`, reported by the
     /// current ACK frame. Returns the number of the clock it is on if
     /// believed, `None` if refused. Call in ascending packet-number order.
+    #[inline]
     pub fn judge(
         &mut self,
         receive_time: Duration,
@@ -182,31 +199,41 @@ impl PeerClock {
             sent,
             reach: rtt.saturating_add(GRANULARITY_NANOS),
         };
-        let (Some(last), Some(floor)) = (&self.last, &self.floor) else {
-            return Some(self.believe_first(stamp));
-        };
-        if plausible(last, floor, &stamp) {
-            let new_floor = stamp.delay <= floor.delay;
-            self.run = 0;
-            self.run_since = None;
-            self.candidate = None;
-            self.last = Some(stamp);
-            if new_floor {
-                self.floor = Some(stamp);
+        // The usual case, kept short: a plausible stamp on the clock.
+        if let Some(believed) = &mut self.believed {
+            if plausible(&believed.last, &believed.floor, &stamp) {
+                believed.last = stamp;
+                if stamp.delay <= believed.floor.delay {
+                    believed.floor = stamp;
+                }
+                self.run = None;
+                self.counts.believed += 1;
+                return Some(self.epoch);
             }
-            self.counts.believed += 1;
-            return Some(self.epoch);
-        }
-        let agrees = self.candidate.is_some_and(|c| stamp.possible_after(&c));
-        if agrees {
-            self.run += 1;
         } else {
-            self.run = 1;
-            self.run_since = Some(self.frames);
+            return Some(self.believe_first(stamp));
         }
-        self.candidate = Some(stamp);
-        let one_frame = self.run_since.is_none_or(|since| since == self.frames);
-        if self.run < STEP_CONFIRMED_AFTER || one_frame {
+        self.refused_or_stepped(stamp)
+    }
+
+    /// An implausible stamp: refused, or the first of a new clock when it
+    /// ends a run that agrees with itself across more than one frame.
+    #[cold]
+    fn refused_or_stepped(&mut self, stamp: Stamp) -> Option<u32> {
+        let run = match self.run {
+            Some(run) if stamp.possible_after(&run.last) => Run {
+                last: stamp,
+                len: run.len + 1,
+                since: run.since,
+            },
+            _ => Run {
+                last: stamp,
+                len: 1,
+                since: self.frames,
+            },
+        };
+        self.run = Some(run);
+        if run.len < STEP_CONFIRMED_AFTER || run.since == self.frames {
             self.counts.refused += 1;
             return None;
         }
@@ -217,11 +244,11 @@ impl PeerClock {
     }
 
     fn believe_first(&mut self, stamp: Stamp) -> u32 {
-        self.last = Some(stamp);
-        self.floor = Some(stamp);
-        self.candidate = None;
-        self.run = 0;
-        self.run_since = None;
+        self.believed = Some(Believed {
+            last: stamp,
+            floor: stamp,
+        });
+        self.run = None;
         self.counts.believed += 1;
         self.epoch
     }

@@ -261,10 +261,18 @@ pub struct PeerReportJudge {
 
 impl PeerReportJudge {
     pub fn counts(&self) -> JudgedCounts {
-        self.counts
+        // The clock counts the receive times it believed and refused (every
+        // verdict is one or the other), so they are not counted twice.
+        let clock = self.clock.counts();
+        JudgedCounts {
+            receive_times: clock.believed,
+            rejected_receive_times: clock.refused,
+            ..self.counts
+        }
     }
 
     /// The reports of one more ACK frame follow.
+    #[inline]
     pub fn begin_ack(&mut self) {
         self.clock.on_ack_frame();
     }
@@ -279,19 +287,14 @@ impl PeerReportJudge {
     /// if believed. Call in ascending packet-number
     /// order, once per acknowledged packet of the ACK begun last
     /// ([`PeerReportJudge::begin_ack`]).
+    #[inline]
     pub fn receive_time(
         &mut self,
         receive_time: Duration,
         time_sent: Instant,
         rtt: Duration,
     ) -> Option<u32> {
-        let verdict = self.clock.judge(receive_time, time_sent, rtt);
-        if verdict.is_some() {
-            self.counts.receive_times += 1;
-        } else {
-            self.counts.rejected_receive_times += 1;
-        }
-        verdict
+        self.clock.judge(receive_time, time_sent, rtt)
     }
 
     /// The forward queueing time (AQT-echo) reported for a packet, if no
@@ -579,6 +582,29 @@ mod tests {
         let mut cursor = StampCursor::new(&stamps);
         assert_eq!(cursor.value(7), Some(ms(70)));
         assert_eq!(cursor.value(9), Some(ms(90)));
+    }
+
+    #[test]
+    fn receive_times_are_counted_by_their_verdicts() {
+        // Believed, refused (an hour late), believed again: the counts are
+        // the verdicts the judge handed out, computed here.
+        let mut j = PeerReportJudge::default();
+        let t0 = Instant::now();
+        let mut verdicts = Vec::new();
+        for (n, late_s) in [0, 0, 3_600, 0, 3_600, 3_600, 0].into_iter().enumerate() {
+            j.begin_ack();
+            let sent = t0 + ms(10 * n as u64);
+            let received = ms(300 + 10 * n as u64) + Duration::from_secs(late_s);
+            verdicts.push(j.receive_time(received, sent, ms(600)));
+        }
+        let believed = verdicts.iter().filter(|v| v.is_some()).count() as u64;
+        let refused = verdicts.iter().filter(|v| v.is_none()).count() as u64;
+        assert_eq!((believed, refused), (4, 3));
+        let counts = j.counts();
+        assert_eq!(
+            (counts.receive_times, counts.rejected_receive_times),
+            (believed, refused)
+        );
     }
 
     #[test]
