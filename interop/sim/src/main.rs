@@ -7,6 +7,13 @@ use std::process::{Command as Process, ExitCode};
 use clap::{Parser, Subcommand};
 use vegas_sim::{Overrides, Scenario};
 
+/// mimalloc for this binary only: quiche allocates per packet (stream
+/// buffers, frames, transport parameters), and the system allocator's share
+/// of a run was about 9 % (docs/benchmarks.md, section 3). Built from its C
+/// source by the `cc` crate: no system package needed.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "vegas-sim",
