@@ -16,7 +16,8 @@ use sha2::{Digest, Sha256};
 #[derive(Debug)]
 pub struct BodySink {
     bytes: u64,
-    hasher: Sha256,
+    /// `None`: the body is only counted (no one will check its hash).
+    hasher: Option<Sha256>,
     file: Option<SavedFile>,
 }
 
@@ -42,8 +43,17 @@ impl BodySink {
     pub fn counting() -> Self {
         BodySink {
             bytes: 0,
-            hasher: Sha256::new(),
+            hasher: Some(Sha256::new()),
             file: None,
+        }
+    }
+
+    /// A sink that only counts: for a body that never ends, whose hash no
+    /// one can check.
+    pub fn counting_unhashed() -> Self {
+        BodySink {
+            hasher: None,
+            ..Self::counting()
         }
     }
 
@@ -88,11 +98,18 @@ impl BodySink {
 
     pub fn write(&mut self, data: &[u8]) -> io::Result<()> {
         self.bytes += data.len() as u64;
-        self.hasher.update(data);
+        if let Some(hasher) = self.hasher.as_mut() {
+            hasher.update(data);
+        }
         if let Some(writer) = self.file.as_mut().and_then(|f| f.writer.as_mut()) {
             writer.write_all(data)?;
         }
         Ok(())
+    }
+
+    /// Whether the sink hashes what is written (see [`Self::counting_unhashed`]).
+    pub fn is_hashing(&self) -> bool {
+        self.hasher.is_some()
     }
 
     /// Bytes written so far.
@@ -116,8 +133,10 @@ impl BodySink {
     /// Returns the SHA-256 of everything written, as lowercase hex. The
     /// sink can still be read (`bytes`) and committed afterwards.
     pub fn finish(&mut self) -> String {
-        let hasher = std::mem::take(&mut self.hasher);
-        hex::encode(hasher.finalize())
+        // An unhashed sink gives an empty string: no hash to compare.
+        self.hasher.as_mut().map_or_else(String::new, |hasher| {
+            hex::encode(std::mem::take(hasher).finalize())
+        })
     }
 
     /// Saves the body under its destination: flushes and syncs the
@@ -194,6 +213,16 @@ mod tests {
         assert_eq!(s.finish(), expected);
         s.commit().unwrap();
         assert_eq!(s.path(), None);
+    }
+
+    #[test]
+    fn an_unhashed_sink_counts_and_hashes_nothing() {
+        let mut s = BodySink::counting_unhashed();
+        s.write(b"hello ").unwrap();
+        s.write(b"world").unwrap();
+        assert_eq!(s.bytes(), 11);
+        assert!(!s.is_hashing());
+        assert_eq!(s.finish(), "");
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //!
 //! The client asks for one body over HTTP/3 or hq-interop; the server serves
 //! `transfer_bytes` pseudo-random bytes (a `SyntheticSource`), or an endless
-//! body for flows that run until their stop time. The client hashes what it
-//! receives, and the flow checks the hash against the source's.
+//! body for flows that run until their stop time. The client hashes a
+//! finite body, and the flow checks the hash against the source's; an
+//! endless body never completes, so it is only counted.
 //!
 //! Both endpoints offer our QUIC extensions as the flow's
 //! `receive_timestamps` and `queueing_time_frame` say (both on by default),
@@ -368,6 +369,13 @@ impl QuicFlow {
             &[path],
             None,
         )?;
+        // An endless body never completes: no hash will be checked, so none
+        // is computed (the summary says so). Finite downloads are verified.
+        let app = if self.config.transfer_bytes.is_none() {
+            app.without_body_hash()
+        } else {
+            app
+        };
         self.client = Some(Endpoint::new(conn, app, PACING_GRANULARITY));
         self.service(clock, now, Side::Client, out);
         Ok(())
@@ -617,6 +625,12 @@ impl QuicFlow {
     fn finish(&mut self, now: Nanos) {
         self.state = FlowState::Finished;
         self.measures.finished_at = Some(now);
+    }
+
+    /// Whether the client hashes the body it receives (not for an endless
+    /// one, whose hash no one checks).
+    pub fn hashes_body(&self) -> bool {
+        self.client.as_ref().is_none_or(|c| c.app.hashes_bodies())
     }
 
     /// Body bytes the client has received.

@@ -44,6 +44,10 @@ pub struct FlowSummary {
     pub completion_s: Option<f64>,
     /// The body's SHA-256 matched (null: the transfer did not complete).
     pub verified: Option<bool>,
+    /// Set when the client did not hash the body: an endless body (a flow
+    /// without `transfer_bytes`) never completes, so no hash is checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_hash: Option<&'static str>,
     /// Mean of the server's smoothed RTT, sampled at every datagram it
     /// received after the handshake.
     pub mean_rtt_ms: Option<f64>,

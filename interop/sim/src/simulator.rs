@@ -691,6 +691,8 @@ impl<'a> Simulation<'a> {
                 packets_lost: stats.as_ref().map_or(0, |s| s.lost as u64),
                 completion_s: m.completed_at.map(|t| as_seconds(t - start)),
                 verified: m.verified,
+                body_hash: (!f.hashes_body())
+                    .then_some("not computed (endless body: nothing to check)"),
                 mean_rtt_ms: (m.srtt_samples > 0).then(|| m.srtt_sum * 1e3 / m.srtt_samples as f64),
                 min_rtt_ms: path.and_then(|p| p.min_rtt).map(|r| r.as_secs_f64() * 1e3),
                 mean_queue_delay_ms: mean(m.forward_queueing_sum, m.forward_datagrams),

@@ -101,6 +101,42 @@ fn transfers_are_verified_by_sha256_over_both_protocols() {
 }
 
 #[test]
+fn an_endless_body_is_counted_unhashed_and_a_finite_one_verified() {
+    let r = run(r#"
+        duration_s = 10
+        qlog = false
+        [links.down]
+        rate_mbps = 10
+        delay_ms = 10
+        queue_packets = 50
+        [links.up]
+        rate_mbps = 10
+        delay_ms = 10
+        queue_packets = 50
+        [flows.finite]
+        cc = "cubic"
+        transfer_bytes = 200000
+        forward_path = ["down"]
+        return_path = ["up"]
+        [flows.endless]
+        cc = "cubic"
+        stop_s = 5
+        forward_path = ["down"]
+        return_path = ["up"]
+    "#);
+    let finite = r.flow("finite");
+    assert_eq!(finite.verified, Some(true), "{finite:?}");
+    assert_eq!(finite.body_hash, None);
+    let endless = r.flow("endless");
+    assert!(endless.bytes_delivered > 0, "{endless:?}");
+    assert_eq!(endless.verified, None);
+    assert_eq!(
+        endless.body_hash,
+        Some("not computed (endless body: nothing to check)")
+    );
+}
+
+#[test]
 fn single_reno_flow_with_a_bdp_of_buffer_uses_the_link() {
     // 10 Mbit/s, 40 ms RTT: a BDP of 50 kB, 37 datagrams of 1378 wire bytes;
     // the queue holds 40.
