@@ -358,6 +358,14 @@ pub const PARAMS: &[ParamInfo] = &[
                       rates (a jittery return link biases that choice low)",
     },
     ParamInfo {
+        name: "ack_train_clump_guard",
+        default: 1.0,
+        kind: ON_OFF,
+        description: "on: the first ACK-train capacity counts only spans at least twice the \
+                      longest ACK gap of a busy step seen so far (a return link releasing ACKs \
+                      in clumps reads many times the link inside one clump); off: every span",
+    },
+    ParamInfo {
         name: "ack_train_packets",
         default: 8.0,
         kind: ParamKind::Integer { min: 2, max: 64 },
@@ -575,6 +583,7 @@ mod keys {
     pub const ACK_TRAIN_CAPACITY: Key<OnOff> = Key::in_table(PARAMS, "ack_train_capacity");
     pub const ACK_TRAIN_UNBIASED: Key<OnOff> = Key::in_table(PARAMS, "ack_train_unbiased");
     pub const ACK_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "ack_train_packets");
+    pub const ACK_TRAIN_CLUMP_GUARD: Key<OnOff> = Key::in_table(PARAMS, "ack_train_clump_guard");
     pub const MAX_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "max_train_packets");
     pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
     pub const LOSS_DISCRIMINATION: Key<OnOff> = Key::in_table(PARAMS, "loss_discrimination");
@@ -649,6 +658,7 @@ struct Config {
     min_pairs: usize,
     ack_train_capacity: bool,
     ack_train_unbiased: bool,
+    ack_train_clump_guard: bool,
     ack_train_packets: usize,
     max_train_packets: usize,
     forward_delay: bool,
@@ -694,6 +704,7 @@ impl Config {
             min_pairs: p.value(keys::MIN_PAIRS) as usize,
             ack_train_capacity: p.value(keys::ACK_TRAIN_CAPACITY).is_on(),
             ack_train_unbiased: p.value(keys::ACK_TRAIN_UNBIASED).is_on(),
+            ack_train_clump_guard: p.value(keys::ACK_TRAIN_CLUMP_GUARD).is_on(),
             ack_train_packets: p.value(keys::ACK_TRAIN_PACKETS) as usize,
             max_train_packets: p.value(keys::MAX_TRAIN_PACKETS) as usize,
             forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
@@ -930,7 +941,8 @@ impl SatRules {
                 } else {
                     SpanRule::LongestBusySpan
                 },
-            ),
+            )
+            .with_clump_guard(config.ack_train_clump_guard),
             stamped: false,
             unstamped: false,
             latest_rtt: None,
