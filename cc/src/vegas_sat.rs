@@ -366,6 +366,14 @@ pub const PARAMS: &[ParamInfo] = &[
                       in clumps reads many times the link inside one clump); off: every span",
     },
     ParamInfo {
+        name: "ack_train_first_sum_cap",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: the first ACK-train capacity at most the busy steps' bytes over their \
+                      summed ACK gaps so far (with ack_train_unbiased; a clump's bunched ACKs \
+                      and the gap after it both count); off: the median of the spans alone",
+    },
+    ParamInfo {
         name: "ack_train_packets",
         default: 8.0,
         kind: ParamKind::Integer { min: 2, max: 64 },
@@ -584,6 +592,8 @@ mod keys {
     pub const ACK_TRAIN_UNBIASED: Key<OnOff> = Key::in_table(PARAMS, "ack_train_unbiased");
     pub const ACK_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "ack_train_packets");
     pub const ACK_TRAIN_CLUMP_GUARD: Key<OnOff> = Key::in_table(PARAMS, "ack_train_clump_guard");
+    pub const ACK_TRAIN_FIRST_SUM_CAP: Key<OnOff> =
+        Key::in_table(PARAMS, "ack_train_first_sum_cap");
     pub const MAX_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "max_train_packets");
     pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
     pub const LOSS_DISCRIMINATION: Key<OnOff> = Key::in_table(PARAMS, "loss_discrimination");
@@ -659,6 +669,7 @@ struct Config {
     ack_train_capacity: bool,
     ack_train_unbiased: bool,
     ack_train_clump_guard: bool,
+    ack_train_first_sum_cap: bool,
     ack_train_packets: usize,
     max_train_packets: usize,
     forward_delay: bool,
@@ -705,6 +716,7 @@ impl Config {
             ack_train_capacity: p.value(keys::ACK_TRAIN_CAPACITY).is_on(),
             ack_train_unbiased: p.value(keys::ACK_TRAIN_UNBIASED).is_on(),
             ack_train_clump_guard: p.value(keys::ACK_TRAIN_CLUMP_GUARD).is_on(),
+            ack_train_first_sum_cap: p.value(keys::ACK_TRAIN_FIRST_SUM_CAP).is_on(),
             ack_train_packets: p.value(keys::ACK_TRAIN_PACKETS) as usize,
             max_train_packets: p.value(keys::MAX_TRAIN_PACKETS) as usize,
             forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
@@ -942,7 +954,8 @@ impl SatRules {
                     SpanRule::LongestBusySpan
                 },
             )
-            .with_clump_guard(config.ack_train_clump_guard),
+            .with_clump_guard(config.ack_train_clump_guard)
+            .with_first_sum_cap(config.ack_train_first_sum_cap),
             stamped: false,
             unstamped: false,
             latest_rtt: None,

@@ -167,6 +167,8 @@ pub struct AckTrainEstimator {
     recent_spans: VecDeque<f64>,
     /// [`CLUMP_SPAN_FACTOR`] applies to the first estimate.
     clump_guard: bool,
+    /// [`AckTrainEstimator::with_first_sum_cap`].
+    first_sum_cap: bool,
     /// The longest ACK gap of a busy step seen since creation or reset.
     longest_busy_gap: f64,
     /// An estimate has been published since creation or reset.
@@ -216,6 +218,7 @@ impl AckTrainEstimator {
             recent: VecDeque::with_capacity(window),
             recent_spans: VecDeque::with_capacity(window),
             clump_guard: false,
+            first_sum_cap: false,
             longest_busy_gap: 0.0,
             published: false,
             window,
@@ -238,6 +241,16 @@ impl AckTrainEstimator {
     /// gap (`on`), or not (`off`: as [`AckTrainEstimator::with_rule`]).
     pub fn with_clump_guard(mut self, on: bool) -> Self {
         self.clump_guard = on;
+        self
+    }
+
+    /// With [`SpanRule::SendSideSteps`], the first estimate at most the busy
+    /// steps' bytes over their summed ACK gaps so far (`on`): a clump's
+    /// bunched ACKs and the gap before the next clump both count in the
+    /// sum, so it reads the link once one clump gap is in it, where the
+    /// median of short spans reads the clump.
+    pub fn with_first_sum_cap(mut self, on: bool) -> Self {
+        self.first_sum_cap = on;
         self
     }
 
@@ -315,7 +328,9 @@ impl AckTrainEstimator {
         };
         let (Some(ack_gap), Some(send_gap)) = (
             current.received.checked_duration_since(previous.received),
-            current.newest_sent.checked_duration_since(previous.newest_sent),
+            current
+                .newest_sent
+                .checked_duration_since(previous.newest_sent),
         ) else {
             return;
         };
@@ -467,6 +482,8 @@ impl AckTrainEstimator {
             && sums <= MAX_PLAUSIBLE_BYTES_PER_SEC
         {
             Some(sums)
+        } else if self.first_sum_cap && !self.published && sums.is_finite() && sums > 0.0 {
+            self.current_median().map(|median| median.min(sums))
         } else {
             self.current_median()
         };
@@ -1071,7 +1088,11 @@ mod tests {
                 SIZE,
             );
         }
-        assert!((e.longest_busy_gap - serialise).abs() < 1e-6, "{}", e.longest_busy_gap);
+        assert!(
+            (e.longest_busy_gap - serialise).abs() < 1e-6,
+            "{}",
+            e.longest_busy_gap
+        );
     }
 
     #[test]
@@ -1087,6 +1108,66 @@ mod tests {
         let (first, _) = clumped_window(&mut e, SLOT, later, 24, CLUMPS);
         let first = first.unwrap();
         assert!((first - SLOT).abs() / SLOT < 5.0 / 14.0, "{first}");
+    }
+
+    #[test]
+    fn the_first_estimate_capped_by_the_step_sums_reads_the_clumps_gap() {
+        // Reference: the first estimate comes with the fourth sample, at
+        // the first ACK of the second clump (packet 4, released at 24 ms);
+        // the busy steps so far are packets 1-4 over the ACK time from
+        // packet 0's release (12 ms) to it: 4 x 1350 bytes over 12 ms.
+        let reference = 4.0 * SIZE as f64 / 0.012;
+        let mut capped =
+            AckTrainEstimator::with_rule(16, 4, SpanRule::SendSideSteps).with_first_sum_cap(true);
+        let (first, _) = clumped_window(&mut capped, SLOT, (0, Instant::now()), 24, CLUMPS);
+        let first = first.expect("four samples");
+        assert!(
+            (first - reference).abs() / reference < 1e-6,
+            "{first} {reference}"
+        );
+        // Without the cap the median of three in-clump samples and one
+        // across the gap reads many times the link.
+        let mut plain = AckTrainEstimator::with_rule(16, 4, SpanRule::SendSideSteps);
+        let (first, _) = clumped_window(&mut plain, SLOT, (0, Instant::now()), 24, CLUMPS);
+        assert!(first.unwrap() > 10.0 * SLOT);
+    }
+
+    #[test]
+    fn the_step_sum_cap_never_raises_the_median() {
+        // Evenly spaced ACKs: the sums and the median both read the link,
+        // and the estimate is published at the same ACK either way.
+        let t0 = Instant::now();
+        for cap in [false, true] {
+            let mut e = AckTrainEstimator::with_rule(16, 4, SpanRule::SendSideSteps)
+                .with_first_sum_cap(cap);
+            let (first, _) = clumped_window(&mut e, LINK, (0, t0), 5, Duration::ZERO);
+            let first = first.expect("published after five packets");
+            assert!((first - LINK).abs() / LINK < 1e-6, "{cap}: {first}");
+        }
+    }
+
+    #[test]
+    fn the_step_sum_cap_needs_the_send_side_steps() {
+        // The longest-busy-span rule keeps no steps: nothing to cap with,
+        // the estimate is the median's.
+        let t0 = Instant::now();
+        let mut capped = AckTrainEstimator::new(16, 4).with_first_sum_cap(true);
+        let mut plain = AckTrainEstimator::new(16, 4);
+        let a = clumped_window(&mut capped, SLOT, (0, t0), 24, CLUMPS);
+        let b = clumped_window(&mut plain, SLOT, (0, t0), 24, CLUMPS);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn after_the_first_estimate_the_step_sum_cap_lets_the_median_stand() {
+        let t0 = Instant::now();
+        let mut capped =
+            AckTrainEstimator::with_rule(128, 4, SpanRule::SendSideSteps).with_first_sum_cap(true);
+        let mut plain = AckTrainEstimator::with_rule(128, 4, SpanRule::SendSideSteps);
+        let (first, last) = clumped_window(&mut capped, SLOT, (0, t0), 24, CLUMPS);
+        let (first_plain, last_plain) = clumped_window(&mut plain, SLOT, (0, t0), 24, CLUMPS);
+        assert!(first < first_plain);
+        assert_eq!(last, last_plain);
     }
 
     #[test]
