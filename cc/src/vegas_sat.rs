@@ -358,6 +358,22 @@ pub const PARAMS: &[ParamInfo] = &[
                       rates (a jittery return link biases that choice low)",
     },
     ParamInfo {
+        name: "ack_train_clump_guard",
+        default: 1.0,
+        kind: ON_OFF,
+        description: "on: the first ACK-train capacity counts only spans at least twice the \
+                      longest ACK gap of a busy step seen so far (a return link releasing ACKs \
+                      in clumps reads many times the link inside one clump); off: every span",
+    },
+    ParamInfo {
+        name: "ack_train_first_sum_cap",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: the first ACK-train capacity at most the busy steps' bytes over their \
+                      summed ACK gaps so far (with ack_train_unbiased; a clump's bunched ACKs \
+                      and the gap after it both count); off: the median of the spans alone",
+    },
+    ParamInfo {
         name: "ack_train_packets",
         default: 8.0,
         kind: ParamKind::Integer { min: 2, max: 64 },
@@ -575,6 +591,9 @@ mod keys {
     pub const ACK_TRAIN_CAPACITY: Key<OnOff> = Key::in_table(PARAMS, "ack_train_capacity");
     pub const ACK_TRAIN_UNBIASED: Key<OnOff> = Key::in_table(PARAMS, "ack_train_unbiased");
     pub const ACK_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "ack_train_packets");
+    pub const ACK_TRAIN_CLUMP_GUARD: Key<OnOff> = Key::in_table(PARAMS, "ack_train_clump_guard");
+    pub const ACK_TRAIN_FIRST_SUM_CAP: Key<OnOff> =
+        Key::in_table(PARAMS, "ack_train_first_sum_cap");
     pub const MAX_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "max_train_packets");
     pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
     pub const LOSS_DISCRIMINATION: Key<OnOff> = Key::in_table(PARAMS, "loss_discrimination");
@@ -649,6 +668,8 @@ struct Config {
     min_pairs: usize,
     ack_train_capacity: bool,
     ack_train_unbiased: bool,
+    ack_train_clump_guard: bool,
+    ack_train_first_sum_cap: bool,
     ack_train_packets: usize,
     max_train_packets: usize,
     forward_delay: bool,
@@ -694,6 +715,8 @@ impl Config {
             min_pairs: p.value(keys::MIN_PAIRS) as usize,
             ack_train_capacity: p.value(keys::ACK_TRAIN_CAPACITY).is_on(),
             ack_train_unbiased: p.value(keys::ACK_TRAIN_UNBIASED).is_on(),
+            ack_train_clump_guard: p.value(keys::ACK_TRAIN_CLUMP_GUARD).is_on(),
+            ack_train_first_sum_cap: p.value(keys::ACK_TRAIN_FIRST_SUM_CAP).is_on(),
             ack_train_packets: p.value(keys::ACK_TRAIN_PACKETS) as usize,
             max_train_packets: p.value(keys::MAX_TRAIN_PACKETS) as usize,
             forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
@@ -940,7 +963,9 @@ impl SatRules {
                 } else {
                     SpanRule::LongestBusySpan
                 },
-            ),
+            )
+            .with_clump_guard(config.ack_train_clump_guard)
+            .with_first_sum_cap(config.ack_train_first_sum_cap),
             stamped: false,
             unstamped: false,
             latest_rtt: None,

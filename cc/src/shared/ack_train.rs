@@ -128,6 +128,17 @@ pub enum SpanRule {
 /// from 6.83 to 6.94 s, seed 2 reading its start-up high).
 const STEP_WINDOW_FACTOR: usize = 4;
 
+/// [`AckTrainEstimator::with_clump_guard`]: until the first estimate, a
+/// sample counts only when its ACK span is at least this many times the
+/// longest ACK gap of a busy step seen so far. A return link that releases
+/// ACKs in clumps (a TDMA uplink's delivery opportunities, a Starlink-like
+/// up trace every ~12 ms) bunches ACKs of packets the bottleneck spaced
+/// out: a span inside one clump reads many times the link, one that
+/// covers two clump gaps reads it to within a clump's share. On an
+/// evenly spaced return path the longest gap is one serialisation, and a
+/// span of two steps passes.
+pub const CLUMP_SPAN_FACTOR: f64 = 2.0;
+
 /// One ACK that advanced the largest acknowledged packet.
 #[derive(Clone, Copy, Debug)]
 struct Arrival {
@@ -152,6 +163,16 @@ pub struct AckTrainEstimator {
     delivered_packets: u64,
     /// The last `window` samples, oldest first.
     recent: VecDeque<f64>,
+    /// The ACK span (seconds) of each sample in `recent`.
+    recent_spans: VecDeque<f64>,
+    /// [`CLUMP_SPAN_FACTOR`] applies to the first estimate.
+    clump_guard: bool,
+    /// [`AckTrainEstimator::with_first_sum_cap`].
+    first_sum_cap: bool,
+    /// The longest ACK gap of a busy step seen since creation or reset.
+    longest_busy_gap: f64,
+    /// An estimate has been published since creation or reset.
+    published: bool,
     window: usize,
     min_samples: usize,
     /// The capacity ([`AckTrainEstimator::publish`]).
@@ -195,6 +216,11 @@ impl AckTrainEstimator {
             delivered: 0,
             delivered_packets: 0,
             recent: VecDeque::with_capacity(window),
+            recent_spans: VecDeque::with_capacity(window),
+            clump_guard: false,
+            first_sum_cap: false,
+            longest_busy_gap: 0.0,
+            published: false,
             window,
             min_samples: min_samples.clamp(1, window),
             estimate: None,
@@ -208,6 +234,24 @@ impl AckTrainEstimator {
             step_secs: 0.0,
             packets_per_ack: None,
         }
+    }
+
+    /// [`AckTrainEstimator::with_rule`] whose first estimate waits for
+    /// samples spanning [`CLUMP_SPAN_FACTOR`] times the longest busy ACK
+    /// gap (`on`), or not (`off`: as [`AckTrainEstimator::with_rule`]).
+    pub fn with_clump_guard(mut self, on: bool) -> Self {
+        self.clump_guard = on;
+        self
+    }
+
+    /// With [`SpanRule::SendSideSteps`], the first estimate at most the busy
+    /// steps' bytes over their summed ACK gaps so far (`on`): a clump's
+    /// bunched ACKs and the gap before the next clump both count in the
+    /// sum, so it reads the link once one clump gap is in it, where the
+    /// median of short spans reads the clump.
+    pub fn with_first_sum_cap(mut self, on: bool) -> Self {
+        self.first_sum_cap = on;
+        self
     }
 
     /// One ACK frame. Only packets above the largest acknowledged so far
@@ -256,18 +300,46 @@ impl AckTrainEstimator {
             }
             _ => None,
         };
+        if self.clump_guard && !self.published {
+            self.note_busy_gap(&current);
+        }
         let sample = self.longest_busy_span(&current, min_size);
         if self.arrivals.len() == HISTORY {
             self.arrivals.pop_front();
         }
         self.arrivals.push_back(current);
-        if let Some(rate) = sample {
-            self.record(rate);
+        if let Some((rate, span)) = sample {
+            self.record(rate, span);
         }
         self.publish();
         match self.rule {
-            SpanRule::LongestBusySpan => sample,
+            SpanRule::LongestBusySpan => sample.map(|(rate, _)| rate),
             SpanRule::SendSideSteps => step,
+        }
+    }
+
+    /// Before the first estimate: the step from the latest ACK to `current`
+    /// is a busy one (its packets left faster than its ACKs arrived) with
+    /// the longest gap yet, so spans shorter than [`CLUMP_SPAN_FACTOR`]
+    /// times it are no longer trusted (the median is recomputed).
+    fn note_busy_gap(&mut self, current: &Arrival) {
+        let Some(previous) = self.arrivals.back() else {
+            return;
+        };
+        let (Some(ack_gap), Some(send_gap)) = (
+            current.received.checked_duration_since(previous.received),
+            current
+                .newest_sent
+                .checked_duration_since(previous.newest_sent),
+        ) else {
+            return;
+        };
+        let ack_gap = ack_gap.as_secs_f64();
+        if send_gap.as_secs_f64() <= self.busy_send_fraction * ack_gap
+            && ack_gap > self.longest_busy_gap
+        {
+            self.longest_busy_gap = ack_gap;
+            self.median_stale = true;
         }
     }
 
@@ -276,7 +348,8 @@ impl AckTrainEstimator {
     /// acknowledged packets that left faster than their ACKs arrived. A
     /// step where the sender was the slower one (a pacing gap between two
     /// trains) ends the span, because the bottleneck may have idled in it.
-    fn longest_busy_span(&self, current: &Arrival, min_size: usize) -> Option<f64> {
+    /// Returns the rate and the span's ACK time in seconds.
+    fn longest_busy_span(&self, current: &Arrival, min_size: usize) -> Option<(f64, f64)> {
         let mut later = current;
         let mut best = None;
         for start in self.arrivals.iter().rev() {
@@ -301,7 +374,7 @@ impl AckTrainEstimator {
             }
             let rate = bytes as f64 / ack_span.as_secs_f64();
             if rate.is_finite() && rate > 0.0 && rate <= MAX_PLAUSIBLE_BYTES_PER_SEC {
-                best = Some(rate);
+                best = Some((rate, ack_span.as_secs_f64()));
             }
         }
         best
@@ -361,12 +434,14 @@ impl AckTrainEstimator {
         (ack_gap > 0.0).then(|| bytes as f64 / ack_gap)
     }
 
-    fn record(&mut self, rate: f64) {
+    fn record(&mut self, rate: f64, span: f64) {
         self.samples = self.samples.saturating_add(1);
         if self.recent.len() == self.window {
             self.recent.pop_front();
+            self.recent_spans.pop_front();
         }
         self.recent.push_back(rate);
+        self.recent_spans.push_back(span);
         self.median_stale = true;
     }
 
@@ -374,7 +449,17 @@ impl AckTrainEstimator {
     fn current_median(&mut self) -> Option<f64> {
         if self.median_stale {
             self.median_stale = false;
-            self.median = if self.recent.len() < self.min_samples {
+            self.median = if self.clump_guard && !self.published {
+                // Only the samples spanning the clumps seen so far.
+                let shortest = CLUMP_SPAN_FACTOR * self.longest_busy_gap;
+                let spans = &self.recent_spans;
+                let trusted = |i: usize| spans[i] >= shortest;
+                if spans.iter().filter(|span| **span >= shortest).count() < self.min_samples {
+                    None
+                } else {
+                    median_where(&self.recent, trusted)
+                }
+            } else if self.recent.len() < self.min_samples {
                 None
             } else {
                 median_of(&self.recent)
@@ -397,9 +482,12 @@ impl AckTrainEstimator {
             && sums <= MAX_PLAUSIBLE_BYTES_PER_SEC
         {
             Some(sums)
+        } else if self.first_sum_cap && !self.published && sums.is_finite() && sums > 0.0 {
+            self.current_median().map(|median| median.min(sums))
         } else {
             self.current_median()
         };
+        self.published |= self.estimate.is_some();
     }
 
     /// The capacity in bytes per second (the median of the last `window`
@@ -425,6 +513,9 @@ impl AckTrainEstimator {
     pub fn reset(&mut self) {
         self.arrivals.clear();
         self.recent.clear();
+        self.recent_spans.clear();
+        self.longest_busy_gap = 0.0;
+        self.published = false;
         self.steps.clear();
         self.step_bytes = 0;
         self.step_secs = 0.0;
@@ -437,15 +528,29 @@ impl AckTrainEstimator {
 /// The median of at most a few hundred values, without allocating when
 /// there are at most 128.
 fn median_of(values: &VecDeque<f64>) -> Option<f64> {
+    median_where(values, |_| true)
+}
+
+/// The median of the `values` whose index passes `keep`, as [`median_of`].
+fn median_where(values: &VecDeque<f64>, keep: impl Fn(usize) -> bool) -> Option<f64> {
     let mut buffer = [0.0f64; 128];
     let mut heap;
     let sorted: &mut [f64] = if values.len() <= buffer.len() {
-        for (slot, v) in buffer.iter_mut().zip(values) {
-            *slot = *v;
+        let mut filled = 0;
+        for (i, v) in values.iter().enumerate() {
+            if keep(i) {
+                buffer[filled] = *v;
+                filled += 1;
+            }
         }
-        &mut buffer[..values.len()]
+        &mut buffer[..filled]
     } else {
-        heap = values.iter().copied().collect::<Vec<f64>>();
+        heap = values
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .map(|(_, v)| *v)
+            .collect::<Vec<f64>>();
         &mut heap[..]
     };
     if sorted.is_empty() {
@@ -845,6 +950,224 @@ mod tests {
         assert!((sums - LINK).abs() / LINK < 1e-6, "{sums}");
         // Nineteen steps, of which the sums keep STEP_WINDOW_FACTOR x 4.
         assert_eq!(summed.steps.len(), 4 * STEP_WINDOW_FACTOR);
+    }
+
+    /// `count` packets (numbered from `first_pkt`) sent back to back at `t0` through a bottleneck of
+    /// `link` bytes/s, each acknowledged at once; the return link releases
+    /// ACKs only every `period` (a clump's ACKs 50 µs apart), or, with a
+    /// zero period, as they come. Returns the first estimate published and
+    /// the estimate after the last ACK.
+    fn clumped_window(
+        e: &mut AckTrainEstimator,
+        link: f64,
+        (first_pkt, t0): (u64, Instant),
+        count: u64,
+        period: Duration,
+    ) -> (Option<f64>, Option<f64>) {
+        let serialise = SIZE as f64 / link;
+        let period = period.as_secs_f64();
+        let mut first = None;
+        let mut last_release = f64::NEG_INFINITY;
+        for n in 0..count {
+            let at_receiver = serialise * (n + 1) as f64;
+            let mut release = if period > 0.0 {
+                (at_receiver / period).ceil() * period
+            } else {
+                at_receiver
+            };
+            if release <= last_release {
+                release = last_release + 50e-6;
+            }
+            last_release = release;
+            let now = t0 + Duration::from_millis(600) + Duration::from_secs_f64(release);
+            let acked = [AckedPacket::new(first_pkt + n, SIZE, t0, now)];
+            e.on_ack(
+                &AckEvent {
+                    now,
+                    acked: &acked,
+                    ack_delay: Duration::ZERO,
+                    rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                    bytes_in_flight: 0,
+                    app_limited: false,
+                    backward_queueing: None,
+                    summary: crate::events::AckSummary::of(&acked, 0),
+                },
+                SIZE,
+            );
+            first = first.or(e.capacity());
+        }
+        (first, e.capacity())
+    }
+
+    const SLOT: f64 = 5e5; // 4 Mbit/s, a Starlink-like slot
+    const CLUMPS: Duration = Duration::from_millis(12);
+
+    #[test]
+    fn acks_released_in_clumps_read_many_times_the_link_without_the_guard() {
+        // Three of the first four samples lie inside the first clump.
+        let mut e = AckTrainEstimator::new(16, 4);
+        let (first, _) = clumped_window(&mut e, SLOT, (0, Instant::now()), 24, CLUMPS);
+        let first = first.expect("four samples");
+        assert!(first > 10.0 * SLOT, "{first}");
+    }
+
+    #[test]
+    fn the_clump_guard_waits_for_spans_across_two_clump_gaps() {
+        // Reference: every trusted span covers at least two 12 ms releases,
+        // so its bytes are off by at most the packets of one clump (five at
+        // 2.7 ms a packet) over at least 14 packets (>= 24 ms of span at
+        // 5.4 packets a period's worth): within 5/14 of the link.
+        let mut e = AckTrainEstimator::new(16, 4).with_clump_guard(true);
+        let (first, _) = clumped_window(&mut e, SLOT, (0, Instant::now()), 24, CLUMPS);
+        let first = first.expect("four samples across clumps");
+        assert!((first - SLOT).abs() / SLOT < 5.0 / 14.0, "{first}");
+    }
+
+    #[test]
+    fn evenly_spaced_acks_pass_the_clump_guard_from_two_steps() {
+        // The longest gap is one serialisation: the samples spanning two
+        // steps or more are trusted and read the link exactly; the guard
+        // costs the first sample (one step), so the estimate is published
+        // one ACK later than without it.
+        let t0 = Instant::now();
+        let published_at = |guard: bool| {
+            (1..=12u64).find_map(|n| {
+                let mut e = AckTrainEstimator::new(16, 4).with_clump_guard(guard);
+                let (first, _) = clumped_window(&mut e, LINK, (0, t0), n, Duration::ZERO);
+                first.map(|c| (n, c))
+            })
+        };
+        let (n_off, c_off) = published_at(false).unwrap();
+        let (n_on, c_on) = published_at(true).unwrap();
+        assert_eq!(n_off, 5);
+        assert_eq!(n_on, n_off + 1);
+        assert!((c_on - LINK).abs() / LINK < 1e-6, "{c_on}");
+        assert!((c_off - LINK).abs() / LINK < 1e-6, "{c_off}");
+    }
+
+    #[test]
+    fn after_the_first_estimate_the_guard_lets_every_span_count() {
+        // Once published, short spans count again: the median over the
+        // whole window is the unguarded one.
+        let t0 = Instant::now();
+        let mut guarded = AckTrainEstimator::new(16, 4).with_clump_guard(true);
+        let mut plain = AckTrainEstimator::new(16, 4);
+        clumped_window(&mut guarded, SLOT, (0, t0), 40, CLUMPS);
+        clumped_window(&mut plain, SLOT, (0, t0), 40, CLUMPS);
+        assert!(guarded.published);
+        assert_eq!(guarded.recent, plain.recent);
+        assert_eq!(guarded.capacity(), median_of(&plain.recent));
+    }
+
+    #[test]
+    fn a_gap_where_the_sender_paused_is_not_a_clump() {
+        // Two back-to-back trains 300 ms apart, ACKs as they come: the gap
+        // between the trains is the sender's (send gap 300 ms > 0.8 x its
+        // ACK gap), so the longest busy gap stays one serialisation.
+        let mut e = AckTrainEstimator::new(16, 4).with_clump_guard(true);
+        let t0 = Instant::now();
+        let serialise = SIZE as f64 / LINK;
+        for n in 0..8u64 {
+            let train = n / 4;
+            let sent = t0 + Duration::from_millis(300) * train as u32;
+            let now = sent
+                + Duration::from_millis(600)
+                + Duration::from_secs_f64(serialise * (n % 4 + 1) as f64);
+            let acked = [AckedPacket::new(n, SIZE, sent, now)];
+            e.on_ack(
+                &AckEvent {
+                    now,
+                    acked: &acked,
+                    ack_delay: Duration::ZERO,
+                    rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                    bytes_in_flight: 0,
+                    app_limited: false,
+                    backward_queueing: None,
+                    summary: crate::events::AckSummary::of(&acked, 0),
+                },
+                SIZE,
+            );
+        }
+        assert!(
+            (e.longest_busy_gap - serialise).abs() < 1e-6,
+            "{}",
+            e.longest_busy_gap
+        );
+    }
+
+    #[test]
+    fn a_reset_arms_the_guard_again() {
+        let t0 = Instant::now();
+        let mut e = AckTrainEstimator::new(16, 4).with_clump_guard(true);
+        clumped_window(&mut e, SLOT, (0, t0), 40, CLUMPS);
+        assert!(e.published);
+        e.reset();
+        assert!(!e.published);
+        assert_eq!(e.longest_busy_gap, 0.0);
+        let later = (40, t0 + Duration::from_secs(2));
+        let (first, _) = clumped_window(&mut e, SLOT, later, 24, CLUMPS);
+        let first = first.unwrap();
+        assert!((first - SLOT).abs() / SLOT < 5.0 / 14.0, "{first}");
+    }
+
+    #[test]
+    fn the_first_estimate_capped_by_the_step_sums_reads_the_clumps_gap() {
+        // Reference: the first estimate comes with the fourth sample, at
+        // the first ACK of the second clump (packet 4, released at 24 ms);
+        // the busy steps so far are packets 1-4 over the ACK time from
+        // packet 0's release (12 ms) to it: 4 x 1350 bytes over 12 ms.
+        let reference = 4.0 * SIZE as f64 / 0.012;
+        let mut capped =
+            AckTrainEstimator::with_rule(16, 4, SpanRule::SendSideSteps).with_first_sum_cap(true);
+        let (first, _) = clumped_window(&mut capped, SLOT, (0, Instant::now()), 24, CLUMPS);
+        let first = first.expect("four samples");
+        assert!(
+            (first - reference).abs() / reference < 1e-6,
+            "{first} {reference}"
+        );
+        // Without the cap the median of three in-clump samples and one
+        // across the gap reads many times the link.
+        let mut plain = AckTrainEstimator::with_rule(16, 4, SpanRule::SendSideSteps);
+        let (first, _) = clumped_window(&mut plain, SLOT, (0, Instant::now()), 24, CLUMPS);
+        assert!(first.unwrap() > 10.0 * SLOT);
+    }
+
+    #[test]
+    fn the_step_sum_cap_never_raises_the_median() {
+        // Evenly spaced ACKs: the sums and the median both read the link,
+        // and the estimate is published at the same ACK either way.
+        let t0 = Instant::now();
+        for cap in [false, true] {
+            let mut e = AckTrainEstimator::with_rule(16, 4, SpanRule::SendSideSteps)
+                .with_first_sum_cap(cap);
+            let (first, _) = clumped_window(&mut e, LINK, (0, t0), 5, Duration::ZERO);
+            let first = first.expect("published after five packets");
+            assert!((first - LINK).abs() / LINK < 1e-6, "{cap}: {first}");
+        }
+    }
+
+    #[test]
+    fn the_step_sum_cap_needs_the_send_side_steps() {
+        // The longest-busy-span rule keeps no steps: nothing to cap with,
+        // the estimate is the median's.
+        let t0 = Instant::now();
+        let mut capped = AckTrainEstimator::new(16, 4).with_first_sum_cap(true);
+        let mut plain = AckTrainEstimator::new(16, 4);
+        let a = clumped_window(&mut capped, SLOT, (0, t0), 24, CLUMPS);
+        let b = clumped_window(&mut plain, SLOT, (0, t0), 24, CLUMPS);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn after_the_first_estimate_the_step_sum_cap_lets_the_median_stand() {
+        let t0 = Instant::now();
+        let mut capped =
+            AckTrainEstimator::with_rule(128, 4, SpanRule::SendSideSteps).with_first_sum_cap(true);
+        let mut plain = AckTrainEstimator::with_rule(128, 4, SpanRule::SendSideSteps);
+        let (first, last) = clumped_window(&mut capped, SLOT, (0, t0), 24, CLUMPS);
+        let (first_plain, last_plain) = clumped_window(&mut plain, SLOT, (0, t0), 24, CLUMPS);
+        assert!(first < first_plain);
+        assert_eq!(last, last_plain);
     }
 
     #[test]
