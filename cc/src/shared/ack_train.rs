@@ -952,6 +952,24 @@ mod tests {
         assert_eq!(summed.steps.len(), 4 * STEP_WINDOW_FACTOR);
     }
 
+    /// One ACK frame of `acked` arriving at `now` on the 600 ms path, with
+    /// no ACK delay and nothing else reported.
+    fn ack_at(e: &mut AckTrainEstimator, acked: &[AckedPacket], now: Instant) {
+        e.on_ack(
+            &AckEvent {
+                now,
+                acked,
+                ack_delay: Duration::ZERO,
+                rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+                summary: crate::events::AckSummary::of(acked, 0),
+            },
+            SIZE,
+        );
+    }
+
     /// `count` packets (numbered from `first_pkt`) sent back to back at `t0` through a bottleneck of
     /// `link` bytes/s, each acknowledged at once; the return link releases
     /// ACKs only every `period` (a clump's ACKs 50 µs apart), or, with a
@@ -981,19 +999,7 @@ mod tests {
             last_release = release;
             let now = t0 + Duration::from_millis(600) + Duration::from_secs_f64(release);
             let acked = [AckedPacket::new(first_pkt + n, SIZE, t0, now)];
-            e.on_ack(
-                &AckEvent {
-                    now,
-                    acked: &acked,
-                    ack_delay: Duration::ZERO,
-                    rtt: RttSnapshot::uniform(Duration::from_millis(600)),
-                    bytes_in_flight: 0,
-                    app_limited: false,
-                    backward_queueing: None,
-                    summary: crate::events::AckSummary::of(&acked, 0),
-                },
-                SIZE,
-            );
+            ack_at(e, &acked, now);
             first = first.or(e.capacity());
         }
         (first, e.capacity())
@@ -1074,19 +1080,7 @@ mod tests {
                 + Duration::from_millis(600)
                 + Duration::from_secs_f64(serialise * (n % 4 + 1) as f64);
             let acked = [AckedPacket::new(n, SIZE, sent, now)];
-            e.on_ack(
-                &AckEvent {
-                    now,
-                    acked: &acked,
-                    ack_delay: Duration::ZERO,
-                    rtt: RttSnapshot::uniform(Duration::from_millis(600)),
-                    bytes_in_flight: 0,
-                    app_limited: false,
-                    backward_queueing: None,
-                    summary: crate::events::AckSummary::of(&acked, 0),
-                },
-                SIZE,
-            );
+            ack_at(&mut e, &acked, now);
         }
         assert!(
             (e.longest_busy_gap - serialise).abs() < 1e-6,
