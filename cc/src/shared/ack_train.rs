@@ -441,7 +441,11 @@ impl AckTrainEstimator {
             self.recent_spans.pop_front();
         }
         self.recent.push_back(rate);
-        self.recent_spans.push_back(span);
+        // Only the clump guard reads the spans (index for index with
+        // `recent`); without it they stay empty and cost nothing per sample.
+        if self.clump_guard {
+            self.recent_spans.push_back(span);
+        }
         self.median_stale = true;
     }
 
