@@ -11,7 +11,7 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -119,6 +119,8 @@ pub struct Scheduler<'a> {
     aqt_failed: u64,
     send_errors: u64,
     pending: Vec<Delivery>,
+    /// Messages taken from the channel together (kept for its allocation).
+    inbox: Vec<Msg>,
 }
 
 impl<'a> Scheduler<'a> {
@@ -144,6 +146,7 @@ impl<'a> Scheduler<'a> {
             aqt_failed: 0,
             send_errors: 0,
             pending: Vec::new(),
+            inbox: Vec::new(),
         }
     }
 
@@ -163,6 +166,12 @@ impl<'a> Scheduler<'a> {
             }
             let now = self.clock.now();
             if end.is_some_and(|e| now >= e) {
+                break;
+            }
+            // Arrivals queued while this thread was not running carry kernel
+            // stamps the model may not have passed yet: they go in before it
+            // advances, or they would enter at the model's later time.
+            if !self.take_queued(None, rx) {
                 break;
             }
             self.engine.run_until(now.saturating_sub(self.lag));
@@ -185,15 +194,42 @@ impl<'a> Scheduler<'a> {
             match wait_until(&self.clock, deadline, spin, idle, rx) {
                 Wake::Deadline => {}
                 Wake::Message(m) => {
-                    self.handle(m);
-                    while let Ok(m) = rx.try_recv() {
-                        self.handle(m);
+                    if !self.take_queued(Some(m), rx) {
+                        break;
                     }
                 }
                 Wake::Closed => break,
             }
         }
         tuning
+    }
+
+    /// Hands the model `first` and every message already queued, arrivals
+    /// in the order of their kernel stamps (one receive thread drains its
+    /// sockets one after another, so the queue is not in that order, and
+    /// the model never goes back). Returns false once every receive thread
+    /// has gone and nothing is left.
+    fn take_queued(&mut self, first: Option<Msg>, rx: &Receiver<Msg>) -> bool {
+        let mut batch = std::mem::take(&mut self.inbox);
+        batch.extend(first);
+        let open = loop {
+            match rx.try_recv() {
+                Ok(m) => batch.push(m),
+                Err(TryRecvError::Empty) => break true,
+                Err(TryRecvError::Disconnected) => break false,
+            }
+        };
+        // A new client's socket is registered before any arrival of the
+        // batch (its own first arrival is always behind it).
+        batch.sort_by_key(|m| match m {
+            Msg::NewClient { .. } => 0,
+            Msg::Arrival { at, .. } => *at,
+        });
+        for m in batch.drain(..) {
+            self.handle(m);
+        }
+        self.inbox = batch;
+        open
     }
 
     fn handle(&mut self, msg: Msg) {
