@@ -166,6 +166,40 @@ pub fn param_help_text(name: &str) -> anyhow::Result<String> {
     Ok(text)
 }
 
+/// The text `--list-cc-algorithms` or `--cc-param help` asks for, when
+/// either was given (the program then prints it and exits instead of
+/// running): one answer for every app of ours.
+pub fn cc_question(
+    list: bool,
+    algorithm: &str,
+    params: &[String],
+) -> Option<anyhow::Result<String>> {
+    if list {
+        return Some(Ok(listing_text()));
+    }
+    wants_param_help(params).then(|| param_help_text(algorithm))
+}
+
+/// [`cc_question`] answered on stdout, or its error on stderr under
+/// `program`'s name; the exit status, or `None` when nothing was asked.
+pub fn answer_cc_question(
+    program: &str,
+    list: bool,
+    algorithm: &str,
+    params: &[String],
+) -> Option<std::process::ExitCode> {
+    Some(match cc_question(list, algorithm, params)? {
+        Ok(text) => {
+            print!("{text}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{program}: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    })
+}
+
 /// The `--list-cc-algorithms` output: one `name  description` line per
 /// selectable algorithm, names padded to one column.
 pub fn listing_text() -> String {
@@ -180,6 +214,24 @@ pub fn listing_text() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_on_the_command_line_is_answered_instead_of_running() {
+        let help = vec!["alpha=2".to_string(), "help".to_string()];
+        let none: Vec<String> = Vec::new();
+        // Nothing asked: the program runs.
+        assert!(cc_question(false, "vegas", &none).is_none());
+        assert!(cc_question(false, "vegas", &["alpha=2".to_string()]).is_none());
+        // The listing wins over a parameter question, as both apps did.
+        let listed = cc_question(true, "vegas", &help).unwrap().unwrap();
+        assert_eq!(listed, listing_text());
+        let params = cc_question(false, "Vegas-Sat", &help).unwrap().unwrap();
+        assert_eq!(params, param_help_text("vegas-sat").unwrap());
+        assert!(params.starts_with("Parameters of vegas-sat"));
+        // An unknown algorithm is an error that names the valid ones.
+        let unknown = cc_question(false, "tahoe", &help).unwrap().unwrap_err();
+        assert!(format!("{unknown:#}").contains("valid algorithms"));
+    }
 
     #[test]
     fn quiche_algorithms_apply() {

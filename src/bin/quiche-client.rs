@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use url::Url;
 
-use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help};
+use quiche_vegas::cc_select::answer_cc_question;
 use quiche_vegas::client_state::ClientState;
 use quiche_vegas::net::{run_client, stop_client_on_signals, ClientReport, ClientSetup};
 use quiche_vegas::qlog_output::qlog_dir_from_env;
@@ -180,21 +180,14 @@ fn parse_wire_version(text: &str) -> Result<u32, String> {
 fn main() -> ExitCode {
     env_logger::init();
     let args = Args::parse();
-    if args.transport.list_cc_algorithms {
-        print!("{}", listing_text());
-        return ExitCode::SUCCESS;
-    }
-    if wants_param_help(&args.transport.cc_param) {
-        return match param_help_text(&args.transport.cc_algorithm) {
-            Ok(text) => {
-                print!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("quiche-client: error: {e:#}");
-                ExitCode::FAILURE
-            }
-        };
+    let flags = &args.transport;
+    if let Some(exit) = answer_cc_question(
+        "quiche-client",
+        flags.list_cc_algorithms,
+        &flags.cc_algorithm,
+        &flags.cc_param,
+    ) {
+        return exit;
     }
     match run(args) {
         Ok(true) => ExitCode::SUCCESS,

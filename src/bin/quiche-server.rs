@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use quiche_vegas::careful_resume::{prepare_store_dir, LossRule, ResumeStore, StoreWriter};
-use quiche_vegas::cc_select::{listing_text, param_help_text, wants_param_help, ResolvedCc};
+use quiche_vegas::cc_select::{answer_cc_question, ResolvedCc};
 use quiche_vegas::net::{
     bind_udp, run_server, stop_server_on_signals, CarefulResumeServer, PacketDump, RetryMode,
     ServerLimits, ServerSetup, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP,
@@ -211,21 +211,14 @@ fn parse_loss_rule(word: &str) -> Result<LossRule, String> {
 fn main() -> ExitCode {
     env_logger::init();
     let args = Args::parse();
-    if args.transport.list_cc_algorithms {
-        print!("{}", listing_text());
-        return ExitCode::SUCCESS;
-    }
-    if wants_param_help(&args.transport.cc_param) {
-        return match param_help_text(&args.transport.cc_algorithm) {
-            Ok(text) => {
-                print!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("quiche-server: error: {e:#}");
-                ExitCode::FAILURE
-            }
-        };
+    let flags = &args.transport;
+    if let Some(exit) = answer_cc_question(
+        "quiche-server",
+        flags.list_cc_algorithms,
+        &flags.cc_algorithm,
+        &flags.cc_param,
+    ) {
+        return exit;
     }
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,

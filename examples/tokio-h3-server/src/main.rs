@@ -101,12 +101,10 @@ impl ConnectionHook for InMemoryTls {
 fn main() -> anyhow::Result<()> {
     env_logger::init();
     let args = Args::parse();
-    if args.list_cc_algorithms {
-        print!("{}", cc_select::listing_text());
-        return Ok(());
-    }
-    if cc_select::wants_param_help(&args.cc_param) {
-        print!("{}", cc_select::param_help_text(&args.cc_algorithm)?);
+    if let Some(answer) =
+        cc_select::cc_question(args.list_cc_algorithms, &args.cc_algorithm, &args.cc_param)
+    {
+        print!("{}", answer?);
         return Ok(());
     }
     let cc = CcSelection {
