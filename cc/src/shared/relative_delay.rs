@@ -58,6 +58,9 @@
 //! - Arithmetic is done in `i128` nanoseconds and results saturate to `i64`,
 //!   so no stamp overflows anything.
 //!
+//! Clock drift between the hosts (tens of ppm) changes `D` by nanoseconds per
+//! millisecond between the two packets and is ignored.
+//!
 //! # Cost
 //!
 //! `D` is wanted for every stamped packet, and a subtraction of two
@@ -68,9 +71,6 @@
 //! cheaply (from the packet's RTT sample, [`RelativeDelayEstimator::sent_nanos`])
 //! offers it as a [`TimedPacket`]. Integer nanoseconds are exact, so `D` is
 //! the same either way.
-//!
-//! Clock drift between the hosts (tens of ppm) changes `D` by nanoseconds per
-//! millisecond between the two packets and is ignored.
 
 use std::time::{Duration, Instant};
 
