@@ -61,6 +61,12 @@
 //! - **bwe(t)**: per-ACK bandwidth samples (bytes newly acknowledged over the
 //!   time since the previous ACK; ACKs arriving at the same instant are
 //!   merged) smoothed by an EWMA, from the shared `bandwidth_filter`.
+//! - **Time** is integer nanoseconds on the estimator's clock: each ACK's
+//!   arrival is converted once, and the bandwidth sample's interval and the
+//!   send times of the stamped packets (arrival − the packet's RTT sample)
+//!   are integer subtractions from it. Subtracting two `Instant`s costs tens
+//!   of instructions; integers are exact, so every `D` and every sample is
+//!   the same (see "Cost" in `shared/relative_delay.rs`).
 //!
 //! # Partial-ACK recovery (3.2) in QUIC
 //!
@@ -138,17 +144,17 @@
 //!   rest at 1.25 × cwnd / RTT.
 
 use std::cmp::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals, KeyedGeneration};
 use crate::events::{AckEvent, AckedPacket};
 use crate::params::{Key, ParamInfo, ParamKind, ParamValues};
-use crate::shared::bandwidth_filter::{BandwidthSampler, Ewma, WESTWOOD_PLUS_HISTORY_WEIGHT};
+use crate::shared::bandwidth_filter::{Ewma, PerAckSampler, WESTWOOD_PLUS_HISTORY_WEIGHT};
 use crate::shared::pacing_profile::UNPACED_PAPER_PARAMS;
 use crate::shared::relative_delay::{
-    nanos_to_millis, DelaySource, DelaySum, Outcome, ReceiveStamp, RelativeDelayEstimator,
-    StampedPacket,
+    nanos_to_millis, DelaySource, DelaySum, Outcome, RelativeDelayEstimator, TimedPacket,
+    TimedStamp,
 };
 use crate::veno::{
     Backlog, ClassicVeno, LossClass, LossReaction, Veno, VenoKeys, VenoRules, BETA,
@@ -351,7 +357,7 @@ pub struct VenoDbRules {
     prefer_stamps: bool,
     stamps_this_round: bool,
     source: DelaySource,
-    sampler: BandwidthSampler,
+    sampler: PerAckSampler,
     bwe: Ewma,
     /// bwe(t) and bwe(t − RTT) at the end of the last round.
     bwe_now: Option<f64>,
@@ -407,7 +413,7 @@ impl VenoDbRules {
             prefer_stamps: false,
             stamps_this_round: false,
             source: DelaySource::None,
-            sampler: BandwidthSampler::new(Duration::ZERO),
+            sampler: PerAckSampler::default(),
             bwe: Ewma::new(params.value(BWE_HISTORY_WEIGHT)),
             bwe_now: None,
             bwe_rtt_ago: None,
@@ -444,11 +450,13 @@ impl VenoDbRules {
         &self.estimator
     }
 
-    fn feed(&mut self, packet: &AckedPacket, received: ReceiveStamp, source: DelaySource) {
-        self.source = source;
-        let outcome = self.estimator.on_packet(StampedPacket {
+    /// Offers `packet`, received at `received`, to the estimator; the ACK
+    /// arrived at `now`, `now_nanos` on the estimator's clock.
+    fn feed(&mut self, packet: &AckedPacket, received: TimedStamp, now: Instant, now_nanos: i128) {
+        let sent_nanos = self.estimator.sent_nanos(packet, now, now_nanos);
+        let outcome = self.estimator.on_timed_packet(TimedPacket {
             pkt_num: packet.pkt_num,
-            time_sent: packet.time_sent,
+            sent_nanos,
             received,
             rtt: packet.rtt,
         });
@@ -530,26 +538,29 @@ impl VenoRules for VenoDbRules {
     }
 
     fn observe_ack(&mut self, ack: &AckEvent<'_>) {
-        let acked_bytes = ack.summary.acked_bytes;
-        if let Some(sample) = self.sampler.on_ack(ack.now, acked_bytes, Duration::ZERO) {
+        // The ACK's arrival in integer nanoseconds, once: the bandwidth
+        // sample's interval and every send time below are integer
+        // subtractions from it.
+        let now_nanos = self.estimator.nanos_of(ack.now);
+        if let Some(sample) = self.sampler.on_ack(now_nanos, ack.summary.acked_bytes) {
             self.bwe.update(sample.bytes_per_sec());
         }
 
-        if ack.acked.iter().any(|p| p.receive_time.is_some()) {
+        let mut stamped = false;
+        for packet in ack.acked {
+            if let Some(received) = packet.receive_time {
+                stamped = true;
+                let received = TimedStamp::Peer {
+                    received,
+                    clock_epoch: packet.clock_epoch,
+                };
+                self.feed(packet, received, ack.now, now_nanos);
+            }
+        }
+        if stamped {
             self.prefer_stamps = true;
             self.stamps_this_round = true;
-            for packet in ack.acked {
-                if let Some(received) = packet.receive_time {
-                    self.feed(
-                        packet,
-                        ReceiveStamp::Peer {
-                            received,
-                            clock_epoch: packet.clock_epoch,
-                        },
-                        DelaySource::ReceiveTimestamps,
-                    );
-                }
-            }
+            self.source = DelaySource::ReceiveTimestamps;
         } else if !self.prefer_stamps {
             // ACK arrival spacing: the largest packet newly acknowledged,
             // "received" when the ACK left the peer.
@@ -559,11 +570,9 @@ impl VenoRules for VenoDbRules {
                     .time_acked
                     .checked_sub(held)
                     .unwrap_or(packet.time_acked);
-                self.feed(
-                    packet,
-                    ReceiveStamp::Local(left_peer),
-                    DelaySource::AckArrival,
-                );
+                let received = TimedStamp::Local(self.estimator.nanos_of(left_peer));
+                self.source = DelaySource::AckArrival;
+                self.feed(packet, received, ack.now, now_nanos);
             }
         }
     }

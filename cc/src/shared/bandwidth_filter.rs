@@ -71,7 +71,12 @@ fn rate_of_secs(bytes: u64, secs: f64) -> Option<f64> {
 
 /// A sample the filters can take: finite, not negative, capped.
 fn usable(sample: f64) -> Option<f64> {
-    (sample.is_finite() && sample >= 0.0).then(|| sample.min(MAX_BANDWIDTH_BYTES_PER_SEC))
+    // Every rate a sampler makes is in range: one comparison pair for it.
+    if (0.0..=MAX_BANDWIDTH_BYTES_PER_SEC).contains(&sample) {
+        return Some(sample);
+    }
+    (sample.is_finite() && sample > MAX_BANDWIDTH_BYTES_PER_SEC)
+        .then_some(MAX_BANDWIDTH_BYTES_PER_SEC)
 }
 
 /// A weight in `0..=1`; anything else (NaN included) becomes `fallback`.
@@ -93,13 +98,20 @@ fn weight_or(weight: f64, fallback: f64) -> f64 {
 /// acknowledges were delivered over an interval the sampler never saw.
 ///
 /// With `min_window` zero and an `rtt` of zero every ACK closes a window,
-/// which gives the per-ACK samples of Vegas-W and VenoDB; ACKs that arrive at
-/// the same instant are merged into one sample instead of dividing by zero.
+/// which gives the per-ACK samples of Vegas-W (VenoDB's are the same, from
+/// [`PerAckSampler`]); ACKs that arrive at the same instant are merged into
+/// one sample instead of dividing by zero.
 #[derive(Clone, Debug)]
 pub struct BandwidthSampler {
     min_window: Duration,
     window_start: Option<Instant>,
     bytes_in_window: u64,
+    /// `start + s` for an `s = max(rtt, min_window)` (`open_for`) seen to
+    /// leave the open window open: an ACK before it whose RTT is at least
+    /// `s` leaves the window open too, which spares adding an instant and a
+    /// duration on nearly every ACK.
+    open_until: Option<Instant>,
+    open_for: Duration,
 }
 
 impl BandwidthSampler {
@@ -108,6 +120,8 @@ impl BandwidthSampler {
             min_window,
             window_start: None,
             bytes_in_window: 0,
+            open_until: None,
+            open_for: Duration::ZERO,
         }
     }
 
@@ -132,7 +146,31 @@ impl BandwidthSampler {
 
     /// An ACK acknowledging `acked_bytes` arrived at `now`, when the RTT was
     /// `rtt`. Returns the sample of the window this ACK closes, if any.
+    #[inline(always)]
     pub fn on_ack(
+        &mut self,
+        now: Instant,
+        acked_bytes: usize,
+        rtt: Duration,
+    ) -> Option<BandwidthSample> {
+        if let Some(end) = self.open_until {
+            // `rtt >= open_for` makes `max(rtt, min_window) >= open_for`, so
+            // the window ends at `end` or later.
+            if now < end && rtt >= self.open_for {
+                self.bytes_in_window = self
+                    .bytes_in_window
+                    .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
+                return None;
+            }
+        }
+        self.on_ack_asking(now, acked_bytes, rtt)
+    }
+
+    /// [`Self::on_ack`] when the known end of the open window does not
+    /// answer (always, for per-ACK samples): inlined, as the whole of
+    /// `on_ack` was before the known end existed.
+    #[inline(always)]
+    fn on_ack_asking(
         &mut self,
         now: Instant,
         acked_bytes: usize,
@@ -150,10 +188,19 @@ impl BandwidthSampler {
         // counts as arriving at it. Asked with instants, which costs less
         // than their difference on every ACK.
         let shortest = rtt.max(self.min_window);
-        if now <= start
-            || (!shortest.is_zero() && start.checked_add(shortest).is_none_or(|end| now < end))
-        {
+        if now <= start {
             return None;
+        }
+        if !shortest.is_zero() {
+            match start.checked_add(shortest) {
+                None => return None,
+                Some(end) if now < end => {
+                    self.open_until = Some(end);
+                    self.open_for = shortest;
+                    return None;
+                }
+                Some(_) => {}
+            }
         }
         let interval = now.duration_since(start);
         let sample = BandwidthSample {
@@ -162,6 +209,7 @@ impl BandwidthSampler {
         };
         self.window_start = Some(now);
         self.bytes_in_window = 0;
+        self.open_until = None;
         Some(sample)
     }
 
@@ -169,6 +217,59 @@ impl BandwidthSampler {
     pub fn reset(&mut self) {
         self.window_start = None;
         self.bytes_in_window = 0;
+        self.open_until = None;
+    }
+}
+
+/// [`BandwidthSampler`] with no shortest window, on a clock the caller keeps
+/// in integer nanoseconds: VenoDB's per-ACK samples. Every ACK that arrives
+/// later than the previous sample's closes a window; ACKs at the same instant
+/// (or stamped earlier) are merged into the next sample, and the first ACK
+/// only opens a window, exactly as [`BandwidthSampler`] with a zero
+/// `min_window` and a zero `rtt` does. The caller converts each ACK's instant
+/// once and shares it with whatever else needs it, which spares a
+/// subtraction of instants per ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PerAckSampler {
+    window_start_nanos: Option<i128>,
+    bytes_in_window: u64,
+}
+
+impl PerAckSampler {
+    /// An ACK acknowledging `acked_bytes` arrived at `now_nanos` on the
+    /// caller's clock. Returns the sample of the window this ACK closes, if
+    /// any.
+    pub fn on_ack(&mut self, now_nanos: i128, acked_bytes: usize) -> Option<BandwidthSample> {
+        let Some(start) = self.window_start_nanos else {
+            self.window_start_nanos = Some(now_nanos);
+            return None;
+        };
+        self.bytes_in_window = self
+            .bytes_in_window
+            .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
+        if now_nanos <= start {
+            return None;
+        }
+        let sample = BandwidthSample {
+            bytes: self.bytes_in_window,
+            interval: duration_of_nanos(now_nanos - start),
+        };
+        self.window_start_nanos = Some(now_nanos);
+        self.bytes_in_window = 0;
+        Some(sample)
+    }
+}
+
+/// A positive number of nanoseconds as a `Duration` (saturating).
+fn duration_of_nanos(nanos: i128) -> Duration {
+    match u64::try_from(nanos) {
+        Ok(nanos) => Duration::from_nanos(nanos),
+        // Over 584 years: only from instants far apart.
+        Err(_) => {
+            let secs = u64::try_from(nanos / 1_000_000_000).unwrap_or(u64::MAX);
+            // The remainder of a positive number is in 0..1e9.
+            Duration::new(secs, (nanos % 1_000_000_000) as u32)
+        }
     }
 }
 
@@ -507,6 +608,41 @@ mod tests {
         assert_eq!(endless.on_ack(t0, 1000, ms(1)), None);
         assert_eq!(endless.on_ack(t0 + ms(1_000_000), 1000, ms(1)), None);
         assert_eq!(endless.bytes_in_window(), 1000);
+    }
+
+    #[test]
+    fn the_per_ack_sampler_is_the_zero_window_sampler_on_nanoseconds() {
+        // ACK times in ms after t0, with repeats and one stamped early.
+        let t0 = Instant::now();
+        let times = [10, 10, 12, 11, 30, 30, 31, 100, 99, 100, 250];
+        let mut instants = BandwidthSampler::new(Duration::ZERO);
+        let mut nanos = PerAckSampler::default();
+        for (i, t) in times.into_iter().enumerate() {
+            let bytes = 1000 + 100 * i;
+            let expected = instants.on_ack(t0 + ms(t), bytes, Duration::ZERO);
+            let got = nanos.on_ack(i128::from(t) * 1_000_000, bytes);
+            assert_eq!(got, expected, "ACK {i} at {t} ms");
+        }
+        assert_eq!(duration_of_nanos(i128::MAX).as_secs(), u64::MAX);
+    }
+
+    #[test]
+    fn a_smaller_rtt_is_asked_again_within_a_window() {
+        // The window of an ACK with a 100 ms RTT would end at 100 ms; a
+        // later ACK with a 55 ms RTT closes it at 60 ms, and one with a
+        // longer RTT is still inside it.
+        let t0 = Instant::now();
+        let mut sampler = BandwidthSampler::new(Duration::ZERO);
+        sampler.on_ack(t0, 1000, ms(100));
+        assert_eq!(sampler.on_ack(t0 + ms(10), 1000, ms(100)), None);
+        assert_eq!(sampler.on_ack(t0 + ms(50), 1000, ms(120)), None);
+        let s = sampler
+            .on_ack(t0 + ms(60), 1000, ms(55))
+            .expect("past the shorter window");
+        assert_eq!((s.bytes, s.interval), (3000, ms(60)));
+        // The next window starts afresh: 100 ms from 60 ms.
+        assert_eq!(sampler.on_ack(t0 + ms(150), 1000, ms(100)), None);
+        assert!(sampler.on_ack(t0 + ms(160), 1000, ms(100)).is_some());
     }
 
     #[test]

@@ -60,9 +60,21 @@
 //!
 //! Clock drift between the hosts (tens of ppm) changes `D` by nanoseconds per
 //! millisecond between the two packets and is ignored.
+//!
+//! # Cost
+//!
+//! `D` is wanted for every stamped packet, and a subtraction of two
+//! `Instant`s costs tens of instructions. So the estimator keeps its times
+//! as integer nanoseconds on one clock of its own ([`SenderClock`]): each
+//! instant is converted once, and every interval after that is an integer
+//! subtraction. A caller that knows a packet's send time on that clock more
+//! cheaply (from the packet's RTT sample, [`RelativeDelayEstimator::sent_nanos`])
+//! offers it as a [`TimedPacket`]. Integer nanoseconds are exact, so `D` is
+//! the same either way.
 
 use std::time::{Duration, Instant};
 
+use crate::events::AckedPacket;
 use crate::shared::peer_reports::{self, DelaySample};
 
 /// The default slack of the plausibility bounds: the rule's own.
@@ -119,6 +131,73 @@ pub struct StampedPacket {
     pub rtt: Duration,
 }
 
+/// A [`StampedPacket`] whose times are integer nanoseconds on the
+/// estimator's clock ([`RelativeDelayEstimator::nanos_of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedPacket {
+    pub pkt_num: u64,
+    /// `S_n`.
+    pub sent_nanos: i128,
+    /// `R_n`.
+    pub received: TimedStamp,
+    /// The packet's RTT as the sender measured it; bounds the plausible `D`.
+    pub rtt: Duration,
+}
+
+/// A [`ReceiveStamp`] with a local stand-in in nanoseconds on the
+/// estimator's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimedStamp {
+    /// As [`ReceiveStamp::Peer`].
+    Peer {
+        received: Duration,
+        clock_epoch: u32,
+    },
+    /// As [`ReceiveStamp::Local`].
+    Local(i128),
+}
+
+/// The sender's clock in integer nanoseconds: signed nanoseconds since the
+/// first instant it was asked about. Converting an instant costs one
+/// subtraction of instants; every interval between converted instants is an
+/// exact integer subtraction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderClock {
+    origin: Option<Instant>,
+}
+
+impl SenderClock {
+    /// `t` in nanoseconds since the clock's origin (negative before it).
+    pub fn nanos(&mut self, t: Instant) -> i128 {
+        match self.origin {
+            Some(origin) => peer_reports::nanos_since(t, origin),
+            None => {
+                self.origin = Some(t);
+                0
+            }
+        }
+    }
+}
+
+/// Which clock a reference's `R` is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StampClock {
+    /// The peer's, with the host's number of it.
+    Peer(u32),
+    /// Ours (a local stand-in).
+    Local,
+}
+
+/// The packet that the next `D` is taken against, its times in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Reference {
+    pkt_num: u64,
+    sent_nanos: i128,
+    received_nanos: i128,
+    clock: StampClock,
+    rtt: Duration,
+}
+
 /// One relative delay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RelativeDelaySample {
@@ -168,7 +247,8 @@ pub enum Outcome {
 #[derive(Clone, Debug)]
 pub struct RelativeDelayEstimator {
     slack: Duration,
-    reference: Option<StampedPacket>,
+    clock: SenderClock,
+    reference: Option<Reference>,
     /// `D` of the reference packet, if it gave one.
     reference_delay: Option<i64>,
     latest: Option<RelativeDelaySample>,
@@ -187,6 +267,7 @@ impl RelativeDelayEstimator {
     pub fn new(slack: Duration) -> Self {
         RelativeDelayEstimator {
             slack,
+            clock: SenderClock::default(),
             reference: None,
             reference_delay: None,
             latest: None,
@@ -195,45 +276,89 @@ impl RelativeDelayEstimator {
         }
     }
 
+    /// `t` on the estimator's clock (see [`SenderClock`]), for
+    /// [`TimedPacket`]s.
+    pub fn nanos_of(&mut self, t: Instant) -> i128 {
+        self.clock.nanos(t)
+    }
+
+    /// `S_n` of `packet` on the estimator's clock, for an ACK that arrived
+    /// at `now`, `now_nanos` being `nanos_of(now)`. A packet acknowledged at
+    /// `now` whose RTT sample is not zero was sent exactly `rtt` before `now`
+    /// (`AckedPacket::rtt` is `time_acked − time_sent`, zero if that is
+    /// negative), which takes an integer subtraction instead of one of
+    /// instants; any other packet's send time is converted.
+    pub fn sent_nanos(&mut self, packet: &AckedPacket, now: Instant, now_nanos: i128) -> i128 {
+        if packet.time_acked == now && !packet.rtt.is_zero() {
+            now_nanos - peer_reports::nanos(packet.rtt)
+        } else {
+            self.nanos_of(packet.time_sent)
+        }
+    }
+
     /// Offers one stamped packet.
     pub fn on_packet(&mut self, packet: StampedPacket) -> Outcome {
+        let sent_nanos = self.nanos_of(packet.time_sent);
+        let received = match packet.received {
+            ReceiveStamp::Peer {
+                received,
+                clock_epoch,
+            } => TimedStamp::Peer {
+                received,
+                clock_epoch,
+            },
+            ReceiveStamp::Local(arrived) => TimedStamp::Local(self.nanos_of(arrived)),
+        };
+        self.on_timed_packet(TimedPacket {
+            pkt_num: packet.pkt_num,
+            sent_nanos,
+            received,
+            rtt: packet.rtt,
+        })
+    }
+
+    /// Offers one stamped packet whose times are on the estimator's clock.
+    pub fn on_timed_packet(&mut self, packet: TimedPacket) -> Outcome {
+        let (received_nanos, clock) = match packet.received {
+            TimedStamp::Peer {
+                received,
+                clock_epoch,
+            } => (peer_reports::nanos(received), StampClock::Peer(clock_epoch)),
+            TimedStamp::Local(arrived) => (arrived, StampClock::Local),
+        };
+        let stamp = Reference {
+            pkt_num: packet.pkt_num,
+            sent_nanos: packet.sent_nanos,
+            received_nanos,
+            clock,
+            rtt: packet.rtt,
+        };
         let Some(reference) = self.reference else {
-            return self.anchor(packet, AnchorReason::First);
+            return self.anchor(stamp, AnchorReason::First);
         };
         let order =
-            (packet.time_sent, packet.pkt_num).cmp(&(reference.time_sent, reference.pkt_num));
+            (stamp.sent_nanos, stamp.pkt_num).cmp(&(reference.sent_nanos, reference.pkt_num));
         match order {
             std::cmp::Ordering::Equal => return self.ignore(IgnoreReason::Duplicate),
             std::cmp::Ordering::Less => return self.ignore(IgnoreReason::OutOfOrder),
             std::cmp::Ordering::Greater => {}
         }
-        let send_interval = peer_reports::nanos_since(packet.time_sent, reference.time_sent);
-        let delay = match (packet.received, reference.received) {
-            (
-                ReceiveStamp::Peer {
-                    received,
-                    clock_epoch,
-                },
-                ReceiveStamp::Peer {
-                    received: reference_received,
-                    clock_epoch: reference_clock,
-                },
-            ) => {
+        let send_interval = stamp.sent_nanos - reference.sent_nanos;
+        let receive_interval = stamp.received_nanos - reference.received_nanos;
+        let delay = match (stamp.clock, reference.clock) {
+            (StampClock::Peer(clock_epoch), StampClock::Peer(reference_clock)) => {
                 match clock_epoch.cmp(&reference_clock) {
                     std::cmp::Ordering::Greater => {
-                        return self.anchor(packet, AnchorReason::ClockStepped)
+                        return self.anchor(stamp, AnchorReason::ClockStepped)
                     }
                     std::cmp::Ordering::Less => return self.ignore(IgnoreReason::OldClock),
                     std::cmp::Ordering::Equal => {}
                 }
-                peer_reports::nanos(received)
-                    - peer_reports::nanos(reference_received)
-                    - send_interval
+                receive_interval - send_interval
             }
-            (ReceiveStamp::Local(arrived), ReceiveStamp::Local(reference_arrived)) => {
-                let receive_interval = peer_reports::nanos_since(arrived, reference_arrived);
+            (StampClock::Local, StampClock::Local) => {
                 if receive_interval < 0 {
-                    return self.anchor(packet, AnchorReason::Backwards);
+                    return self.anchor(stamp, AnchorReason::Backwards);
                 }
                 let delay = receive_interval - send_interval;
                 let verdict = peer_reports::judge(
@@ -243,37 +368,37 @@ impl RelativeDelayEstimator {
                     },
                     DelaySample {
                         delay_nanos: delay,
-                        rtt: packet.rtt,
+                        rtt: stamp.rtt,
                     },
                     self.slack,
                 );
                 if !verdict.is_plausible() {
-                    return self.anchor(packet, AnchorReason::Implausible);
+                    return self.anchor(stamp, AnchorReason::Implausible);
                 }
                 delay
             }
-            _ => return self.anchor(packet, AnchorReason::SourceChanged),
+            _ => return self.anchor(stamp, AnchorReason::SourceChanged),
         };
         let delay_nanos = saturate(delay);
         let sample = RelativeDelaySample {
-            pkt_num: packet.pkt_num,
+            pkt_num: stamp.pkt_num,
             delay_nanos,
             delay_change_nanos: self
                 .reference_delay
                 .map(|previous| saturate(i128::from(delay_nanos) - i128::from(previous))),
         };
-        self.reference = Some(packet);
+        self.reference = Some(stamp);
         self.reference_delay = Some(delay_nanos);
         self.latest = Some(sample);
         self.delays = self.delays.saturating_add(1);
         Outcome::Delay(sample)
     }
 
-    fn anchor(&mut self, packet: StampedPacket, reason: AnchorReason) -> Outcome {
+    fn anchor(&mut self, stamp: Reference, reason: AnchorReason) -> Outcome {
         if reason != AnchorReason::First {
             self.rejected = self.rejected.saturating_add(1);
         }
-        self.reference = Some(packet);
+        self.reference = Some(stamp);
         self.reference_delay = None;
         Outcome::Anchored(reason)
     }
@@ -571,6 +696,73 @@ mod tests {
         assert_eq!(d, i64::MAX);
         let (d, dd) = delay(e.on_packet(packet(2, Duration::MAX)));
         assert_eq!((d, dd), (0, Some(-i64::MAX)));
+    }
+
+    #[test]
+    fn timed_packets_give_the_delays_of_instants() {
+        // The same stamps offered as instants and as nanoseconds, the send
+        // times taken from the packets' RTTs where they are exact: the same
+        // outcomes, rejections included.
+        let t0 = Instant::now() + ms(10_000);
+        let mut by_instants = RelativeDelayEstimator::default();
+        let mut by_nanos = RelativeDelayEstimator::default();
+        // (packet, sent, acked, received on the peer's clock, clock), ms;
+        // packet 3 is reported out of order, packet 5 on a new clock, and
+        // packet 6 is "acknowledged" before it was sent (RTT zero).
+        let packets = [
+            (0, 0, 600, 5_300, 0),
+            (1, 10, 612, 5_312, 0),
+            (2, 20, 630, 5_319, 0),
+            (3, 15, 630, 5_316, 0),
+            (4, 30, 640, 5_333, 0),
+            (5, 40, 650, 340, 1),
+            (6, 700, 650, 345, 1),
+            (7, 60, 700, 362, 1),
+        ];
+        for (n, sent, acked, received, clock_epoch) in packets {
+            let mut packet = AckedPacket::new(n, 1200, t0 + ms(sent), t0 + ms(acked));
+            packet.receive_time = Some(ms(received));
+            packet.clock_epoch = clock_epoch;
+            let stamp = ReceiveStamp::Peer {
+                received: ms(received),
+                clock_epoch,
+            };
+            let expected = by_instants.on_packet(StampedPacket {
+                pkt_num: n,
+                time_sent: packet.time_sent,
+                received: stamp,
+                rtt: packet.rtt,
+            });
+            let now = packet.time_acked;
+            let now_nanos = by_nanos.nanos_of(now);
+            let sent_nanos = by_nanos.sent_nanos(&packet, now, now_nanos);
+            assert_eq!(
+                sent_nanos,
+                by_nanos.nanos_of(packet.time_sent),
+                "packet {n}"
+            );
+            let got = by_nanos.on_timed_packet(TimedPacket {
+                pkt_num: n,
+                sent_nanos,
+                received: TimedStamp::Peer {
+                    received: ms(received),
+                    clock_epoch,
+                },
+                rtt: packet.rtt,
+            });
+            assert_eq!(got, expected, "packet {n}");
+        }
+        assert_eq!(by_nanos.delays(), by_instants.delays());
+        assert_eq!(by_nanos.rejected(), by_instants.rejected());
+    }
+
+    #[test]
+    fn the_sender_clock_counts_from_its_first_instant() {
+        let t0 = Instant::now() + ms(10_000);
+        let mut clock = SenderClock::default();
+        assert_eq!(clock.nanos(t0), 0);
+        assert_eq!(clock.nanos(t0 + ms(3)), 3 * i128::from(MS));
+        assert_eq!(clock.nanos(t0 - ms(2)), -2 * i128::from(MS));
     }
 
     #[test]
