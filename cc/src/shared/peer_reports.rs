@@ -191,31 +191,22 @@ pub fn bound_jointly(
     backward: Option<Duration>,
     mut allowed: impl FnMut(usize) -> Option<Duration>,
 ) -> Option<Duration> {
-    let qb = backward.map_or(0, |d| d.as_nanos());
-    // The tightest ratio allowed / claimed, as a fraction (num, den).
-    let mut scale: Option<(u128, u128)> = None;
-    // A packet without a forward time still bounds the backward time.
-    for (i, qf) in forward.iter().enumerate() {
-        let Some(limit) = allowed(i) else { continue };
-        let claimed = qf.map_or(0, |d| d.as_nanos()).saturating_add(qb);
-        let limit = limit.as_nanos();
-        if claimed <= limit {
-            continue;
-        }
-        let tighter =
-            scale.is_none_or(|(num, den)| limit.saturating_mul(den) < num.saturating_mul(claimed));
-        if tighter {
-            scale = Some((limit, claimed));
-        }
-    }
+    // Nanoseconds in u64 (584 years) hold every real queueing time and
+    // round trip, and their cross products below a few seconds each: the
+    // usual case, without 128-bit arithmetic (a u128 division is a library
+    // call). Anything that does not fit is done again in u128, which holds
+    // every `Duration`: the same factor either way.
+    let scale = match tightest_scale_u64(forward, backward, &mut allowed) {
+        Some(scale) => scale.map(|(num, den)| (u128::from(num), u128::from(den))),
+        None => tightest_scale_u128(forward, backward, &mut allowed),
+    };
     let Some((num, den)) = scale else {
         return backward;
     };
     let den = den.max(1);
     let shrink = |d: Duration| {
         let nanos = d.as_nanos();
-        // In u64 when it fits (the usual case: a u128 division is a library
-        // call), the same quotient.
+        // In u64 when it fits, the same quotient.
         let small = (u64::try_from(nanos), u64::try_from(num), u64::try_from(den));
         let scaled = match small {
             (Ok(n), Ok(num), Ok(den)) => match n.checked_mul(num) {
@@ -230,6 +221,74 @@ pub fn bound_jointly(
         *qf = qf.map(shrink);
     }
     backward.map(shrink)
+}
+
+/// `d` in nanoseconds if that fits a u64.
+fn nanos_u64(d: Duration) -> Option<u64> {
+    d.as_secs()
+        .checked_mul(1_000_000_000)?
+        .checked_add(u64::from(d.subsec_nanos()))
+}
+
+/// [`bound_jointly`]'s tightest ratio allowed / claimed as a fraction
+/// (num, den), `Some(None)` if no packet is above its limit; `None` if a
+/// value or a cross product does not fit a u64 (then
+/// [`tightest_scale_u128`] decides). The same comparisons as that one.
+fn tightest_scale_u64(
+    forward: &[Option<Duration>],
+    backward: Option<Duration>,
+    allowed: &mut impl FnMut(usize) -> Option<Duration>,
+) -> Option<Option<(u64, u64)>> {
+    let qb = match backward {
+        Some(d) => nanos_u64(d)?,
+        None => 0,
+    };
+    let mut scale: Option<(u64, u64)> = None;
+    // A packet without a forward time still bounds the backward time.
+    for (i, qf) in forward.iter().enumerate() {
+        let Some(limit) = allowed(i) else { continue };
+        let qf = match qf {
+            Some(d) => nanos_u64(*d)?,
+            None => 0,
+        };
+        let claimed = qf.checked_add(qb)?;
+        let limit = nanos_u64(limit)?;
+        if claimed <= limit {
+            continue;
+        }
+        let tighter = match scale {
+            None => true,
+            Some((num, den)) => limit.checked_mul(den)? < num.checked_mul(claimed)?,
+        };
+        if tighter {
+            scale = Some((limit, claimed));
+        }
+    }
+    Some(scale)
+}
+
+/// [`tightest_scale_u64`] in u128, saturating, for any `Duration`s.
+fn tightest_scale_u128(
+    forward: &[Option<Duration>],
+    backward: Option<Duration>,
+    allowed: &mut impl FnMut(usize) -> Option<Duration>,
+) -> Option<(u128, u128)> {
+    let qb = backward.map_or(0, |d| d.as_nanos());
+    let mut scale: Option<(u128, u128)> = None;
+    for (i, qf) in forward.iter().enumerate() {
+        let Some(limit) = allowed(i) else { continue };
+        let claimed = qf.map_or(0, |d| d.as_nanos()).saturating_add(qb);
+        let limit = limit.as_nanos();
+        if claimed <= limit {
+            continue;
+        }
+        let tighter =
+            scale.is_none_or(|(num, den)| limit.saturating_mul(den) < num.saturating_mul(claimed));
+        if tighter {
+            scale = Some((limit, claimed));
+        }
+    }
+    scale
 }
 
 /// What the judge handed to the controller, and what it refused.
