@@ -192,10 +192,9 @@ pub fn bound_jointly(
     mut allowed: impl FnMut(usize) -> Option<Duration>,
 ) -> Option<Duration> {
     // Nanoseconds in u64 (584 years) hold every real queueing time and
-    // round trip, and their cross products below a few seconds each: the
-    // usual case, without 128-bit arithmetic (a u128 division is a library
-    // call). Anything that does not fit is done again in u128, which holds
-    // every `Duration`: the same factor either way.
+    // round trip: the usual case, without 128-bit arithmetic but for the
+    // products (one instruction each). Values beyond are done again in
+    // u128, which holds every `Duration`: the same factor either way.
     let scale = match tightest_scale_u64(forward, backward, &mut allowed) {
         Some(scale) => scale.map(|(num, den)| (u128::from(num), u128::from(den))),
         None => tightest_scale_u128(forward, backward, &mut allowed),
@@ -206,13 +205,11 @@ pub fn bound_jointly(
     let den = den.max(1);
     let shrink = |d: Duration| {
         let nanos = d.as_nanos();
-        // In u64 when it fits, the same quotient.
+        // In u64 when it fits (the usual case: a u128 division is a library
+        // call), the same quotient.
         let small = (u64::try_from(nanos), u64::try_from(num), u64::try_from(den));
         let scaled = match small {
-            (Ok(n), Ok(num), Ok(den)) => match n.checked_mul(num) {
-                Some(product) => u128::from(product / den),
-                None => nanos.saturating_mul(u128::from(num)) / u128::from(den),
-            },
+            (Ok(n), Ok(num), Ok(den)) => u128::from(scale_nanos(n, (num, den))),
             _ => nanos.saturating_mul(num) / den,
         };
         Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
@@ -223,17 +220,48 @@ pub fn bound_jointly(
     backward.map(shrink)
 }
 
-/// `d` in nanoseconds if that fits a u64.
-fn nanos_u64(d: Duration) -> Option<u64> {
-    d.as_secs()
-        .checked_mul(1_000_000_000)?
-        .checked_add(u64::from(d.subsec_nanos()))
+/// [`bound_jointly`]'s factor on nanoseconds: of the `(claimed, allowed)`
+/// pairs (forward + backward, and its limit, one per bounded packet), the
+/// tightest ratio allowed / claimed among those claiming more than allowed,
+/// as a fraction `(num, den)` with `num < den`; `None` if none does. For
+/// an estimator that keeps its values in nanoseconds.
+pub fn joint_scale(pairs: impl IntoIterator<Item = (u64, u64)>) -> Option<(u64, u64)> {
+    let mut scale: Option<(u64, u64)> = None;
+    for (claimed, limit) in pairs {
+        if claimed <= limit {
+            continue;
+        }
+        // Cross products of two u64s fit a u128 exactly.
+        let tighter = scale.is_none_or(|(num, den)| {
+            u128::from(limit) * u128::from(den) < u128::from(num) * u128::from(claimed)
+        });
+        if tighter {
+            scale = Some((limit, claimed));
+        }
+    }
+    scale
 }
 
-/// [`bound_jointly`]'s tightest ratio allowed / claimed as a fraction
-/// (num, den), `Some(None)` if no packet is above its limit; `None` if a
-/// value or a cross product does not fit a u64 (then
-/// [`tightest_scale_u128`] decides). The same comparisons as that one.
+/// `nanos × num / den` rounded down, for a [`joint_scale`] factor: no
+/// larger than `nanos`.
+pub fn scale_nanos(nanos: u64, (num, den): (u64, u64)) -> u64 {
+    let product = u128::from(nanos) * u128::from(num);
+    let den = den.max(1);
+    match u64::try_from(product) {
+        Ok(small) => small / den,
+        // num < den: the quotient is below `nanos`, so it fits.
+        Err(_) => u64::try_from(product / u128::from(den)).unwrap_or(u64::MAX),
+    }
+}
+
+/// `d` in nanoseconds if that fits a u64.
+fn nanos_u64(d: Duration) -> Option<u64> {
+    u64::try_from(d.as_nanos()).ok()
+}
+
+/// [`bound_jointly`]'s tightest factor by [`joint_scale`]; `None` if a
+/// value or a sum of two does not fit a u64 (then [`tightest_scale_u128`]
+/// decides).
 fn tightest_scale_u64(
     forward: &[Option<Duration>],
     backward: Option<Duration>,
@@ -243,31 +271,27 @@ fn tightest_scale_u64(
         Some(d) => nanos_u64(d)?,
         None => 0,
     };
-    let mut scale: Option<(u64, u64)> = None;
+    let mut fits = true;
     // A packet without a forward time still bounds the backward time.
-    for (i, qf) in forward.iter().enumerate() {
-        let Some(limit) = allowed(i) else { continue };
-        let qf = match qf {
-            Some(d) => nanos_u64(*d)?,
-            None => 0,
+    let pairs = forward.iter().enumerate().filter_map(|(i, qf)| {
+        let limit = allowed(i)?;
+        let claimed = match qf {
+            Some(d) => nanos_u64(*d).and_then(|qf| qf.checked_add(qb)),
+            None => Some(qb),
         };
-        let claimed = qf.checked_add(qb)?;
-        let limit = nanos_u64(limit)?;
-        if claimed <= limit {
-            continue;
+        match (claimed, nanos_u64(limit)) {
+            (Some(claimed), Some(limit)) => Some((claimed, limit)),
+            _ => {
+                fits = false;
+                None
+            }
         }
-        let tighter = match scale {
-            None => true,
-            Some((num, den)) => limit.checked_mul(den)? < num.checked_mul(claimed)?,
-        };
-        if tighter {
-            scale = Some((limit, claimed));
-        }
-    }
-    Some(scale)
+    });
+    let scale = joint_scale(pairs);
+    fits.then_some(scale)
 }
 
-/// [`tightest_scale_u64`] in u128, saturating, for any `Duration`s.
+/// The same factor in u128, saturating, for any `Duration`s.
 fn tightest_scale_u128(
     forward: &[Option<Duration>],
     backward: Option<Duration>,

@@ -340,26 +340,42 @@ impl QueueingEstimator {
             within_bound &= qt_forward.unwrap_or(0) + qt_backward <= rtt - min_rtt;
         }
         self.min_rtt = min_rtt;
-        let backward = backward.map(Duration::from_nanos);
-        if within_bound {
-            return backward;
+        if !within_bound {
+            self.bound_jointly(ack, forward, &mut backward);
         }
-        self.bound_jointly(ack, forward, backward)
+        backward.map(Duration::from_nanos)
     }
 
-    /// Scales the ACK's estimates down by one factor so that for every packet
-    /// forward + backward ≤ RTT − min RTT.
+    /// Scales the ACK's estimates (`forward`, and `backward` in
+    /// nanoseconds) down by one factor so that for every packet forward +
+    /// backward ≤ RTT − min RTT ([`peer_reports::bound_jointly`], here on
+    /// the nanoseconds the estimator keeps).
     fn bound_jointly(
         &self,
         ack: &AckEvent<'_>,
         forward: &mut [Option<Duration>],
-        backward: Option<Duration>,
-    ) -> Option<Duration> {
-        let min_rtt = Duration::from_nanos(self.min_rtt);
-        peer_reports::bound_jointly(forward, backward, |i| {
-            let rtt = ack.acked.get(i)?.rtt;
-            (!rtt.is_zero()).then(|| rtt.saturating_sub(min_rtt))
-        })
+        backward: &mut Option<u64>,
+    ) {
+        let qt_backward = backward.unwrap_or(0);
+        let min_rtt = self.min_rtt;
+        // Each forward value is a u64 of nanoseconds (below 2^63) and so is
+        // the backward one: the sum fits.
+        let pairs = ack
+            .acked
+            .iter()
+            .zip(forward.iter())
+            .filter_map(|(packet, qf)| {
+                let rtt = rtt_nanos(packet.rtt);
+                let qf = qf.map_or(0, rtt_nanos);
+                (rtt != 0).then(|| (qf + qt_backward, rtt - min_rtt))
+            });
+        let Some(scale) = peer_reports::joint_scale(pairs) else {
+            return;
+        };
+        for qf in forward.iter_mut() {
+            *qf = qf.map(|d| Duration::from_nanos(peer_reports::scale_nanos(rtt_nanos(d), scale)));
+        }
+        *backward = backward.map(|b| peer_reports::scale_nanos(b, scale));
     }
 }
 
