@@ -635,6 +635,70 @@ mod tests {
         assert_eq!(forward, [Some(Duration::ZERO)]);
     }
 
+    #[test]
+    fn the_factor_is_exact_where_u64_products_would_overflow() {
+        // Limits and claims of several seconds: their cross products
+        // (5e9 x 1e10 ns) exceed a u64, and wrapped they would order
+        // packets 0 and 1 the wrong way. Packet 0: 9 s claimed against 5 s
+        // (5/9); packet 1: 10 s against 4 s (2/5, the tightest); packet 2:
+        // 13 s against 5.4 s (27/65).
+        let s = Duration::from_secs;
+        let limits = [s(5), s(4), Duration::from_millis(5_400)];
+        let mut forward = [Some(s(5)), Some(s(6)), Some(s(9))];
+        let backward = bound_jointly(&mut forward, Some(s(4)), |i| Some(limits[i]));
+        // Reference: the smallest limit / claim, compared as exact rationals.
+        let claims = [9u128, 10, 13].map(|c| c * 1_000_000_000);
+        let nanos = limits.map(|l| l.as_nanos());
+        let tightest = (0..3)
+            .min_by(|&a, &b| (nanos[a] * claims[b]).cmp(&(nanos[b] * claims[a])))
+            .unwrap();
+        assert_eq!(tightest, 1);
+        let scaled = |v: u128| Duration::from_nanos((v * nanos[1] / claims[1]) as u64);
+        assert_eq!(backward, Some(scaled(4_000_000_000)));
+        assert_eq!(
+            forward,
+            [5u128, 6, 9].map(|v| Some(scaled(v * 1_000_000_000)))
+        );
+        // The same pairs on nanoseconds.
+        let pairs = (0..3).map(|i| (claims[i] as u64, nanos[i] as u64));
+        assert_eq!(
+            joint_scale(pairs),
+            Some((nanos[1] as u64, claims[1] as u64))
+        );
+    }
+
+    #[test]
+    fn durations_beyond_u64_nanoseconds_take_the_wide_path() {
+        // 2^64 ns is 584 years: a backward time of 1000 years and a forward
+        // one of 600 do not fit a u64; the factor (1 / 1600 of the limit)
+        // is computed in u128, the same rule.
+        let year = Duration::from_secs(365 * 86_400);
+        let mut forward = [Some(year * 600), None];
+        let limit = year * 2;
+        let backward = bound_jointly(&mut forward, Some(year * 1000), |_| Some(limit));
+        let (num, den) = (limit.as_nanos(), (year * 1600).as_nanos());
+        let scaled = |d: Duration| Duration::from_nanos((d.as_nanos() * num / den) as u64);
+        assert_eq!(backward, Some(scaled(year * 1000)));
+        assert_eq!(forward, [Some(scaled(year * 600)), None]);
+        let total = forward[0].unwrap_or_default() + backward.unwrap_or_default();
+        assert!(total <= limit);
+    }
+
+    #[test]
+    fn scaling_nanoseconds_rounds_down_without_overflow() {
+        assert_eq!(scale_nanos(10, (1, 3)), 3);
+        // A product beyond u64, a quotient that fits.
+        let big = u64::MAX / 2;
+        assert_eq!(
+            scale_nanos(big, (1_000_000_007, 1_000_000_009)),
+            (u128::from(big) * 1_000_000_007 / 1_000_000_009) as u64
+        );
+        assert_eq!(
+            scale_nanos(u64::MAX, (u64::MAX - 1, u64::MAX)),
+            u64::MAX - 1
+        );
+    }
+
     /// A judge's view of `times` as the stack hands them over: sorted.
     fn stamps(times: &[(u64, u64)]) -> Vec<PeerStamp> {
         let mut v: Vec<PeerStamp> = times

@@ -673,6 +673,60 @@ mod tests {
     }
 
     #[test]
+    fn send_times_from_the_rtt_and_from_the_instant_agree() {
+        // Without drift the forward queueing is exactly (R - S) - (R0 - S0)
+        // in nanoseconds. One ACK holds a packet it acknowledges itself
+        // (time_acked = now: S is read back from its RTT) and one whose
+        // RTT was measured at an earlier instant (S is taken from
+        // time_sent): both must give the exact value computed here.
+        let t0 = Instant::now();
+        let mut est = QueueingEstimator::new(EstimatorConfig {
+            clock_drift_ppm: 0.0,
+        });
+        let peer = |at: Duration| Duration::from_secs(7) + at;
+        let ns = |d: Duration| d.as_nanos() as i128;
+        let mut first = AckedPacket::new(0, 1200, t0, t0 + ms(600));
+        first.receive_time = Some(peer(ms(300)));
+        fn event(acked: &[AckedPacket], now: Instant) -> AckEvent<'_> {
+            AckEvent {
+                now,
+                acked,
+                summary: crate::events::AckSummary::of(acked, 0),
+                ack_delay: Duration::ZERO,
+                rtt: RttSnapshot::uniform(ms(600)),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            }
+        }
+        let mut forward = Vec::new();
+        est.on_ack(&event(&[first], t0 + ms(600)), &mut forward);
+        // The floors: 300 ms forward (R0 - S0, S0 = t0) and 300 backward.
+        let floor = ns(peer(ms(300)));
+        // Sent at 1 s + 123 ns and 1 s + 2 ms, received 320.000 456 ms and
+        // 307 ms later; the ACK arrives at 1.61 s (1 ms of backward
+        // queueing). The first packet's RTT was measured at 1.65 s.
+        let now = t0 + ms(1_610);
+        let sent_a = t0 + ms(1_000) + Duration::from_nanos(123);
+        let sent_b = t0 + ms(1_002);
+        let mut a = AckedPacket::new(1, 1200, sent_a, t0 + ms(1_650));
+        let mut b = AckedPacket::new(2, 1200, sent_b, now);
+        a.receive_time = Some(peer(ms(1_320) + Duration::from_nanos(456 + 123)));
+        b.receive_time = Some(peer(ms(1_309)));
+        assert_ne!(a.time_acked, now);
+        let backward = est.on_ack(&event(&[a, b], now), &mut forward);
+        let want = |p: &AckedPacket, sent: Instant| {
+            let delay = ns(p.receive_time.unwrap()) - ns(sent - t0);
+            Duration::from_nanos((delay - floor) as u64)
+        };
+        assert_eq!(forward, [Some(want(&a, sent_a)), Some(want(&b, sent_b))]);
+        assert_eq!(forward[0], Some(ms(20) + Duration::from_nanos(456)));
+        assert_eq!(forward[1], Some(ms(7)));
+        // Within the joint bound (the RTTs are 50 and 8 ms above 600).
+        assert_eq!(backward, Some(ms(1)));
+    }
+
+    #[test]
     fn floor_rises_with_the_allowed_drift_and_follows_lower_samples() {
         let mut floor = DelayFloor::new();
         let drift = 100.0;
