@@ -70,8 +70,9 @@
 //!
 //! QTf and QTb move on nearly every ACK (by microseconds: each ACK is a new
 //! sample), so qlog shows the three as they were applied at the points
-//! where the algorithm reads them for a decision — at every round end
-//! (eq. 3 is evaluated there) and on every ACK that changed BaseRTT (whose
+//! where the algorithm reads them for a decision — at every round whose
+//! diff is computed (the ACK that ended it; eq. 3 or slow start's gamma
+//! test reads that diff) and on every ACK that changed BaseRTT (whose
 //! RTT − (QTb + QTf) became the minimum, the pseudo-code's baseRTTtemp) —
 //! and in between when the source changed or QTf or QTb moved from the
 //! value shown by more than a [`SHOW_MOVE_DIVISOR`]th of it and at least
@@ -138,11 +139,11 @@ use crate::shared::peer_reports::GRANULARITY;
 use crate::shared::queueing_estimate::{
     EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM,
 };
-use crate::shared::round_clock::CompletedRound;
 use crate::shared::window::Window;
 use crate::vegas::{
-    LinearStep, PaperKeys, RoundView, RttAdjustment, ScaledLoss, Vegas, VegasConfig, VegasRules,
-    VegasView, WindowChange, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED,
+    paper_diff, LinearStep, PaperKeys, RoundDiff, RoundMeasurement, RoundView, RttAdjustment,
+    ScaledLoss, Vegas, VegasConfig, VegasRules, VegasView, WindowChange, PAPER_COMMON_PARAMS,
+    ROUND_RTT_DISTINGUISHED,
 };
 
 /// Values of the `delay_source` parameter, in the order of its indices.
@@ -341,6 +342,8 @@ pub struct RoVegasRules {
     applied: Applied,
     /// What qlog shows (the module documentation says when it is updated).
     shown: Applied,
+    /// How often `shown` changed.
+    shown_changes: u64,
     /// BaseRTT as last seen, to tell the ACKs that changed it.
     base_rtt_seen: Option<Duration>,
     /// Extension values ignored as impossible.
@@ -352,14 +355,11 @@ pub struct RoVegasRules {
     internals_generation: KeyedGeneration<OwnInternalsKey>,
 }
 
-/// Everything RoVegas's own qlog fields are made of (alpha and beta are
-/// parameters), compared instead of filling them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct OwnInternalsKey {
-    shown: Applied,
-    queueing_rejects: u64,
-    estimator_resyncs: u64,
-}
+/// RoVegas's own qlog fields (alpha and beta are parameters) change only
+/// when one of these counters grows: `shown_changes`, the rejects of both
+/// kinds and the estimator's restarts. Their sum, compared instead of
+/// filling the fields, moves exactly then (each only grows).
+type OwnInternalsKey = u64;
 
 impl RoVegasRules {
     /// From a table holding [`PARAMS`]' entries where `keys` say.
@@ -374,6 +374,7 @@ impl RoVegasRules {
             estimator,
             applied: Applied::NONE,
             shown: Applied::NONE,
+            shown_changes: 0,
             base_rtt_seen: None,
             rejected_values: 0,
             forward: Vec::new(),
@@ -445,7 +446,10 @@ impl RoVegasRules {
 
     /// Shows `applied` in qlog from now on.
     fn show_applied(&mut self) {
-        self.shown = self.applied;
+        if self.shown != self.applied {
+            self.shown = self.applied;
+            self.shown_changes = self.shown_changes.wrapping_add(1);
+        }
     }
 
     /// Picks the ACK's source (module documentation, sources 1 to 3) and
@@ -556,13 +560,16 @@ impl VegasRules for RoVegasRules {
         }
     }
 
-    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
-        self.step.step(round, diff).into()
+    /// Vegas's Diff (section 3.5.2) on the skeleton's RTT − QTb: RoVegas's
+    /// diff. The round's decision reads the queueing times here, so qlog
+    /// shows those of the ACK that ended the round.
+    fn diff(&mut self, round: &RoundMeasurement<'_>) -> Option<RoundDiff> {
+        self.show_applied();
+        paper_diff(round.window, round.base_rtt?, round.round_rtt?)
     }
 
-    /// Every round end shows the queueing times of the ACK that ended it.
-    fn on_round_end(&mut self, _round: &CompletedRound, _base_rtt: &mut BaseRttTracker) {
-        self.show_applied();
+    fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
+        self.step.step(round, diff).into()
     }
 
     fn scaled_loss(&self) -> Option<&ScaledLoss> {
@@ -585,11 +592,13 @@ impl VegasRules for RoVegasRules {
     }
 
     fn internals_generation(&self) -> Option<u64> {
-        Some(self.internals_generation.of(OwnInternalsKey {
-            shown: self.shown,
-            queueing_rejects: self.queueing_rejects(),
-            estimator_resyncs: self.estimator.clock_steps(),
-        }))
+        Some(
+            self.internals_generation.of(self
+                .shown_changes
+                .wrapping_add(self.rejected_values)
+                .wrapping_add(self.estimator.rejected_samples())
+                .wrapping_add(self.estimator.clock_steps())),
+        )
     }
 }
 
