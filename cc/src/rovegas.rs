@@ -543,8 +543,9 @@ impl VegasRules for RoVegasRules {
         }
     }
 
-    /// Section 3.5.2's minimum, as Vegas; an ACK that changed BaseRTT
-    /// (its probe, offered before, or this sample) is shown in qlog.
+    /// The pseudo-code's "if (RTT < baseRTT) baseRTT = RTT" (002, section
+    /// 3), Vegas's minimum; an ACK that changed BaseRTT (by its probe,
+    /// offered before, or by this sample) is shown in qlog.
     fn on_base_rtt_sample(
         &mut self,
         rtt: Duration,
@@ -560,9 +561,10 @@ impl VegasRules for RoVegasRules {
         }
     }
 
-    /// Vegas's Diff (section 3.5.2) on the skeleton's RTT − QTb: RoVegas's
-    /// diff. The round's decision reads the queueing times here, so qlog
-    /// shows those of the ACK that ended the round.
+    /// diff = (expected − actual') × baseRTT (002, section 3): Vegas's Diff
+    /// on the skeleton's RTT − QTb, which makes Actual actual' (eq. 2). The
+    /// round's decision reads the queueing times here, so qlog shows those
+    /// of the ACK that ended the round.
     fn diff(&mut self, round: &RoundMeasurement<'_>) -> Option<RoundDiff> {
         self.show_applied();
         paper_diff(round.window, round.base_rtt?, round.round_rtt?)
