@@ -62,12 +62,22 @@
 //!
 //! `delay_source` restricts this to one source (`aqt`, `receive_timestamps`)
 //! or none at all; the default `auto` is the order above. qlog reports
-//! `delay_source` (the source used for the last ACK), `qt_forward_ms` and
-//! `qt_backward_ms` (the QTf and QTb it applied; zero with `none`), besides
-//! Vegas's `base_rtt_ms`, `diff_packets` (RoVegas's diff), `alpha`, `beta`,
-//! `gamma`, `expected_bps` and `actual_bps` (actual'). Vegas's `round_rtt_ms`
-//! is reported as `rtt_minus_qtb_ms`: the round's RTT − QTb, the
-//! denominator of actual'.
+//! `delay_source`, `qt_forward_ms` and `qt_backward_ms` (the source, QTf and
+//! QTb applied to an ACK; zero with `none`), besides Vegas's `base_rtt_ms`,
+//! `diff_packets` (RoVegas's diff), `alpha`, `beta`, `gamma`, `expected_bps`
+//! and `actual_bps` (actual'). Vegas's `round_rtt_ms` is reported as
+//! `rtt_minus_qtb_ms`: the round's RTT − QTb, the denominator of actual'.
+//!
+//! QTf and QTb move on nearly every ACK (by microseconds: each ACK is a new
+//! sample), so qlog shows the three as they were applied at the points
+//! where the algorithm reads them for a decision — at every round whose
+//! diff is computed (the ACK that ended it; eq. 3 or slow start's gamma
+//! test reads that diff) and on every ACK that changed BaseRTT (whose
+//! RTT − (QTb + QTf) became the minimum, the pseudo-code's baseRTTtemp) —
+//! and in between when the source changed or QTf or QTb moved from the
+//! value shown by more than a [`SHOW_MOVE_DIVISOR`]th of it and at least
+//! [`SHOW_MOVE_AT_LEAST`]. Each ACK's own values are what the rules use;
+//! only what qlog shows is coarser.
 //!
 //! # Where the paper is ambiguous
 //!
@@ -117,19 +127,23 @@
 //!   peer's clock stepped is the host's verdict, `shared/peer_clock.rs`,
 //!   the same for every controller).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals, KeyedGeneration};
 use crate::events::AckEvent;
 use crate::params::{concat_params, ChoiceParam, Key, ParamInfo, ParamKind, ParamValues};
+use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::peer_reports::GRANULARITY;
 use crate::shared::queueing_estimate::{
     EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM,
 };
+use crate::shared::window::Window;
 use crate::vegas::{
-    LinearStep, PaperKeys, RoundView, RttAdjustment, ScaledLoss, Vegas, VegasConfig, VegasRules,
-    VegasView, WindowChange, PAPER_COMMON_PARAMS, ROUND_RTT_DISTINGUISHED,
+    paper_diff, LinearStep, PaperKeys, RoundDiff, RoundMeasurement, RoundView, RttAdjustment,
+    ScaledLoss, Vegas, VegasConfig, VegasRules, VegasView, WindowChange, PAPER_COMMON_PARAMS,
+    ROUND_RTT_DISTINGUISHED,
 };
 
 /// Values of the `delay_source` parameter, in the order of its indices.
@@ -256,13 +270,45 @@ impl SourcePolicy {
     }
 }
 
-/// The queueing times applied to the last ACK.
+/// The queueing times applied to an ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Applied {
     source: DelaySource,
     /// QTf of the packet that gave the ACK's BaseRTT sample.
     qt_forward: Duration,
     qt_backward: Duration,
+}
+
+/// Between the decided points, qlog shows QTf or QTb anew when it moved from
+/// the value shown by more than the value shown divided by this (10 %)...
+pub const SHOW_MOVE_DIVISOR: u64 = 10;
+
+/// ...and by at least this much: the timers' granularity (RFC 9002's
+/// kGranularity), below which a queueing time is noise.
+pub const SHOW_MOVE_AT_LEAST: Duration = GRANULARITY;
+
+impl Applied {
+    const NONE: Applied = Applied {
+        source: DelaySource::None,
+        qt_forward: Duration::ZERO,
+        qt_backward: Duration::ZERO,
+    };
+
+    /// Whether qlog, showing `shown`, is to show `self` between decided
+    /// points (see the module documentation).
+    fn moved_from(&self, shown: &Applied) -> bool {
+        /// One value against the one shown, in nanoseconds (a queueing time
+        /// is shorter than an RTT sample of ours, so it fits a u64).
+        fn moved(now: Duration, shown: Duration) -> bool {
+            let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+            let shown = u64::try_from(shown.as_nanos()).unwrap_or(u64::MAX);
+            const AT_LEAST: u64 = SHOW_MOVE_AT_LEAST.as_nanos() as u64;
+            now.abs_diff(shown) > (shown / SHOW_MOVE_DIVISOR).max(AT_LEAST)
+        }
+        self.source != shown.source
+            || moved(self.qt_forward, shown.qt_forward)
+            || moved(self.qt_backward, shown.qt_backward)
+    }
 }
 
 /// The `rovegas` controller: the Vegas skeleton with RoVegas's rules.
@@ -292,7 +338,14 @@ pub struct RoVegasRules {
     loss: ScaledLoss,
     policy: SourcePolicy,
     estimator: QueueingEstimator,
+    /// What the last ACK applied.
     applied: Applied,
+    /// What qlog shows (the module documentation says when it is updated).
+    shown: Applied,
+    /// How often `shown` changed.
+    shown_changes: u64,
+    /// BaseRTT as last seen, to tell the ACKs that changed it.
+    base_rtt_seen: Option<Duration>,
     /// Extension values ignored as impossible.
     rejected_values: u64,
     /// Per packet of the ACK being handled: QTf from the source tried.
@@ -302,14 +355,11 @@ pub struct RoVegasRules {
     internals_generation: KeyedGeneration<OwnInternalsKey>,
 }
 
-/// Everything RoVegas's own qlog fields are made of (alpha and beta are
-/// parameters), compared instead of filling them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct OwnInternalsKey {
-    applied: Applied,
-    queueing_rejects: u64,
-    estimator_resyncs: u64,
-}
+/// RoVegas's own qlog fields (alpha and beta are parameters) change only
+/// when one of these counters grows: `shown_changes`, the rejects of both
+/// kinds and the estimator's restarts. Their sum, compared instead of
+/// filling the fields, moves exactly then (each only grows).
+type OwnInternalsKey = u64;
 
 impl RoVegasRules {
     /// From a table holding [`PARAMS`]' entries where `keys` say.
@@ -322,11 +372,10 @@ impl RoVegasRules {
             loss: ScaledLoss::from_params(params, &keys.paper.loss),
             policy: params.value(keys.delay_source),
             estimator,
-            applied: Applied {
-                source: DelaySource::None,
-                qt_forward: Duration::ZERO,
-                qt_backward: Duration::ZERO,
-            },
+            applied: Applied::NONE,
+            shown: Applied::NONE,
+            shown_changes: 0,
+            base_rtt_seen: None,
             rejected_values: 0,
             forward: Vec::new(),
             estimated_forward: Vec::new(),
@@ -385,6 +434,24 @@ impl RoVegasRules {
         (qb, qt_backward.is_some() || any_forward)
     }
 
+    /// Whether keep_possible() would keep every value in `self.forward`
+    /// and `qt_backward` (the estimator's values always are).
+    fn all_possible(&self, ack: &AckEvent<'_>, qt_backward: Duration) -> bool {
+        ack.acked.iter().zip(&self.forward).all(|(p, qf)| {
+            p.rtt.is_zero()
+                || (qt_backward < p.rtt
+                    && qf.is_none_or(|qf| qf.saturating_add(qt_backward) < p.rtt))
+        }) && (ack.acked.iter().any(|p| !p.rtt.is_zero()) || qt_backward.is_zero())
+    }
+
+    /// Shows `applied` in qlog from now on.
+    fn show_applied(&mut self) {
+        if self.shown != self.applied {
+            self.shown = self.applied;
+            self.shown_changes = self.shown_changes.wrapping_add(1);
+        }
+    }
+
     /// Picks the ACK's source (module documentation, sources 1 to 3) and
     /// leaves its per-packet QTf in `self.forward`. Returns it with QTb.
     fn choose_source(
@@ -406,12 +473,14 @@ impl RoVegasRules {
         let estimated =
             estimated_backward.is_some() || self.estimated_forward.iter().any(|q| q.is_some());
         if self.policy.permits(DelaySource::ReceiveTimestamps) && estimated {
-            // The estimates are refilled on the next ACK: take them.
+            // The estimates are refilled on the next ACK: take them. They
+            // are possible by construction (the estimator's joint bound:
+            // QTf + QTb <= RTT - min RTT < RTT for every packet with an
+            // RTT), so keep_possible() would keep every one of them.
             std::mem::swap(&mut self.forward, &mut self.estimated_forward);
-            let (qb, usable) = self.keep_possible(ack, estimated_backward);
-            if usable {
-                return (DelaySource::ReceiveTimestamps, qb);
-            }
+            let qb = estimated_backward.unwrap_or(Duration::ZERO);
+            debug_assert!(self.all_possible(ack, qb));
+            return (DelaySource::ReceiveTimestamps, qb);
         }
         self.forward.clear();
         self.forward.resize(ack.acked.len(), None);
@@ -437,11 +506,10 @@ impl VegasRules for RoVegasRules {
         if source == DelaySource::None {
             // Non-probing ACK: "if (RTT < baseRTT) baseRTT = RTT", and
             // actual' = actual. Exactly Vegas.
-            self.applied = Applied {
-                source,
-                qt_forward: Duration::ZERO,
-                qt_backward: Duration::ZERO,
-            };
+            self.applied = Applied::NONE;
+            if self.applied.moved_from(&self.shown) {
+                self.show_applied();
+            }
             return RttAdjustment::default();
         }
 
@@ -464,12 +532,42 @@ impl VegasRules for RoVegasRules {
             qt_forward: base_sample.map_or(Duration::ZERO, |(_, qf)| qf),
             qt_backward,
         };
+        if self.applied.moved_from(&self.shown) {
+            self.show_applied();
+        }
         RttAdjustment {
             // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
             subtract: qt_backward,
             // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
             base_rtt_probe: base_sample.map(|(temp, _)| temp),
         }
+    }
+
+    /// The pseudo-code's "if (RTT < baseRTT) baseRTT = RTT" (002, section
+    /// 3), Vegas's minimum; an ACK that changed BaseRTT (by its probe,
+    /// offered before, or by this sample) is shown in qlog.
+    fn on_base_rtt_sample(
+        &mut self,
+        rtt: Duration,
+        _now: Instant,
+        _window: &Window,
+        base_rtt: &mut BaseRttTracker,
+    ) {
+        base_rtt.on_rtt_sample(rtt);
+        let current = base_rtt.base_rtt();
+        if current != self.base_rtt_seen {
+            self.base_rtt_seen = current;
+            self.show_applied();
+        }
+    }
+
+    /// diff = (expected − actual') × baseRTT (002, section 3): Vegas's Diff
+    /// on the skeleton's RTT − QTb, which makes Actual actual' (eq. 2). The
+    /// round's decision reads the queueing times here, so qlog shows those
+    /// of the ACK that ended the round.
+    fn diff(&mut self, round: &RoundMeasurement<'_>) -> Option<RoundDiff> {
+        self.show_applied();
+        paper_diff(round.window, round.base_rtt?, round.round_rtt?)
     }
 
     fn congestion_avoidance_round(&mut self, round: &RoundView<'_>, diff: f64) -> WindowChange {
@@ -487,20 +585,22 @@ impl VegasRules for RoVegasRules {
         self.step.internals(out);
         vegas.write_measurements("rtt_minus_qtb_ms", out);
         vegas.write_growth_round(out);
-        out.text("delay_source", self.applied.source.as_str());
-        out.millis("qt_forward_ms", self.applied.qt_forward);
-        out.millis("qt_backward_ms", self.applied.qt_backward);
+        out.text("delay_source", self.shown.source.as_str());
+        out.millis("qt_forward_ms", self.shown.qt_forward);
+        out.millis("qt_backward_ms", self.shown.qt_backward);
         out.int("queueing_rejects", self.queueing_rejects());
         // The floors restarted on a new peer clock (the host's verdict).
         out.int("estimator_resyncs", self.estimator.clock_steps());
     }
 
     fn internals_generation(&self) -> Option<u64> {
-        Some(self.internals_generation.of(OwnInternalsKey {
-            applied: self.applied,
-            queueing_rejects: self.queueing_rejects(),
-            estimator_resyncs: self.estimator.clock_steps(),
-        }))
+        Some(
+            self.internals_generation.of(self
+                .shown_changes
+                .wrapping_add(self.rejected_values)
+                .wrapping_add(self.estimator.rejected_samples())
+                .wrapping_add(self.estimator.clock_steps())),
+        )
     }
 }
 

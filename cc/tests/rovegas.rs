@@ -841,6 +841,103 @@ fn internals_report_source_queueing_times_and_vegas_values() {
     assert_eq!(text(&before, "delay_source"), "none");
 }
 
+/// Whether qlog shows an ACK's QTf or QTb anew between decided points,
+/// from the rule of the module documentation: it moved from the value
+/// shown by more than 10 % of that and more than 1 ms.
+fn moved_enough(now_ms: f64, shown_ms: f64) -> bool {
+    (now_ms - shown_ms).abs() > (shown_ms / 10.0).max(1.0)
+}
+
+#[test]
+fn qlog_shows_queueing_times_at_decided_points_and_large_moves() {
+    let mut flow = Flow::new(build("rovegas", &[]));
+    // BaseRTT 100 ms from a queue-free probing round.
+    probing_round(&mut flow, 100, Some(0), Some(0));
+    // Then one packet per ACK frame, each with its own RTT, AQT-echo and
+    // AQT (µs). In the first seven: small moves (frames 1, 3, 5), a QTf
+    // move of 4 ms > 10 % of 30 (2), a QTb move from 12 to 0.5 ms (4), and
+    // BaseRTT lowered by a probe whose moves alone are small (6: 137 - 37 -
+    // 0.9 = 99.1 < 100; every other probe is above 100). Then small moves
+    // only, across round ends, and last the source turned to none.
+    let designed: [(u64, Option<(u64, u64)>); 7] = [
+        (160_000, Some((30_000, 12_000))),
+        (160_000, Some((31_000, 12_500))),
+        (160_000, Some((34_000, 12_000))),
+        (160_000, Some((34_500, 12_900))),
+        (160_000, Some((34_500, 500))),
+        (160_000, Some((34_200, 900))),
+        (137_000, Some((37_000, 900))),
+    ];
+    let small_moves = (0..60u64).map(|k| {
+        // A distinct RTT per frame, so that each round's RTT differs.
+        (
+            160_000 + 10 * k,
+            Some((37_000 + 100 * (k % 3), 900 + 50 * (k % 2))),
+        )
+    });
+    let frames: Vec<(u64, Option<(u64, u64)>)> = designed
+        .into_iter()
+        .chain(small_moves)
+        .chain([(160_000, None)])
+        .collect();
+    let mut shown = ("aqt", 0.0, 0.0);
+    let (mut hidden, mut shown_at_round_end_only) = (Vec::new(), 0);
+    for (k, (rtt_us, queueing)) in frames.into_iter().enumerate() {
+        if flow.in_flight().is_empty() {
+            flow.send_window();
+        }
+        let packet = flow.in_flight()[0];
+        let round_rtt_before = flow.internal("rtt_minus_qtb_ms");
+        let base_before = flow.internal("base_rtt_ms");
+        flow.ack_with(&[packet], micros(rtt_us), |acked| {
+            for p in acked.iter_mut() {
+                p.forward_queueing = queueing.map(|(qf, _)| micros(qf));
+            }
+            FrameExtras {
+                ack_delay: Duration::ZERO,
+                backward_queueing: queueing.map(|(_, qb)| micros(qb)),
+            }
+        });
+        let applied = match queueing {
+            Some((qf, qb)) => ("aqt", qf as f64 / 1e3, qb as f64 / 1e3),
+            None => ("none", 0.0, 0.0),
+        };
+        // Decided points: a round ended (a new round RTT) or BaseRTT moved.
+        let round_ended = flow.internal("rtt_minus_qtb_ms") != round_rtt_before;
+        let decided_point = round_ended || flow.internal("base_rtt_ms") != base_before;
+        let moved = applied.0 != shown.0
+            || moved_enough(applied.1, shown.1)
+            || moved_enough(applied.2, shown.2);
+        if decided_point || moved {
+            shown_at_round_end_only += usize::from(round_ended && !moved);
+            shown = applied;
+        } else {
+            hidden.push(k);
+        }
+        let internals = flow.internals();
+        assert_eq!(
+            internals.get("delay_source"),
+            Some(InternalValue::Text(shown.0)),
+            "frame {k}"
+        );
+        assert!(
+            near(float(&internals, "qt_forward_ms"), shown.1),
+            "frame {k}"
+        );
+        assert!(
+            near(float(&internals, "qt_backward_ms"), shown.2),
+            "frame {k}"
+        );
+    }
+    assert_eq!(hidden[..3], [1, 3, 5]);
+    assert!(hidden.len() > 20, "{hidden:?}");
+    assert!(shown_at_round_end_only >= 2, "{shown_at_round_end_only}");
+    assert!(near(
+        flow.internal("base_rtt_ms").unwrap(),
+        137.0 - 37.0 - 0.9
+    ));
+}
+
 #[test]
 fn registered_with_the_papers_defaults() {
     assert!(all_names().contains(&"rovegas"));

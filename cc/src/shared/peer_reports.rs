@@ -191,10 +191,114 @@ pub fn bound_jointly(
     backward: Option<Duration>,
     mut allowed: impl FnMut(usize) -> Option<Duration>,
 ) -> Option<Duration> {
-    let qb = backward.map_or(0, |d| d.as_nanos());
-    // The tightest ratio allowed / claimed, as a fraction (num, den).
-    let mut scale: Option<(u128, u128)> = None;
+    // Nanoseconds in u64 (584 years) hold every real queueing time and
+    // round trip: the usual case, without 128-bit arithmetic but for the
+    // products (one instruction each). Values beyond are done again in
+    // u128, which holds every `Duration`: the same factor either way.
+    let scale = match tightest_scale_u64(forward, backward, &mut allowed) {
+        Some(scale) => scale.map(|(num, den)| (u128::from(num), u128::from(den))),
+        None => tightest_scale_u128(forward, backward, &mut allowed),
+    };
+    let Some((num, den)) = scale else {
+        return backward;
+    };
+    let den = den.max(1);
+    let shrink = |d: Duration| {
+        let nanos = d.as_nanos();
+        // In u64 when it fits (the usual case: a u128 division is a library
+        // call), the same quotient.
+        let small = (u64::try_from(nanos), u64::try_from(num), u64::try_from(den));
+        let scaled = match small {
+            (Ok(n), Ok(num), Ok(den)) => u128::from(scale_nanos(n, (num, den))),
+            _ => nanos.saturating_mul(num) / den,
+        };
+        Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
+    };
+    for qf in forward.iter_mut() {
+        *qf = qf.map(shrink);
+    }
+    backward.map(shrink)
+}
+
+/// [`bound_jointly`]'s factor on nanoseconds: of the `(claimed, allowed)`
+/// pairs (forward + backward, and its limit, one per bounded packet), the
+/// tightest ratio allowed / claimed among those claiming more than allowed,
+/// as a fraction `(num, den)` with `num < den`; `None` if none does. For
+/// an estimator that keeps its values in nanoseconds.
+pub fn joint_scale(pairs: impl IntoIterator<Item = (u64, u64)>) -> Option<(u64, u64)> {
+    let mut scale: Option<(u64, u64)> = None;
+    for (claimed, limit) in pairs {
+        if claimed <= limit {
+            continue;
+        }
+        // Cross products of two u64s fit a u128 exactly.
+        let tighter = scale.is_none_or(|(num, den)| {
+            u128::from(limit) * u128::from(den) < u128::from(num) * u128::from(claimed)
+        });
+        if tighter {
+            scale = Some((limit, claimed));
+        }
+    }
+    scale
+}
+
+/// `nanos × num / den` rounded down, for a [`joint_scale`] factor: no
+/// larger than `nanos`.
+pub fn scale_nanos(nanos: u64, (num, den): (u64, u64)) -> u64 {
+    let product = u128::from(nanos) * u128::from(num);
+    let den = den.max(1);
+    match u64::try_from(product) {
+        Ok(small) => small / den,
+        // num < den: the quotient is below `nanos`, so it fits.
+        Err(_) => u64::try_from(product / u128::from(den)).unwrap_or(u64::MAX),
+    }
+}
+
+/// `d` in nanoseconds if that fits a u64.
+fn nanos_u64(d: Duration) -> Option<u64> {
+    u64::try_from(d.as_nanos()).ok()
+}
+
+/// [`bound_jointly`]'s tightest factor by [`joint_scale`]; `None` if a
+/// value or a sum of two does not fit a u64 (then [`tightest_scale_u128`]
+/// decides).
+fn tightest_scale_u64(
+    forward: &[Option<Duration>],
+    backward: Option<Duration>,
+    allowed: &mut impl FnMut(usize) -> Option<Duration>,
+) -> Option<Option<(u64, u64)>> {
+    let qb = match backward {
+        Some(d) => nanos_u64(d)?,
+        None => 0,
+    };
+    let mut fits = true;
     // A packet without a forward time still bounds the backward time.
+    let pairs = forward.iter().enumerate().filter_map(|(i, qf)| {
+        let limit = allowed(i)?;
+        let claimed = match qf {
+            Some(d) => nanos_u64(*d).and_then(|qf| qf.checked_add(qb)),
+            None => Some(qb),
+        };
+        match (claimed, nanos_u64(limit)) {
+            (Some(claimed), Some(limit)) => Some((claimed, limit)),
+            _ => {
+                fits = false;
+                None
+            }
+        }
+    });
+    let scale = joint_scale(pairs);
+    fits.then_some(scale)
+}
+
+/// The same factor in u128, saturating, for any `Duration`s.
+fn tightest_scale_u128(
+    forward: &[Option<Duration>],
+    backward: Option<Duration>,
+    allowed: &mut impl FnMut(usize) -> Option<Duration>,
+) -> Option<(u128, u128)> {
+    let qb = backward.map_or(0, |d| d.as_nanos());
+    let mut scale: Option<(u128, u128)> = None;
     for (i, qf) in forward.iter().enumerate() {
         let Some(limit) = allowed(i) else { continue };
         let claimed = qf.map_or(0, |d| d.as_nanos()).saturating_add(qb);
@@ -208,28 +312,7 @@ pub fn bound_jointly(
             scale = Some((limit, claimed));
         }
     }
-    let Some((num, den)) = scale else {
-        return backward;
-    };
-    let den = den.max(1);
-    let shrink = |d: Duration| {
-        let nanos = d.as_nanos();
-        // In u64 when it fits (the usual case: a u128 division is a library
-        // call), the same quotient.
-        let small = (u64::try_from(nanos), u64::try_from(num), u64::try_from(den));
-        let scaled = match small {
-            (Ok(n), Ok(num), Ok(den)) => match n.checked_mul(num) {
-                Some(product) => u128::from(product / den),
-                None => nanos.saturating_mul(u128::from(num)) / u128::from(den),
-            },
-            _ => nanos.saturating_mul(num) / den,
-        };
-        Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
-    };
-    for qf in forward.iter_mut() {
-        *qf = qf.map(shrink);
-    }
-    backward.map(shrink)
+    scale
 }
 
 /// What the judge handed to the controller, and what it refused.
@@ -550,6 +633,70 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(forward, [Some(Duration::ZERO)]);
+    }
+
+    #[test]
+    fn the_factor_is_exact_where_u64_products_would_overflow() {
+        // Limits and claims of several seconds: their cross products
+        // (5e9 x 1e10 ns) exceed a u64, and wrapped they would order
+        // packets 0 and 1 the wrong way. Packet 0: 9 s claimed against 5 s
+        // (5/9); packet 1: 10 s against 4 s (2/5, the tightest); packet 2:
+        // 13 s against 5.4 s (27/65).
+        let s = Duration::from_secs;
+        let limits = [s(5), s(4), Duration::from_millis(5_400)];
+        let mut forward = [Some(s(5)), Some(s(6)), Some(s(9))];
+        let backward = bound_jointly(&mut forward, Some(s(4)), |i| Some(limits[i]));
+        // Reference: the smallest limit / claim, compared as exact rationals.
+        let claims = [9u128, 10, 13].map(|c| c * 1_000_000_000);
+        let nanos = limits.map(|l| l.as_nanos());
+        let tightest = (0..3)
+            .min_by(|&a, &b| (nanos[a] * claims[b]).cmp(&(nanos[b] * claims[a])))
+            .unwrap();
+        assert_eq!(tightest, 1);
+        let scaled = |v: u128| Duration::from_nanos((v * nanos[1] / claims[1]) as u64);
+        assert_eq!(backward, Some(scaled(4_000_000_000)));
+        assert_eq!(
+            forward,
+            [5u128, 6, 9].map(|v| Some(scaled(v * 1_000_000_000)))
+        );
+        // The same pairs on nanoseconds.
+        let pairs = (0..3).map(|i| (claims[i] as u64, nanos[i] as u64));
+        assert_eq!(
+            joint_scale(pairs),
+            Some((nanos[1] as u64, claims[1] as u64))
+        );
+    }
+
+    #[test]
+    fn durations_beyond_u64_nanoseconds_take_the_wide_path() {
+        // 2^64 ns is 584 years: a backward time of 1000 years and a forward
+        // one of 600 do not fit a u64; the factor (1 / 1600 of the limit)
+        // is computed in u128, the same rule.
+        let year = Duration::from_secs(365 * 86_400);
+        let mut forward = [Some(year * 600), None];
+        let limit = year * 2;
+        let backward = bound_jointly(&mut forward, Some(year * 1000), |_| Some(limit));
+        let (num, den) = (limit.as_nanos(), (year * 1600).as_nanos());
+        let scaled = |d: Duration| Duration::from_nanos((d.as_nanos() * num / den) as u64);
+        assert_eq!(backward, Some(scaled(year * 1000)));
+        assert_eq!(forward, [Some(scaled(year * 600)), None]);
+        let total = forward[0].unwrap_or_default() + backward.unwrap_or_default();
+        assert!(total <= limit);
+    }
+
+    #[test]
+    fn scaling_nanoseconds_rounds_down_without_overflow() {
+        assert_eq!(scale_nanos(10, (1, 3)), 3);
+        // A product beyond u64, a quotient that fits.
+        let big = u64::MAX / 2;
+        assert_eq!(
+            scale_nanos(big, (1_000_000_007, 1_000_000_009)),
+            (u128::from(big) * 1_000_000_007 / 1_000_000_009) as u64
+        );
+        assert_eq!(
+            scale_nanos(u64::MAX, (u64::MAX - 1, u64::MAX)),
+            u64::MAX - 1
+        );
     }
 
     /// A judge's view of `times` as the stack hands them over: sorted.

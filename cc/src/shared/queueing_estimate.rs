@@ -62,8 +62,9 @@
 //!   ([`crate::shared::peer_reports::bound_jointly`]). A peer lying within
 //!   the host's limits can thus at worst shift queueing between the two
 //!   directions or hide it;
-//! - arithmetic is in signed 128-bit nanoseconds, which holds any sum of
-//!   `Duration`s without overflow.
+//! - arithmetic is in signed 64-bit nanoseconds (±292 years), saturating:
+//!   exact for every stamp the host believes, and a value beyond saturates
+//!   instead of wrapping.
 //!
 //! Backward samples are taken only from ACKs whose largest newly acknowledged
 //! packet is larger than any acknowledged before: only then is it certainly the
@@ -75,7 +76,7 @@
 use std::time::{Duration, Instant};
 
 use crate::events::AckEvent;
-use crate::shared::peer_reports::{self, nanos, nanos_since};
+use crate::shared::peer_reports;
 
 /// Default of [`EstimatorConfig::clock_drift_ppm`]: twice the 50 ppm a pair
 /// of ordinary quartz oscillators may differ by.
@@ -108,19 +109,31 @@ impl EstimatorConfig {
     }
 }
 
-/// Non-negative nanoseconds as a `Duration`, saturating.
-fn duration_from_nanos(v: i128) -> Duration {
-    Duration::from_nanos(u64::try_from(v.max(0)).unwrap_or(u64::MAX))
+/// Signed nanoseconds of `d`, saturating at `i64::MAX` (292 years, beyond
+/// any delay the host's clock judge believes).
+fn nanos(d: Duration) -> i64 {
+    i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
+}
+
+/// `later − earlier` in signed nanoseconds, negative if `later` is earlier.
+fn nanos_since(later: Instant, earlier: Instant) -> i64 {
+    match later.checked_duration_since(earlier) {
+        Some(d) => nanos(d),
+        None => -nanos(earlier.saturating_duration_since(later)),
+    }
+}
+
+/// Nanoseconds of one of our own RTT samples (or a part of one), which
+/// fits a u64: 584 years, more than any process lives.
+fn rtt_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// `elapsed × drift_ppm / 10⁶` in nanoseconds, for `elapsed_nanos` of
 /// our time (none if negative).
-fn drift_allowance(elapsed_nanos: i128, drift_ppm: f64) -> i128 {
-    // The nanoseconds of any real elapsed time fit a u64 (584 years), whose
-    // conversion to f64 is one instruction (a u128's is a library call); an
-    // f64 to integer cast saturates (NaN gives 0).
-    let nanos = u64::try_from(elapsed_nanos.max(0)).unwrap_or(u64::MAX);
-    i128::from((nanos as f64 * drift_ppm / 1e6) as i64)
+fn drift_allowance(elapsed_nanos: i64, drift_ppm: f64) -> i64 {
+    // An f64 to integer cast saturates (NaN gives 0).
+    (elapsed_nanos.max(0) as f64 * drift_ppm / 1e6) as i64
 }
 
 /// The rising minimum of one direction's one-way delay samples (see the
@@ -129,7 +142,7 @@ fn drift_allowance(elapsed_nanos: i128, drift_ppm: f64) -> i128 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DelayFloor {
     /// The floor sample and when it was taken.
-    floor: Option<(i128, i128)>,
+    floor: Option<(i64, i64)>,
 }
 
 impl DelayFloor {
@@ -138,7 +151,7 @@ impl DelayFloor {
     }
 
     /// The floor at `now`, risen by `drift_ppm` since it was set.
-    pub fn floor(&self, now: i128, drift_ppm: f64) -> Option<i128> {
+    pub fn floor(&self, now: i64, drift_ppm: f64) -> Option<i64> {
         self.floor.map(|(value, at)| {
             value.saturating_add(drift_allowance(now.saturating_sub(at), drift_ppm))
         })
@@ -147,17 +160,22 @@ impl DelayFloor {
     /// Offers the one-way delay `delay` observed at `now` and returns its
     /// queueing time: how far it is above the risen floor (zero if it sets
     /// a new floor).
-    pub fn offer(&mut self, now: i128, delay: i128, drift_ppm: f64) -> Duration {
+    pub fn offer(&mut self, now: i64, delay: i64, drift_ppm: f64) -> Duration {
+        Duration::from_nanos(self.offer_nanos(now, delay, drift_ppm))
+    }
+
+    /// [`DelayFloor::offer`] in nanoseconds.
+    fn offer_nanos(&mut self, now: i64, delay: i64, drift_ppm: f64) -> u64 {
         let Some((raw, at)) = self.floor else {
             self.floor = Some((delay, now));
-            return Duration::ZERO;
+            return 0;
         };
         let risen = raw.saturating_add(drift_allowance(now.saturating_sub(at), drift_ppm));
         if delay <= risen {
             self.floor = Some((delay, now));
-            return Duration::ZERO;
+            return 0;
         }
-        duration_from_nanos(delay.saturating_sub(risen))
+        delay.saturating_sub(risen).unsigned_abs()
     }
 
     pub fn reset(&mut self) {
@@ -167,28 +185,45 @@ impl DelayFloor {
 
 /// Forward and backward queueing times from receive timestamps and ACK delay;
 /// see the module documentation.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct QueueingEstimator {
     config: EstimatorConfig,
+    /// `config`'s drift rate as used ([`EstimatorConfig::drift_ppm`]).
+    drift_ppm: f64,
     /// Origin of our clock's side of the mixed-clock delays.
     epoch: Option<Instant>,
     forward: DelayFloor,
     backward: DelayFloor,
     /// The peer's clock the floors are on.
     clock_epoch: u32,
-    /// Smallest RTT sample seen, for the joint bound.
-    min_rtt: Option<Duration>,
+    /// Smallest RTT sample seen, for the joint bound, in nanoseconds
+    /// (`u64::MAX` before the first).
+    min_rtt: u64,
     /// Largest packet number acknowledged so far.
     largest_acked: Option<u64>,
     rejected_samples: u64,
     clock_steps: u64,
 }
 
+impl Default for QueueingEstimator {
+    fn default() -> Self {
+        Self::new(EstimatorConfig::default())
+    }
+}
+
 impl QueueingEstimator {
     pub fn new(config: EstimatorConfig) -> Self {
         QueueingEstimator {
             config,
-            ..Self::default()
+            drift_ppm: config.drift_ppm(),
+            epoch: None,
+            forward: DelayFloor::new(),
+            backward: DelayFloor::new(),
+            clock_epoch: 0,
+            min_rtt: u64::MAX,
+            largest_acked: None,
+            rejected_samples: 0,
+            clock_steps: 0,
         }
     }
 
@@ -224,6 +259,10 @@ impl QueueingEstimator {
     /// without a receive time. Returns the ACK's backward queueing time,
     /// `None` if it has none. An ACK without any receive time leaves the
     /// estimator untouched.
+    ///
+    /// Every value returned is possible for its ACK: for each packet with a
+    /// non-zero RTT, forward + backward ≤ RTT − (smallest RTT seen) < RTT
+    /// (the joint bound; the smallest RTT is never zero).
     pub fn on_ack(
         &mut self,
         ack: &AckEvent<'_>,
@@ -242,9 +281,10 @@ impl QueueingEstimator {
             return None;
         }
         let epoch = *self.epoch.get_or_insert(ack.now);
-        // Our clock since the epoch, once for the ACK.
+        // Our clock since the epoch, once for the ACK (an `Instant`
+        // subtraction costs some 40 instructions).
         let now = nanos_since(ack.now, epoch);
-        let drift_ppm = self.config.drift_ppm();
+        let drift_ppm = self.drift_ppm;
 
         // Backward: ACK arrival − (receive time of the largest acknowledged +
         // ACK delay), ours minus the peer's clock.
@@ -260,7 +300,7 @@ impl QueueingEstimator {
                 let delay = now
                     .saturating_sub(nanos(received))
                     .saturating_sub(nanos(ack.ack_delay));
-                backward = Some(self.backward.offer(now, delay, drift_ppm));
+                backward = Some(self.backward.offer_nanos(now, delay, drift_ppm));
             }
         }
 
@@ -268,51 +308,74 @@ impl QueueingEstimator {
         // minus ours. The same walk takes the ACK's RTTs into the minimum
         // and checks the joint bound against the minimum so far: the final
         // one is no larger, so a packet within this bound is within that.
-        let qt_backward = backward.unwrap_or(Duration::ZERO);
+        // In nanoseconds throughout: each `Duration` is read once.
+        let qt_backward = backward.unwrap_or(0);
         let mut min_rtt = self.min_rtt;
         let mut within_bound = true;
         for packet in ack.acked {
-            let rtt = packet.rtt;
-            if rtt.is_zero() {
+            let rtt = rtt_nanos(packet.rtt);
+            if rtt == 0 {
                 forward.push(None);
                 continue;
             }
-            let min = min_rtt.map_or(rtt, |m| m.min(rtt));
-            min_rtt = Some(min);
+            min_rtt = min_rtt.min(rtt);
             let qt_forward = match packet.receive_time {
                 Some(received) if self.on_clock(packet.clock_epoch) => {
-                    let delay =
-                        peer_reports::forward_delay_nanos(received, packet.time_sent, epoch);
-                    Some(self.forward.offer(now, delay, drift_ppm))
+                    // When we sent it, on our clock since the epoch: a
+                    // packet this ACK acknowledged was sent its RTT
+                    // (`time_acked − time_sent`, exact in nanoseconds)
+                    // before the ACK arrived.
+                    let sent = if packet.time_acked == ack.now {
+                        now.saturating_sub_unsigned(rtt)
+                    } else {
+                        nanos_since(packet.time_sent, epoch)
+                    };
+                    let delay = nanos(received).saturating_sub(sent);
+                    Some(self.forward.offer_nanos(now, delay, drift_ppm))
                 }
                 _ => None,
             };
-            forward.push(qt_forward);
-            within_bound &= qt_forward
-                .unwrap_or(Duration::ZERO)
-                .saturating_add(qt_backward)
-                <= rtt.saturating_sub(min);
+            forward.push(qt_forward.map(Duration::from_nanos));
+            // Neither term exceeds i64::MAX: the sum fits.
+            within_bound &= qt_forward.unwrap_or(0) + qt_backward <= rtt - min_rtt;
         }
         self.min_rtt = min_rtt;
-        if within_bound {
-            return backward;
+        if !within_bound {
+            self.bound_jointly(ack, forward, &mut backward);
         }
-        self.bound_jointly(ack, forward, backward)
+        backward.map(Duration::from_nanos)
     }
 
-    /// Scales the ACK's estimates down by one factor so that for every packet
-    /// forward + backward ≤ RTT − min RTT.
+    /// Scales the ACK's estimates (`forward`, and `backward` in
+    /// nanoseconds) down by one factor so that for every packet forward +
+    /// backward ≤ RTT − min RTT ([`peer_reports::bound_jointly`], here on
+    /// the nanoseconds the estimator keeps).
     fn bound_jointly(
         &self,
         ack: &AckEvent<'_>,
         forward: &mut [Option<Duration>],
-        backward: Option<Duration>,
-    ) -> Option<Duration> {
-        let min_rtt = self.min_rtt.unwrap_or(Duration::ZERO);
-        peer_reports::bound_jointly(forward, backward, |i| {
-            let rtt = ack.acked.get(i)?.rtt;
-            (!rtt.is_zero()).then(|| rtt.saturating_sub(min_rtt))
-        })
+        backward: &mut Option<u64>,
+    ) {
+        let qt_backward = backward.unwrap_or(0);
+        let min_rtt = self.min_rtt;
+        // Each forward value is a u64 of nanoseconds (below 2^63) and so is
+        // the backward one: the sum fits.
+        let pairs = ack
+            .acked
+            .iter()
+            .zip(forward.iter())
+            .filter_map(|(packet, qf)| {
+                let rtt = rtt_nanos(packet.rtt);
+                let qf = qf.map_or(0, rtt_nanos);
+                (rtt != 0).then(|| (qf + qt_backward, rtt - min_rtt))
+            });
+        let Some(scale) = peer_reports::joint_scale(pairs) else {
+            return;
+        };
+        for qf in forward.iter_mut() {
+            *qf = qf.map(|d| Duration::from_nanos(peer_reports::scale_nanos(rtt_nanos(d), scale)));
+        }
+        *backward = backward.map(|b| peer_reports::scale_nanos(b, scale));
     }
 }
 
@@ -610,6 +673,60 @@ mod tests {
     }
 
     #[test]
+    fn send_times_from_the_rtt_and_from_the_instant_agree() {
+        // Without drift the forward queueing is exactly (R - S) - (R0 - S0)
+        // in nanoseconds. One ACK holds a packet it acknowledges itself
+        // (time_acked = now: S is read back from its RTT) and one whose
+        // RTT was measured at an earlier instant (S is taken from
+        // time_sent): both must give the exact value computed here.
+        let t0 = Instant::now();
+        let mut est = QueueingEstimator::new(EstimatorConfig {
+            clock_drift_ppm: 0.0,
+        });
+        let peer = |at: Duration| Duration::from_secs(7) + at;
+        let ns = |d: Duration| d.as_nanos() as i128;
+        let mut first = AckedPacket::new(0, 1200, t0, t0 + ms(600));
+        first.receive_time = Some(peer(ms(300)));
+        fn event(acked: &[AckedPacket], now: Instant) -> AckEvent<'_> {
+            AckEvent {
+                now,
+                acked,
+                summary: crate::events::AckSummary::of(acked, 0),
+                ack_delay: Duration::ZERO,
+                rtt: RttSnapshot::uniform(ms(600)),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            }
+        }
+        let mut forward = Vec::new();
+        est.on_ack(&event(&[first], t0 + ms(600)), &mut forward);
+        // The floors: 300 ms forward (R0 - S0, S0 = t0) and 300 backward.
+        let floor = ns(peer(ms(300)));
+        // Sent at 1 s + 123 ns and 1 s + 2 ms, received 320.000 456 ms and
+        // 307 ms later; the ACK arrives at 1.61 s (1 ms of backward
+        // queueing). The first packet's RTT was measured at 1.65 s.
+        let now = t0 + ms(1_610);
+        let sent_a = t0 + ms(1_000) + Duration::from_nanos(123);
+        let sent_b = t0 + ms(1_002);
+        let mut a = AckedPacket::new(1, 1200, sent_a, t0 + ms(1_650));
+        let mut b = AckedPacket::new(2, 1200, sent_b, now);
+        a.receive_time = Some(peer(ms(1_320) + Duration::from_nanos(456 + 123)));
+        b.receive_time = Some(peer(ms(1_309)));
+        assert_ne!(a.time_acked, now);
+        let backward = est.on_ack(&event(&[a, b], now), &mut forward);
+        let want = |p: &AckedPacket, sent: Instant| {
+            let delay = ns(p.receive_time.unwrap()) - ns(sent - t0);
+            Duration::from_nanos((delay - floor) as u64)
+        };
+        assert_eq!(forward, [Some(want(&a, sent_a)), Some(want(&b, sent_b))]);
+        assert_eq!(forward[0], Some(ms(20) + Duration::from_nanos(456)));
+        assert_eq!(forward[1], Some(ms(7)));
+        // Within the joint bound (the RTTs are 50 and 8 ms above 600).
+        assert_eq!(backward, Some(ms(1)));
+    }
+
+    #[test]
     fn floor_rises_with_the_allowed_drift_and_follows_lower_samples() {
         let mut floor = DelayFloor::new();
         let drift = 100.0;
@@ -618,7 +735,7 @@ mod tests {
         // 10 s later the floor has risen by 100 ppm x 10 s = 1 ms: a sample
         // 1.5 ms above the old floor is 0.5 ms of queueing.
         let t1 = t0 + 10_000_000_000;
-        let risen = 1_000_000 + 10_000_000_000i128 * 100 / 1_000_000;
+        let risen = 1_000_000 + 10_000_000_000i64 * 100 / 1_000_000;
         assert_eq!(floor.floor(t1, drift), Some(risen));
         assert_eq!(floor.offer(t1, 2_500_000, drift), us(500));
         // A sample below the risen floor becomes the floor.
