@@ -107,15 +107,23 @@ impl PacketPairEstimator {
     /// One newly acknowledged packet, in ascending packet-number order.
     /// Packets smaller than `min_size` (control packets) neither form nor
     /// close a pair. Returns the pair's capacity sample in bytes per second.
+    #[inline]
     pub fn on_packet(&mut self, packet: &AckedPacket, min_size: usize) -> Option<f64> {
-        let Some(receive_time) = packet.receive_time else {
-            self.previous = None;
-            return None;
-        };
-        if packet.size < min_size {
-            self.previous = None;
-            return None;
+        // Decided where the caller's loop runs: most packets of an ACK may
+        // be small or unstamped, and a call for each costs more than the
+        // test (the caller runs this on every acknowledged packet).
+        match packet.receive_time {
+            Some(receive_time) if packet.size >= min_size => self.on_stamped(packet, receive_time),
+            _ => {
+                self.previous = None;
+                None
+            }
         }
+    }
+
+    /// [`PacketPairEstimator::on_packet`] of a stamped packet of at least
+    /// the minimum size, `receive_time` its stamp.
+    fn on_stamped(&mut self, packet: &AckedPacket, receive_time: Duration) -> Option<f64> {
         let current = Stamped {
             pkt_num: packet.pkt_num,
             time_sent: packet.time_sent,
@@ -132,11 +140,18 @@ impl PacketPairEstimator {
         if spacing.is_zero() {
             return None;
         }
-        let send_gap = current
-            .time_sent
-            .checked_duration_since(previous.time_sent)?;
-        if send_gap > spacing / BACK_TO_BACK_DIVISOR {
-            // The sender spaced them: the spacing is the sender's, not the path's.
+        // The send gap `current − previous` must be neither negative nor
+        // above `spacing / 2`, asked as `previous + spacing / 2 < current`:
+        // the same verdict (instants are exact), and adding a duration to an
+        // instant costs about half of subtracting two instants.
+        if current.time_sent < previous.time_sent
+            || previous
+                .time_sent
+                .checked_add(spacing / BACK_TO_BACK_DIVISOR)
+                .is_some_and(|latest| current.time_sent > latest)
+        {
+            // Sent out of order, or spaced by the sender: the spacing is
+            // the sender's, not the path's.
             return None;
         }
         let rate = packet.size as f64 / spacing.as_secs_f64();
