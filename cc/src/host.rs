@@ -1944,3 +1944,167 @@ mod ack_received_tests {
         assert_eq!(counts, JudgedCounts::default());
     }
 }
+
+#[cfg(test)]
+mod send_clock_tests {
+    //! The host judges receive times against the send times of its records,
+    //! in nanoseconds counted from one packet to the next
+    //! ([`PeerClock::judge_sent_at`]); the verdicts must be those of the
+    //! peer's clock judged with the instants themselves
+    //! ([`PeerClock::judge`]), whatever the gaps between sends.
+
+    use super::probe::*;
+    use super::*;
+    use crate::events::{AckReceived, PeerReport, PeerStamp, RttSnapshot};
+
+    /// A small deterministic generator (xorshift).
+    struct Draw(u64);
+
+    impl Draw {
+        fn next(&mut self, bound: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % bound
+        }
+    }
+
+    /// One packet as the test made it: what the stack acknowledges and the
+    /// receive time the peer reports for it.
+    struct Made {
+        packet: AckedPacket,
+        /// The send time the host is told when the packet leaves.
+        sent: Instant,
+        stamp: Duration,
+    }
+
+    /// Packets sent with gaps of every kind (within a burst, idle, one sent
+    /// before the packet before it), some never handed to the host and
+    /// some acknowledged with a send time the stack changed by a
+    /// microsecond; the peer's stamps move their one-way delay by amounts
+    /// up to and just past what the rule allows, so that a send time wrong
+    /// by a nanosecond changes verdicts.
+    fn made(seed: u64, count: u64) -> (Vec<Made>, Vec<u64>) {
+        let mut draw = Draw(seed | 1);
+        let t0 = Instant::now() + Duration::from_secs(1);
+        let mut sent = t0;
+        let base_ns: i128 = 10_000_000_000;
+        let mut x_ns = base_ns;
+        let mut previous_rtt_ns: i128 = 0;
+        let mut not_recorded = Vec::new();
+        let made = (0..count)
+            .map(|n| {
+                let gap = match draw.next(20) {
+                    0 => -(draw.next(500_000) as i128),
+                    1..=5 => 1_000_000 + draw.next(50_000_000) as i128,
+                    _ => draw.next(900_000) as i128,
+                };
+                sent = if gap < 0 {
+                    sent - Duration::from_nanos(gap.unsigned_abs() as u64)
+                } else {
+                    sent + Duration::from_nanos(gap as u64)
+                };
+                let acked = sent + Duration::from_millis(600 + draw.next(40));
+                let mut packet = AckedPacket::new(n, 1200, sent, acked);
+                if draw.next(30) == 0 {
+                    not_recorded.push(n);
+                }
+                let rtt_ns = packet.rtt.as_nanos() as i128;
+                let slack = 1_000_000;
+                let nudge = draw.next(3) as i128 - 1;
+                // Jumps to the rule's bounds (up from below the path's
+                // delay, down from above it), else back towards it.
+                x_ns += match draw.next(4) {
+                    0 if x_ns <= base_ns => rtt_ns + slack + nudge,
+                    1 if x_ns > base_ns => -(previous_rtt_ns + slack) + nudge,
+                    _ => (base_ns - x_ns) / 2 + draw.next(40_000_000) as i128 - 20_000_000,
+                };
+                previous_rtt_ns = rtt_ns;
+                let sent_ns = (sent - t0).as_nanos() as i128 + 1_000_000_000;
+                let stamp = Duration::from_nanos((sent_ns + x_ns).max(0) as u64);
+                if draw.next(25) == 0 {
+                    // The stack's send time differs from the host's record.
+                    packet.time_sent += Duration::from_micros(1);
+                }
+                Made {
+                    packet,
+                    sent,
+                    stamp,
+                }
+            })
+            .collect();
+        (made, not_recorded)
+    }
+
+    #[test]
+    fn the_records_send_clock_judges_as_the_instants_do() {
+        for seed in 1..40 {
+            let (made, not_recorded) = made(seed, 300);
+            let mut host = ControllerHost::with_controller(
+                Box::new(Probe::new(1_000_000, CcState::CongestionAvoidance)),
+                1200,
+            );
+            for m in &made {
+                if !not_recorded.contains(&m.packet.pkt_num) {
+                    host.on_packet_sent(&PacketSent {
+                        pkt_num: m.packet.pkt_num,
+                        size: 1200,
+                        time_sent: m.sent,
+                        bytes_in_flight: 0,
+                    });
+                }
+            }
+            let mut reference = PeerClock::default();
+            let mut draw = Draw(seed * 7 + 3);
+            let mut next = 0;
+            while next < made.len() {
+                let end = (next + 1 + draw.next(3) as usize).min(made.len());
+                let ack = &made[next..end];
+                let stamps: Vec<PeerStamp> = ack
+                    .iter()
+                    .map(|m| PeerStamp {
+                        pkt_num: m.packet.pkt_num,
+                        value: m.stamp,
+                    })
+                    .collect();
+                let now = ack
+                    .iter()
+                    .map(|m| m.packet.time_acked)
+                    .max()
+                    .unwrap_or(ack[0].packet.time_acked);
+                host.on_ack_received(
+                    &AckReceived {
+                        now,
+                        ack_delay: Duration::ZERO,
+                        max_ack_delay: Duration::from_millis(25),
+                        rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                        bytes_in_flight: 0,
+                        report: PeerReport {
+                            receive_times: &stamps,
+                            forward_queueing: &[],
+                            backward_queueing: None,
+                        },
+                    },
+                    ack.iter().map(|m| m.packet),
+                );
+                reference.on_ack_frame();
+                for (m, seen) in ack.iter().zip(&host.acked) {
+                    let verdict = reference.judge(m.stamp, m.packet.time_sent, m.packet.rtt);
+                    assert_eq!(
+                        (seen.receive_time, seen.clock_epoch),
+                        (verdict.map(|_| m.stamp), verdict.unwrap_or(0)),
+                        "seed {seed}, packet {}",
+                        m.packet.pkt_num
+                    );
+                }
+                next = end;
+            }
+            let counts = host.judged_counts();
+            assert_eq!(counts.receive_times, reference.counts().believed);
+            assert_eq!(counts.rejected_receive_times, reference.counts().refused);
+            // The test reaches what it is about: refusals and beliefs.
+            let c = reference.counts();
+            assert!(c.refused > 10 && c.believed > 100, "seed {seed}: {c:?}");
+        }
+    }
+}

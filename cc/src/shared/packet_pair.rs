@@ -290,6 +290,29 @@ mod tests {
     }
 
     #[test]
+    fn a_pair_whose_second_packet_left_first_is_no_pair() {
+        let t0 = Instant::now();
+        // The reference: the gap as a difference of instants, none when
+        // the second packet left before the first.
+        for second_ns in [999u64, 1_000, 1_001] {
+            let first_sent = t0 + Duration::from_nanos(1_000);
+            let second_sent = t0 + Duration::from_nanos(second_ns);
+            let back_to_back = second_sent.checked_duration_since(first_sent).is_some();
+            let mut e = PacketPairEstimator::new(3, 1);
+            let mut first = packet(t0, 1, 0, Some(1000), 1350);
+            first.time_sent = first_sent;
+            e.on_packet(&first, 675);
+            let mut second = packet(t0, 2, 0, Some(1540), 1350);
+            second.time_sent = second_sent;
+            assert_eq!(
+                e.on_packet(&second, 675).is_some(),
+                back_to_back,
+                "{second_ns}"
+            );
+        }
+    }
+
+    #[test]
     fn gaps_small_packets_missing_and_bad_stamps_give_no_sample() {
         let t0 = Instant::now();
         let mut e = PacketPairEstimator::new(3, 1);
