@@ -159,17 +159,35 @@ impl PacketPairEstimator {
             return None;
         }
         self.samples = self.samples.saturating_add(1);
-        if self.recent.len() == self.window {
-            if let Some(oldest) = self.recent.pop_front() {
-                let at = self
+        let at = self.sorted.partition_point(|v| v.total_cmp(&rate).is_lt());
+        let oldest = if self.recent.len() == self.window {
+            self.recent.pop_front()
+        } else {
+            None
+        };
+        match oldest {
+            // The window slides: the oldest sample's place is taken by
+            // moving the ones between it and the new one's place by one,
+            // in one move (a removal and an insertion would move the tail
+            // of the window twice).
+            Some(oldest) => {
+                let gone = self
                     .sorted
                     .partition_point(|v| v.total_cmp(&oldest).is_lt());
-                self.sorted.remove(at);
+                let place = if gone < at {
+                    self.sorted.copy_within(gone + 1..at, gone);
+                    at - 1
+                } else {
+                    self.sorted.copy_within(at..gone, at + 1);
+                    at
+                };
+                if let Some(v) = self.sorted.get_mut(place) {
+                    *v = rate;
+                }
             }
+            None => self.sorted.insert(at, rate),
         }
         self.recent.push_back(rate);
-        let at = self.sorted.partition_point(|v| v.total_cmp(&rate).is_lt());
-        self.sorted.insert(at, rate);
         self.capacity = if self.recent.len() < self.min_pairs {
             None
         } else {
@@ -369,6 +387,8 @@ mod tests {
             };
             let expected = (reference.len() >= min_pairs).then_some(median);
             assert_eq!(e.capacity(), expected, "after pair {i}");
+            // The whole window, not only its median, as the sorted copy.
+            assert_eq!(e.sorted, reference, "after pair {i}");
         }
     }
 
