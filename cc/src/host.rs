@@ -17,6 +17,7 @@ use crate::controller::{CcState, CongestionController, InternalValue, Internals,
 use crate::events::{AckEvent, AckReceived, AckSummary, AckedPacket, CongestionEvent, PacketSent};
 
 use crate::registry::{ControllerSpec, WindowConfig};
+use crate::shared::peer_clock::{self, PeerClock};
 use crate::shared::peer_reports::{self, JudgedCounts, PeerReportJudge, StampCursor};
 use crate::shared::round_clock::full_size_floor;
 
@@ -142,6 +143,8 @@ impl Pacer {
 struct Burst {
     start: Instant,
     last: Instant,
+    /// `last` in nanoseconds since the host's send origin.
+    last_nanos: i64,
     /// Some packet of the burst was cwnd- or pacing-limited.
     limited: bool,
 }
@@ -152,6 +155,9 @@ struct Burst {
 struct SentRecord {
     pkt_num: u64,
     time_sent: Instant,
+    /// `time_sent` in nanoseconds since the host's send origin: what the
+    /// peer's clock is judged with ([`PeerClock::judge_sent_at`]).
+    sent_nanos: i64,
     /// RFC 9002 section 7.8: sent while neither cwnd nor the pacer limited
     /// the sender.
     app_limited: bool,
@@ -179,24 +185,7 @@ impl SentPackets {
         self.packets.push_back(record);
     }
 
-    #[inline]
-    fn find(&self, pkt_num: u64) -> Option<usize> {
-        // Usually every packet is in flight, so a packet's number minus the
-        // first one's is its index: one look instead of a binary search on
-        // every acknowledged packet (scripts/bench measures it per ACK).
-        let first = self.packets.front()?.pkt_num;
-        let guess = usize::try_from(pkt_num.checked_sub(first)?).ok()?;
-        if self
-            .packets
-            .get(guess)
-            .is_some_and(|r| r.pkt_num == pkt_num)
-        {
-            return Some(guess);
-        }
-        self.search(pkt_num)
-    }
-
-    /// [`SentPackets::find`] when the number is not at its guessed index
+    /// [`SentPackets::acknowledge`] when the number is not at its guessed index
     /// (a number skipped, a record started again): out of the ACK's walk.
     #[cold]
     #[inline(never)]
@@ -210,10 +199,30 @@ impl SentPackets {
     /// application-limited, `None` if the record does not hold it.
     #[inline]
     fn on_acked(&mut self, pkt_num: u64) -> Option<bool> {
-        let i = self.find(pkt_num)?;
-        let record = self.packets.get_mut(i)?;
+        self.acknowledge(pkt_num).map(|r| r.app_limited)
+    }
+
+    /// Marks `pkt_num` acknowledged and returns its record, `None` if the
+    /// record does not hold it.
+    #[inline]
+    fn acknowledge(&mut self, pkt_num: u64) -> Option<SentRecord> {
+        // Usually every packet is in flight, so a packet's number minus the
+        // first one's is its index: one look instead of a binary search on
+        // every acknowledged packet (scripts/bench measures it per ACK).
+        // The record there is looked at and marked through one reference:
+        // each index into the ring buffer costs its wrap-around and bounds
+        // check.
+        let first = self.packets.front()?.pkt_num;
+        let guess = usize::try_from(pkt_num.checked_sub(first)?).ok()?;
+        let record = match self.packets.get_mut(guess) {
+            Some(r) if r.pkt_num == pkt_num => r,
+            _ => {
+                let i = self.search(pkt_num)?;
+                self.packets.get_mut(i)?
+            }
+        };
         record.acked = true;
-        Some(record.app_limited)
+        Some(*record)
     }
 
     /// The sender turned out to be limited (by cwnd or its pacer) in the
@@ -263,6 +272,16 @@ impl SentPackets {
     }
 }
 
+/// `time` in nanoseconds since `origin`, which becomes `time` if unset:
+/// the send clock of the records, for a time the running count since the
+/// previous packet does not give (the first packet, one sent before the one
+/// before it, one the record does not hold).
+#[cold]
+fn nanos_since_origin(origin: &mut Option<Instant>, time: Instant) -> i64 {
+    let origin = *origin.get_or_insert(time);
+    peer_clock::signed_nanos_since(time, origin)
+}
+
 /// A field of the controller's internals that changed since the last qlog
 /// event.
 pub type ChangedInternal = (&'static str, InternalValue);
@@ -305,8 +324,16 @@ pub struct ControllerHost {
     forward_scratch: Vec<Option<Duration>>,
     /// Queueing times the bound cut (forward per packet, backward per ACK).
     clamped_queueing_reports: u64,
-    /// Judges the peer's reports of every ACK the stack hands over.
+    /// Judges the peer's queueing-time reports of every ACK the stack hands
+    /// over.
     judge: PeerReportJudge,
+    /// Judges the peer's receive times (as `judge` would, with its own
+    /// clock), fed with the send times in nanoseconds the host keeps
+    /// anyway: see [`ControllerHost::on_ack_received`].
+    clock: PeerClock,
+    /// The instant the send times of the records are counted from: the
+    /// first packet sent (or, before any, the first packet acknowledged).
+    send_origin: Option<Instant>,
     /// The packets of the ACK being handled, reused for every ACK.
     acked: Vec<AckedPacket>,
     /// When the window last went down in reaction to a loss: losses of
@@ -357,6 +384,8 @@ impl ControllerHost {
             forward_scratch: Vec::new(),
             clamped_queueing_reports: 0,
             judge: PeerReportJudge::default(),
+            clock: PeerClock::default(),
+            send_origin: None,
             acked: Vec::new(),
             recovery_start: None,
         }
@@ -364,7 +393,14 @@ impl ControllerHost {
 
     /// What the judge of the peer's reports handed over and refused so far.
     pub fn judged_counts(&self) -> JudgedCounts {
-        self.judge.counts()
+        // Receive times are the host's own clock's (the judge's never sees
+        // one); every verdict is believed or refused, counted once.
+        let clock = self.clock.counts();
+        JudgedCounts {
+            receive_times: clock.believed,
+            rejected_receive_times: clock.refused,
+            ..self.judge.counts()
+        }
     }
 
     /// An ACK frame arrived: `packets` are the packets it newly acknowledges,
@@ -383,6 +419,13 @@ impl ControllerHost {
         let report = &ack.report;
         let judge = &mut self.judge;
         judge.begin_ack();
+        // Receive times are judged against the send times of the records,
+        // kept in nanoseconds since the host's send origin (each is the
+        // previous one plus the gap the burst bookkeeping measures when the
+        // packet leaves): no subtraction of two instants per stamp here.
+        let clock = &mut self.clock;
+        clock.on_ack_frame();
+        let send_origin = &mut self.send_origin;
         let sent = &mut self.sent;
         // One walk: the judging, the summary, whether the packets were sent
         // application-limited and whether any carries a queueing time.
@@ -394,32 +437,39 @@ impl ControllerHost {
         let forward_in_report = !report.forward_queueing.is_empty();
         let mut forward_reports = StampCursor::new(report.forward_queueing);
         let mut receive_times = StampCursor::new(report.receive_times);
-        for p in packets {
-            let forward_queueing = if forward_in_report {
+        // The packets go into `acked` as the stack gave them, in one
+        // extend (its length is known: no growth check per packet), and are
+        // completed there: building each one aside and pushing it would
+        // copy all of it once more, on every acknowledged packet.
+        acked.extend(packets);
+        for packet in acked.iter_mut() {
+            packet.forward_queueing = if forward_in_report {
                 forward_reports
-                    .value(p.pkt_num)
-                    .and_then(|q| judge.forward_queueing(q, p.rtt))
+                    .value(packet.pkt_num)
+                    .and_then(|q| judge.forward_queueing(q, packet.rtt))
             } else {
                 None
             };
-            let mut receive_time = receive_times.value(p.pkt_num);
+            let record = sent.acknowledge(packet.pkt_num);
+            let mut receive_time = receive_times.value(packet.pkt_num);
             let mut clock_epoch = 0;
             if let Some(r) = receive_time {
-                match judge.receive_time(r, p.time_sent, p.rtt) {
+                let sent_nanos = match record {
+                    Some(record) if record.time_sent == packet.time_sent => record.sent_nanos,
+                    // Not in the record (forgotten as lost, or a send time
+                    // the stack changed): counted from the origin here.
+                    _ => nanos_since_origin(send_origin, packet.time_sent),
+                };
+                match clock.judge_sent_at(r, sent_nanos, packet.rtt) {
                     Some(epoch) => clock_epoch = epoch,
                     None => receive_time = None,
                 }
             }
-            let packet = AckedPacket {
-                receive_time,
-                clock_epoch,
-                forward_queueing,
-                ..p
-            };
-            summary.add(&packet);
-            app_limited &= sent.on_acked(packet.pkt_num).unwrap_or(false);
-            forward_reported |= forward_queueing.is_some();
-            acked.push(packet);
+            packet.receive_time = receive_time;
+            packet.clock_epoch = clock_epoch;
+            summary.add(packet);
+            app_limited &= record.is_some_and(|r| r.app_limited);
+            forward_reported |= packet.forward_queueing.is_some();
         }
         // The ACK's own queueing time is judged against its largest RTT
         // sample, looked for only when there is one to judge.
@@ -453,6 +503,7 @@ impl ControllerHost {
     /// `self.bounded`. Returns the bounded backward time. Called only for an
     /// ACK that reports some queueing time (without any there is nothing to
     /// bound or copy).
+    #[inline(never)]
     fn bound_queueing(&mut self, ack: &AckEvent<'_>) -> Option<Duration> {
         let limit = |p: &AckedPacket| peer_reports::packet_queueing_bound(&ack.rtt, p.rtt);
         // The ACK's own backward time: no more than its largest packet's.
@@ -561,15 +612,29 @@ impl ControllerHost {
             > self.cwnd();
         let pacing_limited = self.pacer.held_back(sent.time_sent);
         let limited = cwnd_limited || pacing_limited;
-        let burst = match self.burst {
-            Some(b) if sent.time_sent.saturating_duration_since(b.last) < BURST_GAP => Burst {
+        // The gap since the previous packet decides the burst and advances
+        // the send clock of the records (one subtraction of two instants per
+        // packet sent, none per receive time judged).
+        let since_last = self
+            .burst
+            .map(|b| (b, sent.time_sent.checked_duration_since(b.last)));
+        let sent_nanos = match since_last {
+            Some((b, Some(gap))) => {
+                peer_clock::nanos(gap).map_or(i64::MAX, |gap| b.last_nanos.saturating_add(gap))
+            }
+            _ => nanos_since_origin(&mut self.send_origin, sent.time_sent),
+        };
+        let burst = match since_last {
+            Some((b, gap)) if gap.unwrap_or_default() < BURST_GAP => Burst {
                 last: sent.time_sent,
+                last_nanos: sent_nanos,
                 limited: b.limited || limited,
                 ..b
             },
             _ => Burst {
                 start: sent.time_sent,
                 last: sent.time_sent,
+                last_nanos: sent_nanos,
                 limited,
             },
         };
@@ -584,6 +649,7 @@ impl ControllerHost {
         self.sent.on_sent(SentRecord {
             pkt_num: sent.pkt_num,
             time_sent: sent.time_sent,
+            sent_nanos,
             app_limited: !burst.limited,
             acked: false,
         });
@@ -642,6 +708,7 @@ impl ControllerHost {
     /// The rest of [`ControllerHost::on_ack`], once the ACK's packets are
     /// marked acknowledged in the sent record and `ack.app_limited` is the
     /// host's; `queueing_reported`: some queueing time is in `ack`.
+    #[inline]
     fn deliver_ack(&mut self, ack: &AckEvent<'_>, queueing_reported: bool) {
         self.pto_rtt = Some((ack.rtt.smoothed_rtt, ack.rtt.rttvar));
         if let Some(latest) = ack.summary.latest_time_sent {
@@ -1199,6 +1266,7 @@ mod persistent_congestion_tests {
             sent.on_sent(SentRecord {
                 pkt_num,
                 time_sent: t0,
+                sent_nanos: 0,
                 app_limited: false,
                 acked: false,
             });
@@ -1206,9 +1274,15 @@ mod persistent_congestion_tests {
         let numbers: Vec<u64> = sent.packets.iter().map(|r| r.pkt_num).collect();
         for pkt_num in 0..25 {
             let expected = numbers.iter().position(|&n| n == pkt_num);
-            assert_eq!(sent.find(pkt_num), expected, "packet {pkt_num}");
+            let found = sent.acknowledge(pkt_num);
+            assert_eq!(found.map(|r| r.pkt_num), expected.map(|_| pkt_num));
+            assert!(found.is_none_or(|r| r.acked));
+            // Marked in the record itself, and nothing else.
+            let acked: Vec<bool> = sent.packets.iter().map(|r| r.acked).collect();
+            let reference: Vec<bool> = numbers.iter().map(|&n| n <= pkt_num).collect();
+            assert_eq!(acked, reference, "packet {pkt_num}");
         }
-        assert_eq!(SentPackets::default().find(3), None);
+        assert_eq!(SentPackets::default().acknowledge(3), None);
     }
 }
 
@@ -1868,5 +1942,169 @@ mod ack_received_tests {
         let (counts, f, _) = deliver(None, &[]);
         assert_eq!(f, vec![None, None, None]);
         assert_eq!(counts, JudgedCounts::default());
+    }
+}
+
+#[cfg(test)]
+mod send_clock_tests {
+    //! The host judges receive times against the send times of its records,
+    //! in nanoseconds counted from one packet to the next
+    //! ([`PeerClock::judge_sent_at`]); the verdicts must be those of the
+    //! peer's clock judged with the instants themselves
+    //! ([`PeerClock::judge`]), whatever the gaps between sends.
+
+    use super::probe::*;
+    use super::*;
+    use crate::events::{AckReceived, PeerReport, PeerStamp, RttSnapshot};
+
+    /// A small deterministic generator (xorshift).
+    struct Draw(u64);
+
+    impl Draw {
+        fn next(&mut self, bound: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % bound
+        }
+    }
+
+    /// One packet as the test made it: what the stack acknowledges and the
+    /// receive time the peer reports for it.
+    struct Made {
+        packet: AckedPacket,
+        /// The send time the host is told when the packet leaves.
+        sent: Instant,
+        stamp: Duration,
+    }
+
+    /// Packets sent with gaps of every kind (within a burst, idle, one sent
+    /// before the packet before it), some never handed to the host and
+    /// some acknowledged with a send time the stack changed by a
+    /// microsecond; the peer's stamps move their one-way delay by amounts
+    /// up to and just past what the rule allows, so that a send time wrong
+    /// by a nanosecond changes verdicts.
+    fn made(seed: u64, count: u64) -> (Vec<Made>, Vec<u64>) {
+        let mut draw = Draw(seed | 1);
+        let t0 = Instant::now() + Duration::from_secs(1);
+        let mut sent = t0;
+        let base_ns: i128 = 10_000_000_000;
+        let mut x_ns = base_ns;
+        let mut previous_rtt_ns: i128 = 0;
+        let mut not_recorded = Vec::new();
+        let made = (0..count)
+            .map(|n| {
+                let gap = match draw.next(20) {
+                    0 => -(draw.next(500_000) as i128),
+                    1..=5 => 1_000_000 + draw.next(50_000_000) as i128,
+                    _ => draw.next(900_000) as i128,
+                };
+                sent = if gap < 0 {
+                    sent - Duration::from_nanos(gap.unsigned_abs() as u64)
+                } else {
+                    sent + Duration::from_nanos(gap as u64)
+                };
+                let acked = sent + Duration::from_millis(600 + draw.next(40));
+                let mut packet = AckedPacket::new(n, 1200, sent, acked);
+                if draw.next(30) == 0 {
+                    not_recorded.push(n);
+                }
+                let rtt_ns = packet.rtt.as_nanos() as i128;
+                let slack = 1_000_000;
+                let nudge = draw.next(3) as i128 - 1;
+                // Jumps to the rule's bounds (up from below the path's
+                // delay, down from above it), else back towards it.
+                x_ns += match draw.next(4) {
+                    0 if x_ns <= base_ns => rtt_ns + slack + nudge,
+                    1 if x_ns > base_ns => -(previous_rtt_ns + slack) + nudge,
+                    _ => (base_ns - x_ns) / 2 + draw.next(40_000_000) as i128 - 20_000_000,
+                };
+                previous_rtt_ns = rtt_ns;
+                let sent_ns = (sent - t0).as_nanos() as i128 + 1_000_000_000;
+                let stamp = Duration::from_nanos((sent_ns + x_ns).max(0) as u64);
+                if draw.next(25) == 0 {
+                    // The stack's send time differs from the host's record.
+                    packet.time_sent += Duration::from_micros(1);
+                }
+                Made {
+                    packet,
+                    sent,
+                    stamp,
+                }
+            })
+            .collect();
+        (made, not_recorded)
+    }
+
+    #[test]
+    fn the_records_send_clock_judges_as_the_instants_do() {
+        for seed in 1..40 {
+            let (made, not_recorded) = made(seed, 300);
+            let mut host = ControllerHost::with_controller(
+                Box::new(Probe::new(1_000_000, CcState::CongestionAvoidance)),
+                1200,
+            );
+            for m in &made {
+                if !not_recorded.contains(&m.packet.pkt_num) {
+                    host.on_packet_sent(&PacketSent {
+                        pkt_num: m.packet.pkt_num,
+                        size: 1200,
+                        time_sent: m.sent,
+                        bytes_in_flight: 0,
+                    });
+                }
+            }
+            let mut reference = PeerClock::default();
+            let mut draw = Draw(seed * 7 + 3);
+            let mut next = 0;
+            while next < made.len() {
+                let end = (next + 1 + draw.next(3) as usize).min(made.len());
+                let ack = &made[next..end];
+                let stamps: Vec<PeerStamp> = ack
+                    .iter()
+                    .map(|m| PeerStamp {
+                        pkt_num: m.packet.pkt_num,
+                        value: m.stamp,
+                    })
+                    .collect();
+                let now = ack
+                    .iter()
+                    .map(|m| m.packet.time_acked)
+                    .max()
+                    .unwrap_or(ack[0].packet.time_acked);
+                host.on_ack_received(
+                    &AckReceived {
+                        now,
+                        ack_delay: Duration::ZERO,
+                        max_ack_delay: Duration::from_millis(25),
+                        rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                        bytes_in_flight: 0,
+                        report: PeerReport {
+                            receive_times: &stamps,
+                            forward_queueing: &[],
+                            backward_queueing: None,
+                        },
+                    },
+                    ack.iter().map(|m| m.packet),
+                );
+                reference.on_ack_frame();
+                for (m, seen) in ack.iter().zip(&host.acked) {
+                    let verdict = reference.judge(m.stamp, m.packet.time_sent, m.packet.rtt);
+                    assert_eq!(
+                        (seen.receive_time, seen.clock_epoch),
+                        (verdict.map(|_| m.stamp), verdict.unwrap_or(0)),
+                        "seed {seed}, packet {}",
+                        m.packet.pkt_num
+                    );
+                }
+                next = end;
+            }
+            let counts = host.judged_counts();
+            assert_eq!(counts.receive_times, reference.counts().believed);
+            assert_eq!(counts.rejected_receive_times, reference.counts().refused);
+            // The test reaches what it is about: refusals and beliefs.
+            let c = reference.counts();
+            assert!(c.refused > 10 && c.believed > 100, "seed {seed}: {c:?}");
+        }
     }
 }

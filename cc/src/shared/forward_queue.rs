@@ -67,11 +67,21 @@ impl ForwardQueue {
 
     /// One acknowledged packet; packets below `min_size` or without a stamp
     /// are skipped. Returns the packet's forward queueing delay.
+    #[inline]
     pub fn on_packet(&mut self, packet: &AckedPacket, min_size: usize) -> Option<Duration> {
+        // Skipped where the caller's loop runs: most packets of an ACK may
+        // be small or unstamped, and a call for each costs more than the
+        // test (the caller runs this on every acknowledged packet).
         let receive = packet.receive_time?;
         if packet.size < min_size {
             return None;
         }
+        self.on_stamped(packet, receive)
+    }
+
+    /// [`ForwardQueue::on_packet`] of a stamped packet of at least the
+    /// minimum size, `receive` its stamp.
+    fn on_stamped(&mut self, packet: &AckedPacket, receive: Duration) -> Option<Duration> {
         let epoch = *self.epoch.get_or_insert(packet.time_sent);
         // Packets sent before the epoch (acknowledged out of order) are
         // skipped, as before the baseline existed.

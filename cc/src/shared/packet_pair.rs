@@ -107,15 +107,23 @@ impl PacketPairEstimator {
     /// One newly acknowledged packet, in ascending packet-number order.
     /// Packets smaller than `min_size` (control packets) neither form nor
     /// close a pair. Returns the pair's capacity sample in bytes per second.
+    #[inline]
     pub fn on_packet(&mut self, packet: &AckedPacket, min_size: usize) -> Option<f64> {
-        let Some(receive_time) = packet.receive_time else {
-            self.previous = None;
-            return None;
-        };
-        if packet.size < min_size {
-            self.previous = None;
-            return None;
+        // Decided where the caller's loop runs: most packets of an ACK may
+        // be small or unstamped, and a call for each costs more than the
+        // test (the caller runs this on every acknowledged packet).
+        match packet.receive_time {
+            Some(receive_time) if packet.size >= min_size => self.on_stamped(packet, receive_time),
+            _ => {
+                self.previous = None;
+                None
+            }
         }
+    }
+
+    /// [`PacketPairEstimator::on_packet`] of a stamped packet of at least
+    /// the minimum size, `receive_time` its stamp.
+    fn on_stamped(&mut self, packet: &AckedPacket, receive_time: Duration) -> Option<f64> {
         let current = Stamped {
             pkt_num: packet.pkt_num,
             time_sent: packet.time_sent,
@@ -132,11 +140,18 @@ impl PacketPairEstimator {
         if spacing.is_zero() {
             return None;
         }
-        let send_gap = current
-            .time_sent
-            .checked_duration_since(previous.time_sent)?;
-        if send_gap > spacing / BACK_TO_BACK_DIVISOR {
-            // The sender spaced them: the spacing is the sender's, not the path's.
+        // The send gap `current − previous` must be neither negative nor
+        // above `spacing / 2`, asked as `previous + spacing / 2 < current`:
+        // the same verdict (instants are exact), and adding a duration to an
+        // instant costs about half of subtracting two instants.
+        if current.time_sent < previous.time_sent
+            || previous
+                .time_sent
+                .checked_add(spacing / BACK_TO_BACK_DIVISOR)
+                .is_some_and(|latest| current.time_sent > latest)
+        {
+            // Sent out of order, or spaced by the sender: the spacing is
+            // the sender's, not the path's.
             return None;
         }
         let rate = packet.size as f64 / spacing.as_secs_f64();
@@ -144,17 +159,35 @@ impl PacketPairEstimator {
             return None;
         }
         self.samples = self.samples.saturating_add(1);
-        if self.recent.len() == self.window {
-            if let Some(oldest) = self.recent.pop_front() {
-                let at = self
+        let at = self.sorted.partition_point(|v| v.total_cmp(&rate).is_lt());
+        let oldest = if self.recent.len() == self.window {
+            self.recent.pop_front()
+        } else {
+            None
+        };
+        match oldest {
+            // The window slides: the oldest sample's place is taken by
+            // moving the ones between it and the new one's place by one,
+            // in one move (a removal and an insertion would move the tail
+            // of the window twice).
+            Some(oldest) => {
+                let gone = self
                     .sorted
                     .partition_point(|v| v.total_cmp(&oldest).is_lt());
-                self.sorted.remove(at);
+                let place = if gone < at {
+                    self.sorted.copy_within(gone + 1..at, gone);
+                    at - 1
+                } else {
+                    self.sorted.copy_within(at..gone, at + 1);
+                    at
+                };
+                if let Some(v) = self.sorted.get_mut(place) {
+                    *v = rate;
+                }
             }
+            None => self.sorted.insert(at, rate),
         }
         self.recent.push_back(rate);
-        let at = self.sorted.partition_point(|v| v.total_cmp(&rate).is_lt());
-        self.sorted.insert(at, rate);
         self.capacity = if self.recent.len() < self.min_pairs {
             None
         } else {
@@ -275,6 +308,29 @@ mod tests {
     }
 
     #[test]
+    fn a_pair_whose_second_packet_left_first_is_no_pair() {
+        let t0 = Instant::now();
+        // The reference: the gap as a difference of instants, none when
+        // the second packet left before the first.
+        for second_ns in [999u64, 1_000, 1_001] {
+            let first_sent = t0 + Duration::from_nanos(1_000);
+            let second_sent = t0 + Duration::from_nanos(second_ns);
+            let back_to_back = second_sent.checked_duration_since(first_sent).is_some();
+            let mut e = PacketPairEstimator::new(3, 1);
+            let mut first = packet(t0, 1, 0, Some(1000), 1350);
+            first.time_sent = first_sent;
+            e.on_packet(&first, 675);
+            let mut second = packet(t0, 2, 0, Some(1540), 1350);
+            second.time_sent = second_sent;
+            assert_eq!(
+                e.on_packet(&second, 675).is_some(),
+                back_to_back,
+                "{second_ns}"
+            );
+        }
+    }
+
+    #[test]
     fn gaps_small_packets_missing_and_bad_stamps_give_no_sample() {
         let t0 = Instant::now();
         let mut e = PacketPairEstimator::new(3, 1);
@@ -331,6 +387,8 @@ mod tests {
             };
             let expected = (reference.len() >= min_pairs).then_some(median);
             assert_eq!(e.capacity(), expected, "after pair {i}");
+            // The whole window, not only its median, as the sorted copy.
+            assert_eq!(e.sorted, reference, "after pair {i}");
         }
     }
 
