@@ -294,7 +294,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "equal_share_growth",
-        default: 1.0,
+        default: 0.0,
         kind: ON_OFF,
         description: "on: in avoidance, while other flows hold at least the aim's worth of \
                       the queue and this flow's Diff is below the aim, the window closes \
@@ -428,7 +428,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "random_loss_bottleneck_queue",
-        default: 1.0,
+        default: 0.0,
         kind: ON_OFF,
         description: "on: a loss is random only while the bottleneck's whole queue (the queueing \
                       delay x the capacity, in packets) is under random_loss_queue_packets, \
