@@ -22,6 +22,7 @@
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
+//! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -60,6 +61,10 @@
 //!     Diff < regrowth_below_packets (4), cwnd < target, no shared
 //!     congestive loss in the last regrowth_quiet_rounds rounds:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
+//!     others = q × C − Diff ≥ aim, Diff < aim, cwnd < share / 2 with
+//!     share = C × BaseRTT × aim / (others + aim) (equal_share_growth):
+//!                                   cwnd += min(regrowth_fraction ×
+//!                                   (share − cwnd), cwnd), quiet or not
 //!     Diff > beta for rebase_rounds rounds in a row although cwnd fell each
 //!     time, q never rebase_drain_fraction below those rounds' largest:
 //!                                   the delay is the path's: BaseRTT = RTT now
@@ -77,7 +82,9 @@
 //! on a loss of a packet sent after the last reduction:
 //!     Q = the queue the loss met: mean forward delay of the latest
 //!         loss_queue_samples (8) packets acknowledged, in packets as Diff
-//!     Q < random_loss_queue_packets (and few such losses this round):
+//!     Q < random_loss_queue_packets, and with
+//!     random_loss_bottleneck_queue the bottleneck's whole queue (delay × C)
+//!     too (and few such losses this round):
 //!                                   random: cwnd unchanged
 //!     Q × C beyond the window's excess by beta (path probe; for 8 rounds,
 //!     then not for 32; within the round's random-loss budget; not in a
@@ -286,6 +293,19 @@ pub const PARAMS: &[ParamInfo] = &[
                       again (a loss means the link may be shared: grow as FAST alone)",
     },
     ParamInfo {
+        name: "equal_share_growth",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: in avoidance, while other flows hold at least the aim's worth of \
+                      the queue and this flow's Diff is below the aim, the window closes \
+                      regrowth_fraction of its gap to FAST's equilibrium at the round's \
+                      queueing delay (the window whose Diff is the aim: aim x RTT / queueing \
+                      delay; at most capacity x BaseRTT + aim, at most doubling), quiet \
+                      rounds or not: a flow that joined late, or lost its start-up to a full \
+                      buffer, reaches an equal share in a few rounds instead of FAST's few \
+                      packets a round; off: FAST's update alone",
+    },
+    ParamInfo {
         name: "loss_attribution",
         default: 0.0,
         kind: ON_OFF,
@@ -405,6 +425,16 @@ pub const PARAMS: &[ParamInfo] = &[
         kind: ON_OFF,
         description: "a loss while fewer than random_loss_queue_packets are queued is random \
                       and does not reduce cwnd",
+    },
+    ParamInfo {
+        name: "random_loss_bottleneck_queue",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a loss is random only while the bottleneck's whole queue (the queueing \
+                      delay x the capacity, in packets) is under random_loss_queue_packets, \
+                      so flows that share a full buffer, each holding a few packets of it, \
+                      take its overflow for congestion; off: this flow's own queue (Diff), \
+                      Veno's N",
     },
     ParamInfo {
         name: "random_loss_queue_packets",
@@ -582,6 +612,7 @@ mod keys {
     pub const REGROWTH_FRACTION: Key<f64> = Key::in_table(PARAMS, "regrowth_fraction");
     pub const REGROWTH_BELOW_PACKETS: Key<f64> = Key::in_table(PARAMS, "regrowth_below_packets");
     pub const REGROWTH_QUIET_ROUNDS: Key<u64> = Key::in_table(PARAMS, "regrowth_quiet_rounds");
+    pub const EQUAL_SHARE_GROWTH: Key<OnOff> = Key::in_table(PARAMS, "equal_share_growth");
     pub const LOSS_ATTRIBUTION: Key<OnOff> = Key::in_table(PARAMS, "loss_attribution");
     pub const SHARED_QUEUE_MARGIN: Key<f64> = Key::in_table(PARAMS, "shared_queue_margin");
     pub const OWN_LOSS_DRAINS: Key<OnOff> = Key::in_table(PARAMS, "own_loss_drains");
@@ -597,6 +628,8 @@ mod keys {
     pub const MAX_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "max_train_packets");
     pub const FORWARD_DELAY: Key<OnOff> = Key::in_table(PARAMS, "forward_delay");
     pub const LOSS_DISCRIMINATION: Key<OnOff> = Key::in_table(PARAMS, "loss_discrimination");
+    pub const RANDOM_LOSS_BOTTLENECK_QUEUE: Key<OnOff> =
+        Key::in_table(PARAMS, "random_loss_bottleneck_queue");
     pub const RANDOM_LOSS_QUEUE_PACKETS: Key<f64> =
         Key::in_table(PARAMS, "random_loss_queue_packets");
     pub const MAX_RANDOM_LOSS_FRACTION: Key<f64> =
@@ -660,6 +693,7 @@ struct Config {
     regrowth_fraction: f64,
     regrowth_below_packets: f64,
     regrowth_quiet_rounds: u64,
+    equal_share_growth: bool,
     loss_attribution: bool,
     shared_queue_margin: f64,
     own_loss_drains: bool,
@@ -674,6 +708,7 @@ struct Config {
     max_train_packets: usize,
     forward_delay: bool,
     loss_discrimination: bool,
+    random_loss_bottleneck_queue: bool,
     random_loss_queue_packets: f64,
     max_random_loss_fraction: f64,
     loss_factor: f64,
@@ -707,6 +742,7 @@ impl Config {
             regrowth_fraction: p.value(keys::REGROWTH_FRACTION),
             regrowth_below_packets: p.value(keys::REGROWTH_BELOW_PACKETS),
             regrowth_quiet_rounds: p.value(keys::REGROWTH_QUIET_ROUNDS),
+            equal_share_growth: p.value(keys::EQUAL_SHARE_GROWTH).is_on(),
             loss_attribution: p.value(keys::LOSS_ATTRIBUTION).is_on(),
             shared_queue_margin: p.value(keys::SHARED_QUEUE_MARGIN),
             own_loss_drains: p.value(keys::OWN_LOSS_DRAINS).is_on(),
@@ -721,6 +757,7 @@ impl Config {
             max_train_packets: p.value(keys::MAX_TRAIN_PACKETS) as usize,
             forward_delay: p.value(keys::FORWARD_DELAY).is_on(),
             loss_discrimination: p.value(keys::LOSS_DISCRIMINATION).is_on(),
+            random_loss_bottleneck_queue: p.value(keys::RANDOM_LOSS_BOTTLENECK_QUEUE).is_on(),
             random_loss_queue_packets: p.value(keys::RANDOM_LOSS_QUEUE_PACKETS),
             max_random_loss_fraction: p.value(keys::MAX_RANDOM_LOSS_FRACTION),
             loss_factor: p.value(keys::LOSS_FACTOR),
@@ -1108,6 +1145,33 @@ impl SatRules {
         }
     }
 
+    /// The queue a loss is judged random by: with
+    /// `random_loss_bottleneck_queue`, the bottleneck's whole queue (the
+    /// queueing delay at the capacity, in packets) when both are measured;
+    /// else `own`, this flow's Diff (Veno's N, 001 section 2.1). Veno's N
+    /// is the flow's own backlog, which tells a random loss from its own
+    /// overflow when it is alone; four flows aiming at 7.5 packets each in
+    /// a 25-packet buffer each hold under 10 of a full buffer, and took its
+    /// overflow for random losses up to their budget every round (the
+    /// matrix's joins, seed 1: 11 789 packets dropped in the last 60 s).
+    fn random_loss_queue(
+        &self,
+        own: Option<f64>,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> Option<f64> {
+        if !self.config.random_loss_bottleneck_queue {
+            return own;
+        }
+        match (self.capacity(), self.current_queue_delay(base_rtt)) {
+            (Some(capacity), Some(delay)) => {
+                let total = delay.as_secs_f64() * capacity / window.max_datagram_size() as f64;
+                Some(own.map_or(total, |q| q.max(total)))
+            }
+            _ => own,
+        }
+    }
+
     /// Start-up with a capacity: jump once to `jump_fraction` of the
     /// target as soon as the capacity is known, and end at the target.
     fn startup_jump(&mut self, window: &Window, base_rtt: Option<Duration>) -> SlowStartStep {
@@ -1204,6 +1268,9 @@ impl SatRules {
                 }
             }
         }
+        if let Some(step) = self.equal_share_step(window, round.base_rtt, queue) {
+            change = change.max(step);
+        }
         // A window the round did not fill must not grow (RFC 9002 section
         // 7.8): application-limited, or held to the capacity by the pacer.
         let used = self
@@ -1215,6 +1282,52 @@ impl SatRules {
         }
         self.track_standing_queue(queue, change);
         change
+    }
+
+    /// Growth towards an equal share (`equal_share_growth`): FAST's update
+    /// `w ← w + γ(α − Diff)` converges to the window whose Diff is α,
+    /// `w* = α × RTT / q` (Jin, Wei, Low 2004, its equilibrium), the same
+    /// for every flow that sees the same queueing delay q, but a flow far
+    /// below it gains only about γα packets a round: at 600 ms a joiner
+    /// whose start-up a full 25-packet buffer ended at ten packets stayed
+    /// at 50-100 for a minute beside flows of 300-400 (the matrix's joins,
+    /// seed 1). While other flows hold at least the aim's worth of the
+    /// queue (the round's queue at the capacity minus this flow's Diff)
+    /// and this flow's Diff is under the aim, the window closes
+    /// `regrowth_fraction` of its gap to `w*` (at most the target, at most
+    /// doubling), whatever the quiet rounds. Alone (nobody else queues) or
+    /// beside a deep buffer's loss-based flow (a queue that makes `w*`
+    /// small) it does nothing. Packets, or `None` when it does not apply.
+    fn equal_share_step(
+        &self,
+        window: &Window,
+        base_rtt: Option<Duration>,
+        diff: f64,
+    ) -> Option<f64> {
+        let aim = self.config.aim();
+        if !self.config.equal_share_growth || diff >= aim {
+            return None;
+        }
+        let delay = self.last_queue?.delay.as_secs_f64();
+        let base = base_rtt?.as_secs_f64();
+        let capacity = self.capacity()?;
+        if delay <= 0.0 {
+            return None;
+        }
+        let mds = window.max_datagram_size() as f64;
+        let others = delay * capacity / mds - diff;
+        if others < aim {
+            return None;
+        }
+        // Each of the others holds about the aim: n = others / aim of them,
+        // and an equal share of the path is path / (n + 1).
+        let path = capacity * base / mds;
+        let share = path * aim / (others + aim);
+        let cwnd = window.cwnd_packets();
+        if cwnd >= 0.5 * share {
+            return None;
+        }
+        Some((self.config.regrowth_fraction * (share - cwnd)).min(cwnd))
     }
 
     /// The path probe's window change for this round, if it takes the
@@ -1603,8 +1716,9 @@ impl VegasRules for SatRules {
             self.losses.congestive = self.losses.congestive.saturating_add(1);
             return LossResponse::Keep;
         }
+        let random_queue = self.random_loss_queue(queue, window, vegas.base_rtt);
         let random = self.config.loss_discrimination
-            && queue.is_some_and(|q| q < self.config.random_loss_queue_packets);
+            && random_queue.is_some_and(|q| q < self.config.random_loss_queue_packets);
         if !random {
             self.note_loss_queue(window, vegas.base_rtt);
         }
@@ -1628,7 +1742,7 @@ impl VegasRules for SatRules {
         }
         if self.config.loss_discrimination
             && within_budget
-            && queue.is_some_and(|q| q < self.config.random_loss_queue_packets)
+            && random_queue.is_some_and(|q| q < self.config.random_loss_queue_packets)
         {
             self.losses.random = self.losses.random.saturating_add(1);
             self.losses.round_random_bytes = self
@@ -2411,6 +2525,92 @@ mod tests {
         let v = suspect_run(&["max_random_loss_fraction=0.01", "suspect_loss_budget=off"]);
         assert_eq!(v.rules().losses.suspect, 13);
         assert_eq!(v.cwnd(), 1280 * MDS);
+    }
+
+    /// The round's queue at `delay` for a window of `cwnd` packets, as
+    /// `diff` measures it: Diff = cwnd × q / (BaseRTT + q).
+    fn queue_at(cwnd: f64, delay: Duration) -> QueueEstimate {
+        QueueEstimate {
+            delay,
+            source: QueueSource::Forward,
+            packets: cwnd * delay.as_secs_f64() / (BASE + delay).as_secs_f64(),
+        }
+    }
+
+    /// One avoidance round at `cwnd` packets meeting `delay` of queue,
+    /// soon after a congestive loss (no regrowth towards the BDP); the
+    /// window after it, in packets.
+    fn equal_share_round(params: &[&str], cwnd: usize, delay: Duration) -> f64 {
+        let mut v = sat(params);
+        measured(&mut v, true);
+        avoiding(&mut v, cwnd);
+        v.rules_mut().rounds_since_congestion = 0;
+        avoidance_round(&mut v, &round(false), queue_at(cwnd as f64, delay));
+        packets(&v)
+    }
+
+    const ON: &str = "equal_share_growth=on";
+
+    #[test]
+    fn a_flow_far_below_an_equal_share_closes_half_the_gap() {
+        // 150 packets meeting 11.5 ms of queue: the bottleneck holds
+        // 0.0115 × 2.5e6 / 1200 ≈ 23.96 packets, 150 × 11.5/611.5 ≈ 2.82
+        // of them ours, so the others hold ≈ 21.14, about 2.8 flows at the
+        // aim: an equal share is 1250 × 7.5 / (21.14 + 7.5) ≈ 327.
+        let delay = Duration::from_micros(11_500);
+        let q = delay.as_secs_f64();
+        let (cwnd, aim, path) = (150.0, 7.5, CAPACITY * BASE.as_secs_f64() / MDS as f64);
+        let diff = cwnd * q / (BASE.as_secs_f64() + q);
+        let others = q * CAPACITY / MDS as f64 - diff;
+        let share = path * aim / (others + aim);
+        assert!(cwnd < share / 2.0);
+        let expected = cwnd + 0.5 * (share - cwnd);
+        let after = equal_share_round(&[ON], 150, delay);
+        assert!((after - expected).abs() < 0.01, "{after} vs {expected}");
+        // Off: FAST's update alone, 0.5 × (7.5 − Diff).
+        let fast = cwnd + 0.5 * (aim - diff);
+        let off = equal_share_round(&["equal_share_growth=off"], 150, delay);
+        assert!((off - fast).abs() < 0.01, "{off} vs {fast}");
+    }
+
+    #[test]
+    fn no_equal_share_growth_without_others_near_it_or_above_the_aim() {
+        let fast = |cwnd: f64, delay: Duration| cwnd + 0.5 * (7.5 - queue_at(cwnd, delay).packets);
+        // Alone: 3 ms is 6.25 packets at the bottleneck, 150 × 3/603 ≈ 0.75
+        // ours, the others' 5.5 are under the aim.
+        let alone = Duration::from_millis(3);
+        assert!((equal_share_round(&[ON], 150, alone) - fast(150.0, alone)).abs() < 0.01);
+        // Already at half an equal share: 1250 × 7.5 / (others + 7.5) with
+        // 11.5 ms is ≈ 316 for 300 packets (Diff ≈ 5.6), and 300 > 158.
+        let busy = Duration::from_micros(11_500);
+        assert!((equal_share_round(&[ON], 300, busy) - fast(300.0, busy)).abs() < 0.01);
+        // Diff at or above the aim: 1000 packets at 11.5 ms hold ≈ 18.8.
+        assert!((equal_share_round(&[ON], 1000, busy) - fast(1000.0, busy)).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_loss_in_a_full_shared_buffer_is_congestive() {
+        // 100 packets, the latest RTT 12 ms above BaseRTT: this flow's Diff
+        // is 100 × 12/612 ≈ 1.96 packets, the bottleneck's queue
+        // 0.012 × 2.5e6 / 1200 = 25.
+        let lose = |params: &[&str], with_capacity: bool| {
+            let mut v = sat(params);
+            measured(&mut v, with_capacity);
+            avoiding(&mut v, 100);
+            v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(12));
+            v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+            (packets(&v), v.rules().losses)
+        };
+        let (no_probe, on) = ("path_probe=off", "random_loss_bottleneck_queue=on");
+        let (cwnd, losses) = lose(&[no_probe, on], true);
+        assert_eq!((losses.random, losses.congestive), (0, 1));
+        assert!((cwnd - 90.0).abs() < 0.01, "cut by a tenth: {cwnd}");
+        // Off: Veno's N, this flow's 1.96 packets: random.
+        let (cwnd, losses) = lose(&[no_probe, "random_loss_bottleneck_queue=off"], true);
+        assert_eq!((losses.random, cwnd), (1, 100.0));
+        // Without a capacity the bottleneck's queue is unknown: Diff decides.
+        let (cwnd, losses) = lose(&[no_probe, on], false);
+        assert_eq!((losses.random, cwnd), (1, 100.0));
     }
 
     #[test]
