@@ -176,10 +176,12 @@
 //!   `persistent_congestion`.
 //! - **Bounded memory.** Send and ACK times are kept per packet
 //!   ([`SpacingLog`], shared in [`crate::shared::send_ack_spacing`]), in
-//!   packet-number order, only while they can still be needed: a record is
-//!   dropped once the two packets after it are resolved (acknowledged or
+//!   packet-number order, only while they can still be needed: a record may
+//!   go once the two packets after it are resolved (acknowledged or
 //!   lost), so about one window is tracked, and never more than
-//!   `max_tracked_packets` (the oldest go first). When loss detection
+//!   `max_tracked_packets` (the oldest go first). They are a ring indexed by
+//!   packet number, so an ACK costs a look-up per packet it acknowledges
+//!   and no search or removal. When loss detection
 //!   declares the largest lost packet L, every unacknowledged packet below L
 //!   is lost too (RFC 9002's thresholds are monotonic in packet number and
 //!   send time). A packet number not above the last one sent (a new
