@@ -69,7 +69,8 @@ fn signed_offset_secs(later: Duration, earlier: Duration) -> f64 {
     later.as_secs_f64() - earlier.as_secs_f64()
 }
 
-/// What became of a tracked packet.
+/// What became of a tracked packet (a lost one stays `InFlight` in its
+/// record: see `SpacingLog::resolved_below`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fate {
     InFlight,
@@ -77,7 +78,6 @@ enum Fate {
         time_acked: Instant,
         receive_time: Option<Duration>,
     },
-    Lost,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -469,21 +469,23 @@ mod tests {
     /// reference: records in a deque, each dropped once the two after it
     /// are resolved, the oldest going first beyond the capacity.
     struct DequeLog {
-        records: std::collections::VecDeque<PacketRecord>,
+        /// Each record with whether it was declared lost.
+        records: std::collections::VecDeque<(PacketRecord, bool)>,
         capacity: usize,
     }
 
     impl DequeLog {
         fn on_sent(&mut self, pkt_num: u64, time_sent: Instant) {
-            if self.records.back().is_some_and(|r| pkt_num <= r.pkt_num) {
+            if self.records.back().is_some_and(|r| pkt_num <= r.0.pkt_num) {
                 self.records.clear();
             }
-            self.records.push_back(PacketRecord {
+            let record = PacketRecord {
                 pkt_num,
                 seq: 0,
                 time_sent,
                 fate: Fate::InFlight,
-            });
+            };
+            self.records.push_back((record, false));
             while self.records.len() > self.capacity {
                 self.records.pop_front();
             }
@@ -492,16 +494,18 @@ mod tests {
         fn find(&self, pkt_num: u64, time_sent: Instant) -> Option<usize> {
             let i = self
                 .records
-                .binary_search_by_key(&pkt_num, |r| r.pkt_num)
+                .binary_search_by_key(&pkt_num, |r| r.0.pkt_num)
                 .ok()?;
-            (self.records[i].time_sent == time_sent).then_some(i)
+            (self.records[i].0.time_sent == time_sent).then_some(i)
+        }
+
+        fn resolved(&self, i: usize) -> bool {
+            let (record, lost) = self.records[i];
+            lost || record.fate != Fate::InFlight
         }
 
         fn prune(&mut self) {
-            while self.records.len() >= 3
-                && !(self.records[1].fate == Fate::InFlight)
-                && !(self.records[2].fate == Fate::InFlight)
-            {
+            while self.records.len() >= 3 && self.resolved(1) && self.resolved(2) {
                 self.records.pop_front();
             }
         }
@@ -509,7 +513,7 @@ mod tests {
         fn on_acked(&mut self, now: Instant, acked: &[AckedPacket]) {
             for p in acked {
                 if let Some(i) = self.find(p.pkt_num, p.time_sent) {
-                    self.records[i].fate = Fate::Acked {
+                    self.records[i].0.fate = Fate::Acked {
                         time_acked: now,
                         receive_time: p.receive_time,
                     };
@@ -521,19 +525,16 @@ mod tests {
         fn on_lost(&mut self, pkt_num: u64, time_sent: Instant) {
             if let Some(i) = self.find(pkt_num, time_sent) {
                 for r in self.records.range_mut(..=i) {
-                    if r.fate == Fate::InFlight {
-                        r.fate = Fate::Lost;
-                    }
+                    r.1 = true;
                 }
             }
             self.prune();
         }
 
-        /// The two records before the lost one, as (first, second) fates
-        /// and send times, if both are acknowledged.
+        /// The two records before the lost one.
         fn before(&self, pkt_num: u64, time_sent: Instant) -> Option<(PacketRecord, PacketRecord)> {
             let i = self.find(pkt_num, time_sent)?;
-            (i >= 2).then(|| (self.records[i - 2], self.records[i - 1]))
+            (i >= 2).then(|| (self.records[i - 2].0, self.records[i - 1].0))
         }
     }
 
