@@ -209,12 +209,11 @@
 //! `link_error_losses`.
 //!
 //! b̂ moves on every ACK (one sample per ACK, eq. 2). qlog shows it
-//! exactly where a decision reads it — at each round the rules decide
-//! (IV.A compares it with cwnd there) and at each loss (IV.C's ssthresh) —
-//! and between those whenever it has moved by more than
-//! [`BWE_PUBLISH_FRACTION`] (1 %) of the value last shown: b̂ stays within
-//! 1 % of the value shown, and an ACK that moved b̂ less writes no qlog
-//! event for it. The decisions always read b̂ itself.
+//! where a decision reads it: at each round the rules decide (IV.A
+//! compares it with cwnd there) and at each loss (IV.C's ssthresh), so it
+//! moves in qlog once per round trip, not on every ACK (whose metrics event
+//! would then carry it, most of the qlog's cost). The decisions always read
+//! b̂ itself.
 
 use std::time::{Duration, Instant};
 
@@ -468,10 +467,6 @@ fn classify(spacing: Option<PairSpacing>, margin: f64) -> LossVerdict {
     }
 }
 
-/// How far b̂ may move from the value qlog last showed before qlog shows it
-/// again (see the module documentation's qlog section).
-pub const BWE_PUBLISH_FRACTION: f64 = 0.01;
-
 /// A route change detected by IV.B's RTT surveillance.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RouteChange {
@@ -657,7 +652,7 @@ pub struct VegasWRules {
     congestion_losses: u64,
     link_error_losses: u64,
 
-    /// b̂ as qlog last showed it (see [`BWE_PUBLISH_FRACTION`]).
+    /// b̂ as qlog last showed it: at the last decided round or loss.
     published_bwe: Option<f64>,
     /// Counts up whenever one of this file's qlog fields may have changed
     /// (b̂ shown, ss_extensions, a route change, a loss): the generation
@@ -697,11 +692,7 @@ impl VegasWRules {
 
     /// Shows b̂ in qlog as it is now: where a decision reads it.
     fn publish_bwe(&mut self) {
-        self.show_bwe(self.filter.estimate());
-    }
-
-    /// qlog shows `bwe` from now on.
-    fn show_bwe(&mut self, bwe: Option<f64>) {
+        let bwe = self.filter.estimate();
         if bwe != self.published_bwe {
             self.published_bwe = bwe;
             self.internals_changed();
@@ -738,14 +729,8 @@ impl VegasWRules {
             return;
         }
         if let Some(sample) = self.sampler.on_ack(now, acked_bytes, Duration::ZERO) {
-            if let Some(bwe) = self.filter.update_with(&sample) {
-                let moved = self
-                    .published_bwe
-                    .is_none_or(|shown| (bwe - shown).abs() > BWE_PUBLISH_FRACTION * shown);
-                if moved {
-                    self.show_bwe(Some(bwe));
-                }
-            }
+            // qlog shows b̂ where a decision reads it, not here.
+            self.filter.update_with(&sample);
         }
     }
 }
