@@ -540,7 +540,7 @@ impl RouteMonitor {
     /// Offers RTT_now; when `check` (outside slow start), returns the route
     /// change it reveals, after which the history restarts from RTT_now.
     fn on_sample(&mut self, rtt_now: Duration, now: Instant, check: bool) -> Option<RouteChange> {
-        // An RTT beyond 584 years saturates: it is above any mean anyway.
+        // An RTT beyond 584 years (no real clock gives one) saturates.
         let rtt_now_nanos = u64::try_from(rtt_now.as_nanos()).unwrap_or(u64::MAX);
         // The mean is taken only where it is compared (outside slow start),
         // and added up only where the comparison is close.
