@@ -176,10 +176,12 @@
 //!   `persistent_congestion`.
 //! - **Bounded memory.** Send and ACK times are kept per packet
 //!   ([`SpacingLog`], shared in [`crate::shared::send_ack_spacing`]), in
-//!   packet-number order, only while they can still be needed: a record is
-//!   dropped once the two packets after it are resolved (acknowledged or
+//!   packet-number order, only while they can still be needed: a record may
+//!   go once the two packets after it are resolved (acknowledged or
 //!   lost), so about one window is tracked, and never more than
-//!   `max_tracked_packets` (the oldest go first). When loss detection
+//!   `max_tracked_packets` (the oldest go first). They are a ring indexed by
+//!   packet number, so an ACK costs a look-up per packet it acknowledges
+//!   and no search or removal. When loss detection
 //!   declares the largest lost packet L, every unacknowledged packet below L
 //!   is lost too (RFC 9002's thresholds are monotonic in packet number and
 //!   send time). A packet number not above the last one sent (a new
@@ -207,19 +209,17 @@
 //! `link_error_losses`.
 //!
 //! b̂ moves on every ACK (one sample per ACK, eq. 2). qlog shows it
-//! exactly where a decision reads it — at each round the rules decide
-//! (IV.A compares it with cwnd there) and at each loss (IV.C's ssthresh) —
-//! and between those whenever it has moved by more than
-//! [`BWE_PUBLISH_FRACTION`] (1 %) of the value last shown: b̂ stays within
-//! 1 % of the value shown, and an ACK that moved b̂ less writes no qlog
-//! event for it. The decisions always read b̂ itself.
+//! where a decision reads it: at each round the rules decide (IV.A
+//! compares it with cwnd there) and at each loss (IV.C's ssthresh), so it
+//! moves in qlog once per round trip, not on every ACK (whose metrics event
+//! would then carry it, most of the qlog's cost). The decisions always read
+//! b̂ itself.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::choice_param_type;
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CongestionController, Internals, KeyedGeneration};
+use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ChoiceParam, Key, OnOff, ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
@@ -467,10 +467,6 @@ fn classify(spacing: Option<PairSpacing>, margin: f64) -> LossVerdict {
     }
 }
 
-/// How far b̂ may move from the value qlog last showed before qlog shows it
-/// again (see the module documentation's qlog section).
-pub const BWE_PUBLISH_FRACTION: f64 = 0.01;
-
 /// A route change detected by IV.B's RTT surveillance.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RouteChange {
@@ -481,41 +477,81 @@ pub struct RouteChange {
 }
 
 /// IV.B: RTT_now against n × the mean of the previous m RTTs.
+///
+/// The comparison runs on every ACK outside slow start, so the m samples
+/// are a ring with their exact sum in integer nanoseconds: the sum shows at
+/// once when RTT_now is clearly below n × the mean (nearly always), and the
+/// mean is added up as the rule states it only when RTT_now comes close.
 #[derive(Clone, Debug)]
 struct RouteMonitor {
     m: usize,
     n: f64,
-    /// The last m RTTs, in seconds (as the mean adds them).
-    history: VecDeque<f64>,
+    /// The last (up to) m RTTs in nanoseconds; once full, the oldest is at
+    /// `oldest` and is the next overwritten.
+    history: Vec<u64>,
+    oldest: usize,
+    /// The sum of `history`, exact.
+    history_nanos: u128,
     changes: u64,
     last: Option<RouteChange>,
 }
+
+/// How far below the threshold the exact integer mean must lie for the
+/// floating-point mean of the rule to be below it too: the sum of m f64
+/// terms is off by at most about m × 2⁻⁵³ of itself (1e-12 for the largest
+/// m allowed), far inside this margin.
+const ROUTE_MEAN_MARGIN: f64 = 1e-6;
 
 impl RouteMonitor {
     fn new(m: usize, n: f64) -> Self {
         RouteMonitor {
             m: m.max(1),
             n,
-            history: VecDeque::new(),
+            history: Vec::new(),
+            oldest: 0,
+            history_nanos: 0,
             changes: 0,
             last: None,
         }
     }
 
-    /// Mean of the last m samples, once there are m.
+    /// Mean of the last m samples in seconds, added up oldest first as
+    /// f64 seconds, as the rule's mean always was; once there are m.
     fn mean(&self) -> Option<f64> {
-        (self.history.len() >= self.m)
-            .then(|| self.history.iter().sum::<f64>() / self.history.len() as f64)
+        if self.history.len() < self.m {
+            return None;
+        }
+        let (newer, older) = self.history.split_at(self.oldest);
+        let sum: f64 = older
+            .iter()
+            .chain(newer)
+            .map(|&nanos| Duration::from_nanos(nanos).as_secs_f64())
+            .sum();
+        Some(sum / self.history.len() as f64)
+    }
+
+    /// Whether `rtt_now_nanos` is so far below n × the mean of a full
+    /// history that the rule's comparison cannot find it above.
+    fn clearly_below(&self, rtt_now_nanos: u64) -> bool {
+        let threshold = self.n * self.history_nanos as f64 / self.history.len() as f64;
+        (rtt_now_nanos as f64) < threshold * (1.0 - ROUTE_MEAN_MARGIN)
     }
 
     /// Offers RTT_now; when `check` (outside slow start), returns the route
     /// change it reveals, after which the history restarts from RTT_now.
     fn on_sample(&mut self, rtt_now: Duration, now: Instant, check: bool) -> Option<RouteChange> {
-        // The mean is taken only where it is compared (outside slow start).
-        let rtt_now_secs = rtt_now.as_secs_f64();
-        let mean = if check { self.mean() } else { None };
+        // An RTT beyond 584 years (no real clock gives one) saturates.
+        let rtt_now_nanos = u64::try_from(rtt_now.as_nanos()).unwrap_or(u64::MAX);
+        // The mean is taken only where it is compared (outside slow start),
+        // and added up only where the comparison is close.
+        let full = self.history.len() >= self.m;
+        let mean = if check && full && !self.clearly_below(rtt_now_nanos) {
+            self.mean()
+        } else {
+            None
+        };
         let change = mean
-            .filter(|mean| rtt_now_secs > self.n * mean)
+            .filter(|mean| rtt_now.as_secs_f64() > self.n * mean)
             .map(|mean| RouteChange {
                 at: now,
                 rtt_now,
@@ -523,14 +559,29 @@ impl RouteMonitor {
             });
         if let Some(change) = change {
             self.history.clear();
+            self.oldest = 0;
+            self.history_nanos = 0;
             self.changes = self.changes.saturating_add(1);
             self.last = Some(change);
         }
-        self.history.push_back(rtt_now_secs);
-        while self.history.len() > self.m {
-            self.history.pop_front();
-        }
+        self.push(rtt_now_nanos);
         change
+    }
+
+    /// Keeps `nanos` as the newest sample, dropping the oldest beyond m.
+    fn push(&mut self, nanos: u64) {
+        self.history_nanos += u128::from(nanos);
+        if self.history.len() < self.m {
+            self.history.push(nanos);
+        } else {
+            let slot = &mut self.history[self.oldest];
+            self.history_nanos -= u128::from(*slot);
+            *slot = nanos;
+            self.oldest += 1;
+            if self.oldest == self.m {
+                self.oldest = 0;
+            }
+        }
     }
 }
 
@@ -601,22 +652,14 @@ pub struct VegasWRules {
     congestion_losses: u64,
     link_error_losses: u64,
 
-    /// b̂ as qlog last showed it (see [`BWE_PUBLISH_FRACTION`]).
+    /// b̂ as qlog last showed it: at the last decided round or loss.
     published_bwe: Option<f64>,
-    internals_generation: KeyedGeneration<InternalsKey>,
-}
-
-/// Everything Vegas-W's own qlog fields are made of (the skeleton keys
-/// BaseRTT, Diff, the round and the window).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct InternalsKey {
-    published_bwe: Option<f64>,
-    ss_extensions: u64,
-    route_changes: u64,
-    last_route_change: Option<RouteChange>,
-    last_loss: Option<LastLoss>,
-    congestion_losses: u64,
-    link_error_losses: u64,
+    /// Counts up whenever one of this file's qlog fields may have changed
+    /// (b̂ shown, ss_extensions, a route change, a loss): the generation
+    /// `internals_generation` reports, without comparing a key of all of
+    /// them on every ACK and packet sent (the skeleton keys BaseRTT, Diff,
+    /// the round and the window).
+    internals_generation: u64,
 }
 
 impl VegasWRules {
@@ -643,13 +686,22 @@ impl VegasWRules {
             congestion_losses: 0,
             link_error_losses: 0,
             published_bwe: None,
-            internals_generation: KeyedGeneration::default(),
+            internals_generation: 0,
         }
     }
 
     /// Shows b̂ in qlog as it is now: where a decision reads it.
     fn publish_bwe(&mut self) {
-        self.published_bwe = self.filter.estimate();
+        let bwe = self.filter.estimate();
+        if bwe != self.published_bwe {
+            self.published_bwe = bwe;
+            self.internals_changed();
+        }
+    }
+
+    /// One of this file's qlog fields may have changed.
+    fn internals_changed(&mut self) {
+        self.internals_generation = self.internals_generation.wrapping_add(1);
     }
 
     /// b̂ × BaseRTT in bytes: the window the estimated bandwidth fills.
@@ -677,14 +729,8 @@ impl VegasWRules {
             return;
         }
         if let Some(sample) = self.sampler.on_ack(now, acked_bytes, Duration::ZERO) {
-            if let Some(bwe) = self.filter.update_with(&sample) {
-                let moved = self
-                    .published_bwe
-                    .is_none_or(|shown| (bwe - shown).abs() > BWE_PUBLISH_FRACTION * shown);
-                if moved {
-                    self.published_bwe = Some(bwe);
-                }
-            }
+            // qlog shows b̂ where a decision reads it, not here.
+            self.filter.update_with(&sample);
         }
     }
 }
@@ -720,6 +766,7 @@ impl VegasRules for VegasWRules {
     ) {
         let check = !window.in_slow_start();
         if self.route.on_sample(rtt_now, now, check).is_some() {
+            self.internals_changed();
             base_rtt.refresh(rtt_now);
         } else {
             base_rtt.on_rtt_sample(rtt_now);
@@ -736,6 +783,7 @@ impl VegasRules for VegasWRules {
                 if slow_start_continues(round.window.cwnd(), target) {
                     // IV.A: "the congestion phenomenon is temporary".
                     self.ss_extensions = self.ss_extensions.saturating_add(1);
+                    self.internals_changed();
                     SlowStartStep::Continue
                 } else {
                     SlowStartStep::ExitScaled
@@ -755,6 +803,8 @@ impl VegasRules for VegasWRules {
     /// b̂ × RTTmin and cwnd to at most that; a timeout slow-starts again.
     fn loss_reaction(&mut self, loss: &CongestionEvent, vegas: &LossView<'_>) -> LossResponse {
         self.publish_bwe();
+        // Every loss sets `last_loss` and counts.
+        self.internals_changed();
         let (window, base_rtt) = (vegas.window, vegas.base_rtt);
         let verdict = classify(
             self.packets
@@ -842,15 +892,7 @@ impl VegasRules for VegasWRules {
     }
 
     fn internals_generation(&self) -> Option<u64> {
-        Some(self.internals_generation.of(InternalsKey {
-            published_bwe: self.published_bwe,
-            ss_extensions: self.ss_extensions,
-            route_changes: self.route.changes,
-            last_route_change: self.route.last,
-            last_loss: self.last_loss,
-            congestion_losses: self.congestion_losses,
-            link_error_losses: self.link_error_losses,
-        }))
+        Some(self.internals_generation)
     }
 }
 
@@ -892,5 +934,82 @@ mod tests {
         let mut quiet = RouteMonitor::new(1, 2.0);
         quiet.on_sample(ms(10), t0, false);
         assert_eq!(quiet.on_sample(ms(100), t0, false), None);
+    }
+
+    /// The rule as written: the mean of the last m RTTs added up as f64
+    /// seconds, oldest first, compared strictly.
+    struct NaiveRouteMonitor {
+        m: usize,
+        n: f64,
+        history: std::collections::VecDeque<f64>,
+    }
+
+    impl NaiveRouteMonitor {
+        fn on_sample(&mut self, rtt_now: Duration, check: bool) -> Option<(Duration, Duration)> {
+            let now_secs = rtt_now.as_secs_f64();
+            let mean = (check && self.history.len() >= self.m)
+                .then(|| self.history.iter().sum::<f64>() / self.history.len() as f64);
+            let change = mean.filter(|mean| now_secs > self.n * mean).map(|mean| {
+                (
+                    rtt_now,
+                    Duration::try_from_secs_f64(mean).unwrap_or(Duration::MAX),
+                )
+            });
+            if change.is_some() {
+                self.history.clear();
+            }
+            self.history.push_back(now_secs);
+            while self.history.len() > self.m {
+                self.history.pop_front();
+            }
+            change
+        }
+    }
+
+    /// The ring, its integer sum and the shortcut decide exactly as the
+    /// rule written out does, on the threshold too (n × mean equal to
+    /// RTT_now in exact arithmetic, where only the f64 sum decides).
+    #[test]
+    fn route_monitor_decides_as_the_rule_written_out() {
+        let t0 = Instant::now();
+        // A small deterministic generator (no dependency).
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut fired = 0;
+        for (m, n) in [(1, 2.0), (3, 2.0), (20, 2.0), (7, 1.5)] {
+            let mut fast = RouteMonitor::new(m, n);
+            let mut naive = NaiveRouteMonitor {
+                m,
+                n,
+                history: Default::default(),
+            };
+            let mut recent: Vec<u64> = Vec::new();
+            for i in 0..5_000 {
+                let nanos = match next() % 4 {
+                    // Exactly n × the mean of the last m, in integers.
+                    0 if recent.len() >= m => {
+                        let sum: u64 = recent[recent.len() - m..].iter().sum();
+                        ((n * sum as f64 / m as f64) as u64 + next() % 3).saturating_sub(1)
+                    }
+                    1 => 100_000_000 * (1 + next() % 3),
+                    _ => 90_000_000 + next() % 40_000_000,
+                };
+                let rtt = Duration::from_nanos(nanos);
+                let check = i % 11 != 0;
+                let got = fast
+                    .on_sample(rtt, t0, check)
+                    .map(|c| (c.rtt_now, c.rtt_ave));
+                let want = naive.on_sample(rtt, check);
+                assert_eq!(got, want, "m {m}, sample {i}");
+                fired += usize::from(want.is_some());
+                recent.push(nanos);
+            }
+        }
+        assert!(fired > 10, "the rule fired {fired} times");
     }
 }

@@ -912,41 +912,36 @@ fn internals_report_estimate_route_changes_and_loss_class() {
     assert!(run.ssthresh().abs_diff(bdp_ssthresh(run.bwe(), 0.250)) <= 1);
 }
 
-/// qlog shows b̂ (`bwe_bytes_per_s`) within 1 % of it: an ACK that moves b̂
-/// by at most 1 % of the value shown leaves that value, one that moves it
-/// further shows b̂, and a loss (IV.C reads b̂) shows it exactly. The
-/// reference keeps its own shown value from its own b̂.
+/// qlog shows b̂ (`bwe_bytes_per_s`) where a decision reads it: at each
+/// decided round (IV.A compares it with cwnd there) and at each loss (IV.C's
+/// ssthresh). The ACKs between move b̂ (one sample per ACK, eq. 2) and
+/// leave the value shown. (Shown on every move, or on every move above a
+/// fraction, the value would follow b̂ here and this fails.)
 #[test]
-fn qlog_shows_the_estimate_within_one_percent_and_exactly_at_a_loss() {
-    const FRACTION: f64 = 0.01;
+fn qlog_shows_the_estimate_at_decided_rounds_and_losses() {
     let mut run = in_congestion_avoidance(&[]);
-    let mut shown = run.float("bwe_bytes_per_s");
-    assert!(close(shown, run.bwe()), "exact after a decided round");
-    // One packet every 2 ms, about three times b̂: each ACK moves b̂ by a
-    // fraction of a percent.
+    // One packet every 2 ms, about three times b̂: each ACK moves b̂.
     let p = run.send_spaced(31, ms(2));
-    let (mut held, mut moved) = (0, 0);
+    let mut shown = 0.0;
+    let mut moved = 0;
     for (i, packet) in p[..30].iter().enumerate() {
+        let before = run.bwe();
         run.ack_each(&[(*packet, ms(110))]);
-        let bwe = run.bwe();
         if i == 0 {
             // The first packet sent in the round the last window's ACK
             // began: its ACK ends that round, whose decision shows b̂.
-            shown = bwe;
-        } else if (bwe - shown).abs() > FRACTION * shown {
-            shown = bwe;
+            shown = run.bwe();
+        } else if !close(run.bwe(), before) {
             moved += 1;
-        } else {
-            held += 1;
         }
-        assert!(close(run.float("bwe_bytes_per_s"), shown));
+        assert!(close(run.float("bwe_bytes_per_s"), shown), "ACK {i}");
         assert!(close(
             run.float("bwe_window_packets"),
             shown * 0.100 / MDS as f64
         ));
     }
-    assert!(held > 0 && moved > 0, "held {held}, moved {moved}");
-    assert!(!close(shown, run.bwe()), "the last ACK left a stale value");
+    assert!(moved >= 25, "b̂ moved on {moved} ACKs");
+    assert!(!close(shown, run.bwe()), "the value shown is the round's");
     run.flow.lose(&p[30..], false);
     assert!(close(run.float("bwe_bytes_per_s"), run.bwe()));
 }
