@@ -522,7 +522,9 @@ pub enum LossResponse {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RttAdjustment {
     /// Subtracted from every non-zero RTT of the ACK before the skeleton
-    /// (BaseRTT, the round) sees it.
+    /// (BaseRTT, the round) sees it. Shorter than every RTT sample of the
+    /// ACK, it costs a subtraction where an RTT is read; a longer one
+    /// makes the skeleton copy the ACK's packets.
     pub subtract: Duration,
     /// A BaseRTT sample measured besides the ACK's RTTs, offered first.
     pub base_rtt_probe: Option<Duration>,
@@ -982,8 +984,12 @@ pub struct Vegas<R: VegasRules = PaperVegas> {
     epoch: RecoveryEpoch,
     smoothed_rtt: Option<Duration>,
     last_decision: Option<Decision>,
-    /// The ACK's packets with adjusted RTTs, reused between ACKs.
+    /// The ACK's packets with adjusted RTTs, reused between ACKs (only for
+    /// an adjustment some RTT sample does not exceed).
     adjusted: Vec<AckedPacket>,
+    /// The last completed round's RTT as `round_rtt` defines it, adjusted
+    /// as its ACKs were ([`VegasRules::rtt_adjustment`]).
+    last_round_rtt: Option<Duration>,
     /// A congestion-avoidance round without a Diff: `None` holds cwnd (the
     /// paper), `Some` gives it Reno's increase (Linux).
     reno_fallback: Option<RenoFallback>,
@@ -1032,6 +1038,7 @@ impl<R: VegasRules> Vegas<R> {
             smoothed_rtt: None,
             last_decision: None,
             adjusted: Vec::new(),
+            last_round_rtt: None,
             reno_fallback: None,
             ssthresh_floor: SsthreshFloor::None,
             view_generation: KeyedGeneration::default(),
@@ -1186,10 +1193,7 @@ impl<R: VegasRules> Vegas<R> {
         VegasView {
             window: &self.window,
             base_rtt: self.base_rtt.base_rtt(),
-            round_rtt: self
-                .rounds
-                .last_completed()
-                .and_then(|r| r.rtt(self.config.round_rtt)),
+            round_rtt: self.last_round_rtt,
             decision: self.last_decision,
             round: self.rounds.current().map(|r| r.index),
             ss_growth_round: self.ss_growth_round,
@@ -1273,33 +1277,49 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         if let Some(probe) = adjustment.base_rtt_probe {
             self.base_rtt.on_rtt_sample(probe);
         }
-        // Only an adjustment makes a second event (and takes the reused
-        // buffer for its packets); otherwise the host's is read as it is.
+        // An adjustment makes a second event. RTTs are read in two places:
+        // the summary's smallest sample (BaseRTT, the round's minimum and
+        // mean) and the distinguished packet's (the round clock). When
+        // every sample stays above zero (RoVegas makes QTb shorter than
+        // every RTT of its ACK) both are the host's minus the adjustment:
+        // the event keeps the host's packets and only the summary moves;
+        // the distinguished RTT is corrected when the round ends. Otherwise
+        // the packets are copied with their adjusted RTTs (the reused
+        // buffer), as before.
+        let subtract = adjustment.subtract;
         let mut adjusted = Vec::new();
+        let mut distinguished_correction = Duration::ZERO;
         let adjusted_ack;
-        let ack = if adjustment.subtract.is_zero() {
+        let ack = if subtract.is_zero() {
             ack
+        } else if min_sample_size == ack.summary.full_size
+            && ack.summary.min_rtt.is_none_or(|min| subtract < min)
+        {
+            distinguished_correction = subtract;
+            adjusted_ack = AckEvent {
+                summary: AckSummary {
+                    min_rtt: ack.summary.min_rtt.map(|min| min - subtract),
+                    ..ack.summary
+                },
+                ..*ack
+            };
+            &adjusted_ack
         } else {
             adjusted = std::mem::take(&mut self.adjusted);
             adjusted.clear();
             adjusted.extend(ack.acked.iter().map(|p| {
                 let mut packet = *p;
                 if !p.rtt.is_zero() {
-                    packet.rtt = p.rtt.saturating_sub(adjustment.subtract);
+                    packet.rtt = p.rtt.saturating_sub(subtract);
                 }
                 packet
             }));
-            // New RTTs: a new RTT sample; sizes, numbers and send times
-            // are the same. Every sample moves down by the same amount, so
-            // one that stays above zero stays the smallest.
-            let min_rtt = match ack.summary.min_rtt {
-                Some(min) if adjustment.subtract < min => Some(min - adjustment.subtract),
-                _ => smallest_rtt_sample(&adjusted, ack.summary.full_size),
-            };
+            // Some sample fell to zero (or sizes differ): the smallest is
+            // looked for again among the copies.
             adjusted_ack = AckEvent {
                 acked: &adjusted,
                 summary: AckSummary {
-                    min_rtt,
+                    min_rtt: smallest_rtt_sample(&adjusted, ack.summary.full_size),
                     ..ack.summary
                 },
                 ..*ack
@@ -1316,15 +1336,22 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
 
         // Rounds ending in recovery are not evaluated, and the end of
         // recovery restarts the round.
-        match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
-            AckedRound::Ended(round) => {
+        let (round, evaluated) = match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
+            AckedRound::Ended(round) => (Some(round), true),
+            AckedRound::EndedInRecovery(round) => (Some(round), false),
+            AckedRound::InProgress | AckedRound::RecoveryEnded => (None, false),
+        };
+        if let Some(mut round) = round {
+            // The round clock read the distinguished packet's RTT from the
+            // host's packets: it is a sample, so above the subtraction.
+            round.distinguished_rtt = round
+                .distinguished_rtt
+                .map(|rtt| rtt.saturating_sub(distinguished_correction));
+            self.last_round_rtt = round.rtt(self.config.round_rtt);
+            if evaluated {
                 self.evaluate_round(&round, acked_bytes, ack.now);
-                self.rules.on_round_end(&round, &mut self.base_rtt);
             }
-            AckedRound::EndedInRecovery(round) => {
-                self.rules.on_round_end(&round, &mut self.base_rtt);
-            }
-            AckedRound::InProgress | AckedRound::RecoveryEnded => {}
+            self.rules.on_round_end(&round, &mut self.base_rtt);
         }
 
         // Slow start grows in growth rounds only, not in recovery and not
