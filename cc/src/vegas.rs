@@ -178,7 +178,7 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, Internals, KeyedGeneration, Pacing};
+use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, AckSummary, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
@@ -994,22 +994,10 @@ pub struct Vegas<R: VegasRules = PaperVegas> {
     /// paper), `Some` gives it Reno's increase (Linux).
     reno_fallback: Option<RenoFallback>,
     ssthresh_floor: SsthreshFloor,
-    /// The internals generation of what the skeleton shows the rules.
-    view_generation: KeyedGeneration<ViewKey>,
-}
-
-/// Everything of [`VegasView`] that can change, compared instead of filling
-/// the internals.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct ViewKey {
-    cwnd: usize,
-    ssthresh: usize,
-    max_datagram_size: usize,
-    base_rtt: Option<Duration>,
-    round_rtt: Option<Duration>,
-    decision: Option<Decision>,
-    round: Option<u64>,
-    ss_growth_round: bool,
+    /// Grows whenever what [`VegasView`] shows may have changed (bumped
+    /// where the skeleton changes it), so that qlog's generation is one
+    /// addition instead of comparing the view on every ACK and packet.
+    view_changes: u64,
 }
 
 impl Vegas<PaperVegas> {
@@ -1041,7 +1029,7 @@ impl<R: VegasRules> Vegas<R> {
             last_round_rtt: None,
             reno_fallback: None,
             ssthresh_floor: SsthreshFloor::None,
-            view_generation: KeyedGeneration::default(),
+            view_changes: 0,
         }
     }
 
@@ -1062,6 +1050,11 @@ impl<R: VegasRules> Vegas<R> {
     /// BaseRTT: the smallest RTT seen (section 3.5.2), as the rules keep it.
     pub fn base_rtt(&self) -> Option<Duration> {
         self.base_rtt.base_rtt()
+    }
+
+    /// What [`VegasView`] shows may have changed: qlog is to look again.
+    fn view_changed(&mut self) {
+        self.view_changes = self.view_changes.wrapping_add(1);
     }
 
     /// A decrease that counts as "the last decrease" of section 3.3.
@@ -1215,10 +1208,12 @@ impl<R: VegasRules> Vegas<R> {
     }
 
     pub(crate) fn window_mut(&mut self) -> &mut Window {
+        self.view_changed();
         &mut self.window
     }
 
     pub(crate) fn base_rtt_mut(&mut self) -> &mut BaseRttTracker {
+        self.view_changed();
         &mut self.base_rtt
     }
 
@@ -1229,6 +1224,7 @@ impl<R: VegasRules> Vegas<R> {
     /// The end of `round` outside recovery, measured as the skeleton
     /// measures it.
     pub(crate) fn complete_round(&mut self, round: &CompletedRound, now: Instant) {
+        self.view_changed();
         self.evaluate_round(round, 0, now);
         self.rules.on_round_end(round, &mut self.base_rtt);
     }
@@ -1240,6 +1236,7 @@ impl<R: VegasRules> Vegas<R> {
         diff: f64,
         now: Instant,
     ) {
+        self.view_changed();
         self.decide_round(round, Some(diff), 0, now);
         self.rules.on_round_end(round, &mut self.base_rtt);
     }
@@ -1250,6 +1247,7 @@ impl<R: VegasRules> Vegas<R> {
             .rules
             .slow_start_ack(&self.window, self.base_rtt.base_rtt());
         self.apply_slow_start_step(step, now);
+        self.view_changed();
     }
 }
 
@@ -1259,8 +1257,13 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
     }
 
     fn on_packet_sent(&mut self, sent: &PacketSent) {
+        // The first packet begins round 0, which the view shows.
+        let first = self.rounds.current().is_none();
         self.rounds
             .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
+        if first {
+            self.view_changed();
+        }
         self.rules.on_packet_sent(sent);
     }
 
@@ -1271,6 +1274,12 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         if !ack.rtt.smoothed_rtt.is_zero() {
             self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
         }
+        // What the view shows that an ACK may change besides the round's.
+        let shown_before = (
+            self.window.cwnd(),
+            self.window.ssthresh(),
+            self.base_rtt.base_rtt(),
+        );
         self.rules.observe_ack(ack, &self.window);
         let min_sample_size = self.rounds.min_sample_size();
         let adjustment = self.rules.rtt_adjustment(ack, min_sample_size);
@@ -1339,9 +1348,16 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         let (round, evaluated) = match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
             AckedRound::Ended(round) => (Some(round), true),
             AckedRound::EndedInRecovery(round) => (Some(round), false),
-            AckedRound::InProgress | AckedRound::RecoveryEnded => (None, false),
+            AckedRound::RecoveryEnded => {
+                // A new round (index) begins.
+                self.view_changed();
+                (None, false)
+            }
+            AckedRound::InProgress => (None, false),
         };
         if let Some(mut round) = round {
+            // The round's RTT, the decision, the index and the growth round.
+            self.view_changed();
             // The round clock read the distinguished packet's RTT from the
             // host's packets: it is a sample, so above the subtraction.
             round.distinguished_rtt = round
@@ -1371,6 +1387,14 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 .slow_start_ack(&self.window, self.base_rtt.base_rtt());
             self.apply_slow_start_step(step, ack.now);
         }
+        let shown_after = (
+            self.window.cwnd(),
+            self.window.ssthresh(),
+            self.base_rtt.base_rtt(),
+        );
+        if shown_after != shown_before {
+            self.view_changed();
+        }
         // The buffer goes back if it was taken (it then holds this ACK's
         // packets, so it has a capacity).
         if adjusted.capacity() > 0 {
@@ -1393,6 +1417,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 self.window.set_cwnd(self.window.minimum());
                 self.ss_growth_round = true;
                 self.record_decrease(loss.now);
+                self.view_changed();
             }
             LossResponse::Reduce { cwnd, ssthresh } => {
                 // 3.3: "Vegas only decreases the congestion window if the
@@ -1402,6 +1427,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                     self.window.set_cwnd(cwnd);
                     self.window.set_ssthresh(ssthresh);
                     self.record_decrease(loss.now);
+                    self.view_changed();
                 }
             }
             LossResponse::Keep => {}
@@ -1416,6 +1442,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
 
     fn set_window(&mut self, cwnd: usize, ssthresh: usize) {
         self.window.restore(cwnd, ssthresh);
+        self.view_changed();
         self.epoch.undo();
         self.forget_increase_credit();
     }
@@ -1462,24 +1489,14 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
 
     fn internals_generation(&self) -> Option<u64> {
         let rules = self.rules.internals_generation()?;
-        let view = self.view();
-        let view = self.view_generation.of(ViewKey {
-            cwnd: view.window.cwnd(),
-            ssthresh: view.window.ssthresh(),
-            max_datagram_size: view.window.max_datagram_size(),
-            base_rtt: view.base_rtt,
-            round_rtt: view.round_rtt,
-            decision: view.decision,
-            round: view.round,
-            ss_growth_round: view.ss_growth_round,
-        });
         // Both only grow: the sum moves when either does.
-        Some(view.wrapping_add(rules))
+        Some(self.view_changes.wrapping_add(rules))
     }
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         // Vegas counts in packets: keep the window's packet count.
         self.window.rescale_to(max_datagram_size);
+        self.view_changed();
         self.rounds.set_max_datagram_size(max_datagram_size);
         self.forget_increase_credit();
     }
