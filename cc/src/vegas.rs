@@ -1274,12 +1274,9 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         if !ack.rtt.smoothed_rtt.is_zero() {
             self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
         }
-        // What the view shows that an ACK may change besides the round's.
-        let shown_before = (
-            self.window.cwnd(),
-            self.window.ssthresh(),
-            self.base_rtt.base_rtt(),
-        );
+        // BaseRTT, which the rules may move on any ACK (the window moves
+        // only at a round's end or in slow start, both bumped below).
+        let base_rtt_before = self.base_rtt.base_rtt();
         self.rules.observe_ack(ack, &self.window);
         let min_sample_size = self.rounds.min_sample_size();
         let adjustment = self.rules.rtt_adjustment(ack, min_sample_size);
@@ -1341,6 +1338,9 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
             self.rules
                 .on_base_rtt_sample(rtt, ack.now, &self.window, &mut self.base_rtt);
         }
+        if self.base_rtt.base_rtt() != base_rtt_before {
+            self.view_changed();
+        }
         let acked_bytes = ack.summary.acked_bytes;
 
         // Rounds ending in recovery are not evaluated, and the end of
@@ -1382,18 +1382,11 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
             && !ack.app_limited
         {
             self.window.slow_start(acked_bytes);
+            self.view_changed();
             let step = self
                 .rules
                 .slow_start_ack(&self.window, self.base_rtt.base_rtt());
             self.apply_slow_start_step(step, ack.now);
-        }
-        let shown_after = (
-            self.window.cwnd(),
-            self.window.ssthresh(),
-            self.base_rtt.base_rtt(),
-        );
-        if shown_after != shown_before {
-            self.view_changed();
         }
         // The buffer goes back if it was taken (it then holds this ACK's
         // packets, so it has a capacity).
