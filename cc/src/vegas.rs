@@ -178,7 +178,7 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, WindowConfig};
-use crate::controller::{CcState, CongestionController, Internals, KeyedGeneration, Pacing};
+use crate::controller::{CcState, CongestionController, Internals, Pacing};
 use crate::events::{AckEvent, AckSummary, AckedPacket, CongestionEvent, PacketSent};
 use crate::params::{concat_params, Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::base_rtt::BaseRttTracker;
@@ -522,7 +522,9 @@ pub enum LossResponse {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RttAdjustment {
     /// Subtracted from every non-zero RTT of the ACK before the skeleton
-    /// (BaseRTT, the round) sees it.
+    /// (BaseRTT, the round) sees it. Shorter than every RTT sample of the
+    /// ACK, it costs a subtraction where an RTT is read; a longer one
+    /// makes the skeleton copy the ACK's packets.
     pub subtract: Duration,
     /// A BaseRTT sample measured besides the ACK's RTTs, offered first.
     pub base_rtt_probe: Option<Duration>,
@@ -982,28 +984,20 @@ pub struct Vegas<R: VegasRules = PaperVegas> {
     epoch: RecoveryEpoch,
     smoothed_rtt: Option<Duration>,
     last_decision: Option<Decision>,
-    /// The ACK's packets with adjusted RTTs, reused between ACKs.
+    /// The ACK's packets with adjusted RTTs, reused between ACKs (only for
+    /// an adjustment some RTT sample does not exceed).
     adjusted: Vec<AckedPacket>,
+    /// The last completed round's RTT as `round_rtt` defines it, adjusted
+    /// as its ACKs were ([`VegasRules::rtt_adjustment`]).
+    last_round_rtt: Option<Duration>,
     /// A congestion-avoidance round without a Diff: `None` holds cwnd (the
     /// paper), `Some` gives it Reno's increase (Linux).
     reno_fallback: Option<RenoFallback>,
     ssthresh_floor: SsthreshFloor,
-    /// The internals generation of what the skeleton shows the rules.
-    view_generation: KeyedGeneration<ViewKey>,
-}
-
-/// Everything of [`VegasView`] that can change, compared instead of filling
-/// the internals.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct ViewKey {
-    cwnd: usize,
-    ssthresh: usize,
-    max_datagram_size: usize,
-    base_rtt: Option<Duration>,
-    round_rtt: Option<Duration>,
-    decision: Option<Decision>,
-    round: Option<u64>,
-    ss_growth_round: bool,
+    /// Grows whenever what [`VegasView`] shows may have changed (bumped
+    /// where the skeleton changes it), so that qlog's generation is one
+    /// addition instead of comparing the view on every ACK and packet.
+    view_changes: u64,
 }
 
 impl Vegas<PaperVegas> {
@@ -1032,9 +1026,10 @@ impl<R: VegasRules> Vegas<R> {
             smoothed_rtt: None,
             last_decision: None,
             adjusted: Vec::new(),
+            last_round_rtt: None,
             reno_fallback: None,
             ssthresh_floor: SsthreshFloor::None,
-            view_generation: KeyedGeneration::default(),
+            view_changes: 0,
         }
     }
 
@@ -1055,6 +1050,11 @@ impl<R: VegasRules> Vegas<R> {
     /// BaseRTT: the smallest RTT seen (section 3.5.2), as the rules keep it.
     pub fn base_rtt(&self) -> Option<Duration> {
         self.base_rtt.base_rtt()
+    }
+
+    /// What [`VegasView`] shows may have changed: qlog is to look again.
+    fn view_changed(&mut self) {
+        self.view_changes = self.view_changes.wrapping_add(1);
     }
 
     /// A decrease that counts as "the last decrease" of section 3.3.
@@ -1186,10 +1186,7 @@ impl<R: VegasRules> Vegas<R> {
         VegasView {
             window: &self.window,
             base_rtt: self.base_rtt.base_rtt(),
-            round_rtt: self
-                .rounds
-                .last_completed()
-                .and_then(|r| r.rtt(self.config.round_rtt)),
+            round_rtt: self.last_round_rtt,
             decision: self.last_decision,
             round: self.rounds.current().map(|r| r.index),
             ss_growth_round: self.ss_growth_round,
@@ -1211,10 +1208,12 @@ impl<R: VegasRules> Vegas<R> {
     }
 
     pub(crate) fn window_mut(&mut self) -> &mut Window {
+        self.view_changed();
         &mut self.window
     }
 
     pub(crate) fn base_rtt_mut(&mut self) -> &mut BaseRttTracker {
+        self.view_changed();
         &mut self.base_rtt
     }
 
@@ -1225,6 +1224,7 @@ impl<R: VegasRules> Vegas<R> {
     /// The end of `round` outside recovery, measured as the skeleton
     /// measures it.
     pub(crate) fn complete_round(&mut self, round: &CompletedRound, now: Instant) {
+        self.view_changed();
         self.evaluate_round(round, 0, now);
         self.rules.on_round_end(round, &mut self.base_rtt);
     }
@@ -1236,6 +1236,7 @@ impl<R: VegasRules> Vegas<R> {
         diff: f64,
         now: Instant,
     ) {
+        self.view_changed();
         self.decide_round(round, Some(diff), 0, now);
         self.rules.on_round_end(round, &mut self.base_rtt);
     }
@@ -1246,6 +1247,7 @@ impl<R: VegasRules> Vegas<R> {
             .rules
             .slow_start_ack(&self.window, self.base_rtt.base_rtt());
         self.apply_slow_start_step(step, now);
+        self.view_changed();
     }
 }
 
@@ -1255,8 +1257,13 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
     }
 
     fn on_packet_sent(&mut self, sent: &PacketSent) {
+        // The first packet begins round 0, which the view shows.
+        let first = self.rounds.current().is_none();
         self.rounds
             .on_sized_packet_sent(sent.pkt_num, sent.time_sent, sent.size);
+        if first {
+            self.view_changed();
+        }
         self.rules.on_packet_sent(sent);
     }
 
@@ -1267,39 +1274,58 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
         if !ack.rtt.smoothed_rtt.is_zero() {
             self.smoothed_rtt = Some(ack.rtt.smoothed_rtt);
         }
+        // BaseRTT, which the rules may move on any ACK (the window moves
+        // only at a round's end or in slow start, both bumped below).
+        let base_rtt_before = self.base_rtt.base_rtt();
         self.rules.observe_ack(ack, &self.window);
         let min_sample_size = self.rounds.min_sample_size();
         let adjustment = self.rules.rtt_adjustment(ack, min_sample_size);
         if let Some(probe) = adjustment.base_rtt_probe {
             self.base_rtt.on_rtt_sample(probe);
         }
-        // Only an adjustment makes a second event (and takes the reused
-        // buffer for its packets); otherwise the host's is read as it is.
+        // An adjustment makes a second event. RTTs are read in two places:
+        // the summary's smallest sample (BaseRTT, the round's minimum and
+        // mean) and the distinguished packet's (the round clock). When
+        // every sample stays above zero (RoVegas makes QTb shorter than
+        // every RTT of its ACK) both are the host's minus the adjustment:
+        // the event keeps the host's packets and only the summary moves;
+        // the distinguished RTT is corrected when the round ends. Otherwise
+        // the packets are copied with their adjusted RTTs (the reused
+        // buffer), as before.
+        let subtract = adjustment.subtract;
         let mut adjusted = Vec::new();
+        let mut distinguished_correction = Duration::ZERO;
         let adjusted_ack;
-        let ack = if adjustment.subtract.is_zero() {
+        let ack = if subtract.is_zero() {
             ack
+        } else if min_sample_size == ack.summary.full_size
+            && ack.summary.min_rtt.is_none_or(|min| subtract < min)
+        {
+            distinguished_correction = subtract;
+            adjusted_ack = AckEvent {
+                summary: AckSummary {
+                    min_rtt: ack.summary.min_rtt.map(|min| min - subtract),
+                    ..ack.summary
+                },
+                ..*ack
+            };
+            &adjusted_ack
         } else {
             adjusted = std::mem::take(&mut self.adjusted);
             adjusted.clear();
             adjusted.extend(ack.acked.iter().map(|p| {
                 let mut packet = *p;
                 if !p.rtt.is_zero() {
-                    packet.rtt = p.rtt.saturating_sub(adjustment.subtract);
+                    packet.rtt = p.rtt.saturating_sub(subtract);
                 }
                 packet
             }));
-            // New RTTs: a new RTT sample; sizes, numbers and send times
-            // are the same. Every sample moves down by the same amount, so
-            // one that stays above zero stays the smallest.
-            let min_rtt = match ack.summary.min_rtt {
-                Some(min) if adjustment.subtract < min => Some(min - adjustment.subtract),
-                _ => smallest_rtt_sample(&adjusted, ack.summary.full_size),
-            };
+            // Some sample fell to zero (or sizes differ): the smallest is
+            // looked for again among the copies.
             adjusted_ack = AckEvent {
                 acked: &adjusted,
                 summary: AckSummary {
-                    min_rtt,
+                    min_rtt: smallest_rtt_sample(&adjusted, ack.summary.full_size),
                     ..ack.summary
                 },
                 ..*ack
@@ -1312,19 +1338,36 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
             self.rules
                 .on_base_rtt_sample(rtt, ack.now, &self.window, &mut self.base_rtt);
         }
+        if self.base_rtt.base_rtt() != base_rtt_before {
+            self.view_changed();
+        }
         let acked_bytes = ack.summary.acked_bytes;
 
         // Rounds ending in recovery are not evaluated, and the end of
         // recovery restarts the round.
-        match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
-            AckedRound::Ended(round) => {
+        let (round, evaluated) = match self.epoch.on_ack_with_rounds(ack, &mut self.rounds) {
+            AckedRound::Ended(round) => (Some(round), true),
+            AckedRound::EndedInRecovery(round) => (Some(round), false),
+            AckedRound::RecoveryEnded => {
+                // A new round (index) begins.
+                self.view_changed();
+                (None, false)
+            }
+            AckedRound::InProgress => (None, false),
+        };
+        if let Some(mut round) = round {
+            // The round's RTT, the decision, the index and the growth round.
+            self.view_changed();
+            // The round clock read the distinguished packet's RTT from the
+            // host's packets: it is a sample, so above the subtraction.
+            round.distinguished_rtt = round
+                .distinguished_rtt
+                .map(|rtt| rtt.saturating_sub(distinguished_correction));
+            self.last_round_rtt = round.rtt(self.config.round_rtt);
+            if evaluated {
                 self.evaluate_round(&round, acked_bytes, ack.now);
-                self.rules.on_round_end(&round, &mut self.base_rtt);
             }
-            AckedRound::EndedInRecovery(round) => {
-                self.rules.on_round_end(&round, &mut self.base_rtt);
-            }
-            AckedRound::InProgress | AckedRound::RecoveryEnded => {}
+            self.rules.on_round_end(&round, &mut self.base_rtt);
         }
 
         // Slow start grows in growth rounds only, not in recovery and not
@@ -1339,6 +1382,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
             && !ack.app_limited
         {
             self.window.slow_start(acked_bytes);
+            self.view_changed();
             let step = self
                 .rules
                 .slow_start_ack(&self.window, self.base_rtt.base_rtt());
@@ -1366,6 +1410,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                 self.window.set_cwnd(self.window.minimum());
                 self.ss_growth_round = true;
                 self.record_decrease(loss.now);
+                self.view_changed();
             }
             LossResponse::Reduce { cwnd, ssthresh } => {
                 // 3.3: "Vegas only decreases the congestion window if the
@@ -1375,6 +1420,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
                     self.window.set_cwnd(cwnd);
                     self.window.set_ssthresh(ssthresh);
                     self.record_decrease(loss.now);
+                    self.view_changed();
                 }
             }
             LossResponse::Keep => {}
@@ -1389,6 +1435,7 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
 
     fn set_window(&mut self, cwnd: usize, ssthresh: usize) {
         self.window.restore(cwnd, ssthresh);
+        self.view_changed();
         self.epoch.undo();
         self.forget_increase_credit();
     }
@@ -1435,24 +1482,14 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
 
     fn internals_generation(&self) -> Option<u64> {
         let rules = self.rules.internals_generation()?;
-        let view = self.view();
-        let view = self.view_generation.of(ViewKey {
-            cwnd: view.window.cwnd(),
-            ssthresh: view.window.ssthresh(),
-            max_datagram_size: view.window.max_datagram_size(),
-            base_rtt: view.base_rtt,
-            round_rtt: view.round_rtt,
-            decision: view.decision,
-            round: view.round,
-            ss_growth_round: view.ss_growth_round,
-        });
         // Both only grow: the sum moves when either does.
-        Some(view.wrapping_add(rules))
+        Some(self.view_changes.wrapping_add(rules))
     }
 
     fn on_max_datagram_size(&mut self, max_datagram_size: usize) {
         // Vegas counts in packets: keep the window's packet count.
         self.window.rescale_to(max_datagram_size);
+        self.view_changed();
         self.rounds.set_max_datagram_size(max_datagram_size);
         self.forget_increase_credit();
     }

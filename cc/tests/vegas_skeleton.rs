@@ -9,9 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{ms, reference_diff_packets, Flow, INITIAL_WINDOW_PACKETS, MDS, WINDOW};
-use vegas_cc::events::{AckEvent, CongestionEvent};
+use vegas_cc::events::{
+    AckEvent, AckSummary, AckedPacket, CongestionEvent, PacketSent, RttSnapshot,
+};
 use vegas_cc::shared::base_rtt::BaseRttTracker;
-use vegas_cc::shared::round_clock::CompletedRound;
+use vegas_cc::shared::round_clock::{full_size_floor, CompletedRound, RoundRtt};
 use vegas_cc::shared::window::Window;
 use vegas_cc::vegas::{
     LossResponse, LossView, PacingView, RoundView, RttAdjustment, ScaledLoss, SlowStartGrowth,
@@ -158,6 +160,7 @@ impl VegasRules for Scripted {
 
     fn internals(&self, vegas: &VegasView<'_>, out: &mut Internals) {
         vegas.write_cwnd(out);
+        vegas.write_measurements("round_rtt_ms", out);
     }
 }
 
@@ -493,6 +496,88 @@ fn adjusted_rtts_are_what_base_rtt_and_the_round_see() {
     let expected = reference_diff_packets(W as f64 / MDS as f64, 30.0, 60.0);
     assert_eq!(log.congestion_avoidance.len(), 1);
     assert!((log.congestion_avoidance[0] - expected).abs() < 1e-9);
+}
+
+/// Acknowledges `packets` in one ACK `rtt` later, summed as the host sums
+/// them (RTT samples from full-size packets only; the test flow's ACKs count
+/// every packet, which makes the skeleton copy the packets to adjust them).
+fn ack_summed_as_the_host_does(f: &mut Flow, packets: &[PacketSent], rtt: Duration) {
+    let acked: Vec<AckedPacket> = packets
+        .iter()
+        .map(|p| {
+            let mut a = AckedPacket::new(p.pkt_num, p.size, p.time_sent, p.time_sent + rtt);
+            a.rtt = rtt;
+            a
+        })
+        .collect();
+    let now = acked.iter().map(|a| a.time_acked).max().expect("packets");
+    f.cc.on_ack(&AckEvent {
+        now,
+        acked: &acked,
+        summary: AckSummary::of(&acked, full_size_floor(MDS)),
+        ack_delay: Duration::ZERO,
+        rtt: RttSnapshot::uniform(rtt),
+        bytes_in_flight: 0,
+        app_limited: false,
+        backward_queueing: None,
+    });
+}
+
+#[test]
+fn every_round_rtt_is_read_adjusted_and_shown_adjusted() {
+    // The skeleton subtracts the adjustment where it reads an RTT instead
+    // of copying the packets: the round's minimum and mean come from the
+    // ACKs' adjusted samples, the distinguished packet's is corrected when
+    // the round ends, and qlog shows what Diff used. Copied packets (the
+    // test flow's ACKs) give the same.
+    for round_rtt in [RoundRtt::Minimum, RoundRtt::Mean, RoundRtt::Distinguished] {
+        for as_the_host in [true, false] {
+            let case = format!("{round_rtt:?}, summed as the host does: {as_the_host}");
+            let script = Script {
+                adjustment: RttAdjustment {
+                    subtract: ms(40),
+                    base_rtt_probe: Some(ms(30)),
+                },
+                ..Script::default()
+            };
+            let (mut f, log) = in_congestion_avoidance(script, config(|c| c.round_rtt = round_rtt));
+            if as_the_host {
+                let window = f.send_window();
+                ack_summed_as_the_host_does(&mut f, &window, ms(100));
+            } else {
+                f.round(ms(100));
+            }
+            let expected = reference_diff_packets(W as f64 / MDS as f64, 30.0, 60.0);
+            let log = calls(&log);
+            assert_eq!(log.congestion_avoidance.len(), 1, "{case}");
+            assert!(
+                (log.congestion_avoidance[0] - expected).abs() < 1e-9,
+                "{case}: Diff {} against {expected}",
+                log.congestion_avoidance[0]
+            );
+            assert_eq!(f.internal("round_rtt_ms"), Some(60.0), "{case}");
+            assert_eq!(f.internal("base_rtt_ms"), Some(30.0), "{case}");
+        }
+    }
+}
+
+#[test]
+fn an_adjustment_as_long_as_the_rtts_leaves_no_sample() {
+    // Every RTT minus 100 ms is zero, which is no sample: the round has no
+    // RTT, so no Diff and the rules are not asked; BaseRTT is the probe.
+    let script = Script {
+        adjustment: RttAdjustment {
+            subtract: ms(100),
+            base_rtt_probe: Some(ms(30)),
+        },
+        ..Script::default()
+    };
+    let (mut f, log) = in_congestion_avoidance(script, config(|_| {}));
+    f.round(ms(100));
+    assert!(calls(&log).congestion_avoidance.is_empty());
+    assert_eq!(f.internal("base_rtt_ms"), Some(30.0));
+    // The round that just ended had no RTT to show.
+    assert_eq!(f.internal("round_rtt_ms"), None);
 }
 
 #[test]
