@@ -47,18 +47,6 @@ fn run(seed: u64, params: &[&str], stamps: bool) -> Run {
     run_scenario(&scenario)
 }
 
-/// `column` of `file` at `t` seconds (the last sample at or before it).
-fn sampled(run: &Run, file: &str, column: &str, t: f64) -> f64 {
-    let times = run.column(file, "time_s");
-    let values = run.column(file, column);
-    times
-        .iter()
-        .zip(&values)
-        .take_while(|(time, _)| **time <= t + 1e-9)
-        .last()
-        .map_or(0.0, |(_, v)| *v)
-}
-
 /// The smallest flow's bytes delivered over the last 60 s, as a fraction
 /// of the four flows' mean.
 fn smallest_share(run: &Run) -> f64 {
@@ -66,8 +54,8 @@ fn smallest_share(run: &Run) -> f64 {
         .iter()
         .map(|f| {
             let file = format!("flow-{f}.csv");
-            sampled(run, &file, "bytes_delivered", 120.0)
-                - sampled(run, &file, "bytes_delivered", 60.0)
+            run.sampled(&file, "bytes_delivered", 120.0)
+                - run.sampled(&file, "bytes_delivered", 60.0)
         })
         .collect();
     let fair = delivered.iter().sum::<f64>() / delivered.len() as f64;
@@ -77,7 +65,7 @@ fn smallest_share(run: &Run) -> f64 {
 /// Packets the forward buffer dropped from the fourth join (60 s) to the end.
 fn drops_with_four_flows(run: &Run) -> f64 {
     let file = "queue-forward.csv";
-    sampled(run, file, "dropped_packets", 120.0) - sampled(run, file, "dropped_packets", 60.0)
+    run.sampled(file, "dropped_packets", 120.0) - run.sampled(file, "dropped_packets", 60.0)
 }
 
 #[test]

@@ -97,24 +97,12 @@ fn a_cubic_flow_in_a_deep_buffer_does_not_starve_vegas_sat() {
     assert!(without < 0.1, "share {without:.3}");
 }
 
-/// `column` of `file` at `t` seconds (the last sample at or before it).
-fn sampled(run: &Run, file: &str, column: &str, t: f64) -> f64 {
-    let times = run.column(file, "time_s");
-    let values = run.column(file, column);
-    times
-        .iter()
-        .zip(&values)
-        .take_while(|(time, _)| **time <= t + 1e-9)
-        .last()
-        .map_or(0.0, |(_, v)| *v)
-}
-
 /// Packets the forward buffer (500 packets) dropped from the second flow's
 /// join at 20 s to 40 s.
 fn join_drops(params: &[&str]) -> f64 {
     let run = run("robust-four-flows", 2, params, &["duration_s=40"]);
     let file = "queue-forward.csv";
-    sampled(&run, file, "dropped_packets", 40.0) - sampled(&run, file, "dropped_packets", 20.0)
+    run.sampled(file, "dropped_packets", 40.0) - run.sampled(file, "dropped_packets", 20.0)
 }
 
 #[test]

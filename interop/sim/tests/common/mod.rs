@@ -38,6 +38,18 @@ impl Run {
     pub fn column(&self, file: &str, column: &str) -> Vec<f64> {
         csv_column(&self.path(file), column)
     }
+
+    /// `column` of `file` at `t` seconds (the last sample at or before it).
+    pub fn sampled(&self, file: &str, column: &str, t: f64) -> f64 {
+        let times = self.column(file, "time_s");
+        let values = self.column(file, column);
+        times
+            .iter()
+            .zip(&values)
+            .take_while(|(time, _)| **time <= t + 1e-9)
+            .last()
+            .map_or(0.0, |(_, v)| *v)
+    }
 }
 
 /// The fau-sat links (600 ms RTT; `forward` 20 Mbit/s, `return` 2 Mbit/s;
