@@ -54,6 +54,9 @@ impl SharedLog {
 enum Side {
     /// Offers ACK frequency (advertises min_ack_delay).
     AckFrequency,
+    /// Offers ACK frequency but not receive stamps (picoquic's, quinn's,
+    /// msquic's clients).
+    AckFrequencyWithoutStamps,
     /// Our extensions, but not ACK frequency.
     WithoutAckFrequency,
     /// `Config::enable_extensions(false)`: like stock quiche.
@@ -95,8 +98,14 @@ fn config(side: Side, certs: &Certificates) -> quiche::Config {
     c.set_initial_max_stream_data_bidi_remote(50_000_000);
     c.set_initial_max_streams_bidi(10);
     c.set_cc_algorithm_name("cubic").expect("cubic");
+    if side != Side::Stock && side != Side::AckFrequencyWithoutStamps {
+        // Receive stamps as our apps ask for them: the thinning asked of a
+        // stamping peer (a peer without them is asked for 4x more ACKs:
+        // `a_peer_without_stamps_is_thinned_less`).
+        c.set_max_receive_timestamps_per_ack(64);
+    }
     match side {
-        Side::AckFrequency => c.enable_ack_frequency(true),
+        Side::AckFrequency | Side::AckFrequencyWithoutStamps => c.enable_ack_frequency(true),
         Side::WithoutAckFrequency => c.enable_ack_frequency(false),
         Side::Stock => c.enable_extensions(false),
     }
@@ -314,6 +323,41 @@ fn frames(log: &SharedLog, name: &str, frame_type: &str) -> Vec<Value> {
 /// 1-RTT packets the server sent.
 fn server_packets(o: &Outcome) -> u64 {
     o.server.conn.stats().sent as u64
+}
+
+#[test]
+fn a_peer_without_stamps_is_thinned_less() {
+    // The same transfer to a client that stamps and to one that does not:
+    // the server asks the first for an ACK per 1/64 of its window and the
+    // second per 1/256, so the second's threshold is about a quarter
+    // (window / 256 against window / 64, rounded down) and it sends more
+    // ACKs.
+    let size = 3_000_000;
+    let stamped = transfer(Side::AckFrequency, Side::AckFrequency, size, None);
+    let unstamped = transfer(
+        Side::AckFrequency,
+        Side::AckFrequencyWithoutStamps,
+        size,
+        None,
+    );
+    assert!(stamped.complete && unstamped.complete);
+    let asked = |o: &Outcome| {
+        o.server
+            .conn
+            .extension_stats()
+            .requested_ack_eliciting_threshold
+            .expect("a request")
+    };
+    let (with, without) = (asked(&stamped), asked(&unstamped));
+    assert!(with >= 8, "{with}");
+    assert!(without <= with / 4 + 1, "{without} against {with}");
+    let acks = |o: &Outcome| o.client.conn.extension_stats().application_acks_sent;
+    assert!(
+        acks(&unstamped) > 2 * acks(&stamped),
+        "{} against {}",
+        acks(&unstamped),
+        acks(&stamped)
+    );
 }
 
 #[test]

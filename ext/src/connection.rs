@@ -364,6 +364,10 @@ impl ConnectionExtensions {
         }
         let view = SenderView {
             peer_min_ack_delay: peer.ack_frequency_min_delay()?,
+            // A peer that did not offer the extension sends no stamps.
+            receive_timestamps_per_ack: view
+                .receive_timestamps_per_ack
+                .filter(|_| peer.receive_timestamps_request().is_some()),
             ..view
         };
         self.ack_frequency.frame_to_send(&view, now)
