@@ -174,6 +174,7 @@ impl RoundStats {
         }
     }
 
+    #[inline]
     fn record(&mut self, ack: &AckEvent<'_>, min_size: usize) {
         if let Some(rtt) = ack.summary.min_rtt_from(ack.acked, min_size) {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
