@@ -297,8 +297,9 @@ impl RoundClock {
     /// Counts `ack` in the current round. If it ends the round, returns what
     /// the round measured and begins the next one at `ack.now`.
     // Inlined into the caller: most ACKs only add to the round, and a call
-    // with this function's frame cost about as much as that (scripts/bench).
-    #[inline]
+    // with this function's frame cost about as much as that (scripts/bench;
+    // a plain hint was not taken inside the skeleton).
+    #[inline(always)]
     pub fn on_ack(&mut self, ack: &AckEvent<'_>) -> Option<CompletedRound> {
         let largest_acked = ack.summary.largest_acked?;
         // An ACK before any send (only in odd tests) begins a round that this
