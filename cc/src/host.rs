@@ -213,6 +213,15 @@ impl SentPackets {
         // each index into the ring buffer costs its wrap-around and bounds
         // check.
         let first = self.packets.front()?.pkt_num;
+        if pkt_num == first {
+            // The oldest packet in flight, the usual case: it leaves the
+            // record at once instead of being marked and dropped after the
+            // walk ([`SentPackets::drop_acked_front`] drops the rest).
+            return self
+                .packets
+                .pop_front()
+                .map(|r| SentRecord { acked: true, ..r });
+        }
         let guess = usize::try_from(pkt_num.checked_sub(first)?).ok()?;
         let record = match self.packets.get_mut(guess) {
             Some(r) if r.pkt_num == pkt_num => r,
