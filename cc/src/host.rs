@@ -1288,16 +1288,43 @@ mod persistent_congestion_tests {
             });
         }
         let numbers: Vec<u64> = sent.packets.iter().map(|r| r.pkt_num).collect();
+        let out_of_order = sent.clone();
         for pkt_num in 0..25 {
             let expected = numbers.iter().position(|&n| n == pkt_num);
             let found = sent.acknowledge(pkt_num);
             assert_eq!(found.map(|r| r.pkt_num), expected.map(|_| pkt_num));
             assert!(found.is_none_or(|r| r.acked));
-            // Marked in the record itself, and nothing else.
-            let acked: Vec<bool> = sent.packets.iter().map(|r| r.acked).collect();
-            let reference: Vec<bool> = numbers.iter().map(|&n| n <= pkt_num).collect();
-            assert_eq!(acked, reference, "packet {pkt_num}");
+            // In order, each one is the oldest in flight: it leaves at once,
+            // and nothing else is touched.
+            let left: Vec<(u64, bool)> =
+                sent.packets.iter().map(|r| (r.pkt_num, r.acked)).collect();
+            let reference: Vec<(u64, bool)> = numbers
+                .iter()
+                .filter(|&&n| n > pkt_num)
+                .map(|&n| (n, false))
+                .collect();
+            assert_eq!(left, reference, "packet {pkt_num}");
         }
+        // Out of order, a packet behind the oldest is marked in the record
+        // (by offset, or by the binary search after a gap) and leaves with
+        // the acknowledged ones before it.
+        let mut sent = out_of_order;
+        let marks = |sent: &SentPackets| -> Vec<(u64, bool)> {
+            sent.packets.iter().map(|r| (r.pkt_num, r.acked)).collect()
+        };
+        for pkt_num in [12, 20, 11] {
+            assert_eq!(sent.acknowledge(pkt_num).map(|r| r.pkt_num), Some(pkt_num));
+        }
+        assert_eq!(
+            marks(&sent),
+            vec![(10, false), (11, true), (12, true), (15, false), (20, true)]
+        );
+        assert_eq!(
+            sent.acknowledge(10).map(|r| (r.pkt_num, r.acked)),
+            Some((10, true))
+        );
+        sent.drop_acked_front();
+        assert_eq!(marks(&sent), vec![(15, false), (20, true)]);
         assert_eq!(SentPackets::default().acknowledge(3), None);
     }
 }
