@@ -1159,17 +1159,13 @@ impl SatRules {
     /// latest few packets acknowledged (sent just after it), else the latest
     /// RTT above BaseRTT.
     fn current_queue_packets(&self, window: &Window, base_rtt: Option<Duration>) -> Option<f64> {
-        let delay = self.current_queue_delay(window, base_rtt)?;
+        let delay = self.current_queue_delay(base_rtt)?;
         Some(queued_packets(window, base_rtt, delay))
     }
 
     /// The queueing delay a loss now met (see `current_queue_packets`);
     /// from the RTT, without what the receiver held the ACK.
-    fn current_queue_delay(
-        &self,
-        _window: &Window,
-        base_rtt: Option<Duration>,
-    ) -> Option<Duration> {
+    fn current_queue_delay(&self, base_rtt: Option<Duration>) -> Option<Duration> {
         match self.recent_forward.mean() {
             Some(d) if self.config.forward_delay => Some(d),
             _ => Some(
@@ -1211,7 +1207,7 @@ impl SatRules {
         let (Some(capacity), Some(path), Some(delay)) = (
             self.capacity(),
             self.path_packets(window, base_rtt),
-            self.current_queue_delay(window, base_rtt),
+            self.current_queue_delay(base_rtt),
         ) else {
             return false;
         };
@@ -1252,7 +1248,7 @@ impl SatRules {
         if !self.config.random_loss_bottleneck_queue {
             return own;
         }
-        match (self.capacity(), self.current_queue_delay(window, base_rtt)) {
+        match (self.capacity(), self.current_queue_delay(base_rtt)) {
             (Some(capacity), Some(delay)) => {
                 let delay = delay.saturating_sub(self.own_train_delay(window, base_rtt));
                 let total = delay.as_secs_f64() * capacity / window.max_datagram_size() as f64;
@@ -1543,8 +1539,7 @@ impl SatRules {
     /// packets: Diff would shrink with a window starved beside a deep
     /// buffer) that a loss not taken for random met.
     fn note_loss_queue(&mut self, window: &Window, base_rtt: Option<Duration>) {
-        let (Some(capacity), Some(delay)) =
-            (self.capacity(), self.current_queue_delay(window, base_rtt))
+        let (Some(capacity), Some(delay)) = (self.capacity(), self.current_queue_delay(base_rtt))
         else {
             return;
         };
@@ -2558,7 +2553,7 @@ mod tests {
             measured(&mut v, false);
             v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(24));
             v.rules_mut().latest_ack_delay = Duration::from_millis(ack_delay_ms);
-            let delay = v.rules().current_queue_delay(v.window(), v.base_rtt());
+            let delay = v.rules().current_queue_delay(v.base_rtt());
             delay.expect("an RTT and a BaseRTT").as_secs_f64() * 1000.0
         };
         let on = "queue_without_ack_delay=on";
