@@ -221,6 +221,51 @@ impl BandwidthSampler {
     }
 }
 
+/// [`BandwidthSampler`] with no shortest window and a zero RTT, which is
+/// what Vegas-W's per-ACK samples are (003_5b3b63821b3b4570.txt, eq. 2):
+/// every ACK that arrives later than the previous sample's closes a window,
+/// ACKs at the same instant (or stamped earlier) are merged into the next
+/// sample, and the first ACK only opens a window. It never asks where a
+/// window ends, which the general sampler does on every ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PerAckInstantSampler {
+    window_start: Option<Instant>,
+    bytes_in_window: u64,
+}
+
+impl PerAckInstantSampler {
+    /// An ACK acknowledging `acked_bytes` arrived at `now`. Returns the
+    /// sample of the window this ACK closes, if any.
+    #[inline(always)]
+    pub fn on_ack(&mut self, now: Instant, acked_bytes: usize) -> Option<BandwidthSample> {
+        let Some(start) = self.window_start else {
+            self.window_start = Some(now);
+            return None;
+        };
+        self.bytes_in_window = self
+            .bytes_in_window
+            .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
+        // None or zero when `now` is not later than `start`: one
+        // subtraction of instants answers both.
+        let interval = now
+            .checked_duration_since(start)
+            .filter(|interval| !interval.is_zero())?;
+        let sample = BandwidthSample {
+            bytes: self.bytes_in_window,
+            interval,
+        };
+        self.window_start = Some(now);
+        self.bytes_in_window = 0;
+        Some(sample)
+    }
+
+    /// Forgets the open window; the next ACK opens a new one.
+    pub fn reset(&mut self) {
+        self.window_start = None;
+        self.bytes_in_window = 0;
+    }
+}
+
 /// [`BandwidthSampler`] with no shortest window, on a clock the caller keeps
 /// in integer nanoseconds: VenoDB's per-ACK samples. Every ACK that arrives
 /// later than the previous sample's closes a window; ACKs at the same instant
@@ -257,6 +302,53 @@ impl PerAckSampler {
         self.window_start_nanos = Some(now_nanos);
         self.bytes_in_window = 0;
         Some(sample)
+    }
+}
+
+impl PerAckSampler {
+    /// [`Self::on_ack`]'s sample as its rate, [`BandwidthSample::bytes_per_sec`],
+    /// without making a `Duration` of an interval shorter than a second (the
+    /// rate is the same to the bit: see [`secs_of_nanos`]).
+    #[inline]
+    pub fn on_ack_rate(&mut self, now_nanos: i128, acked_bytes: usize) -> Option<f64> {
+        let Some(start) = self.window_start_nanos else {
+            self.window_start_nanos = Some(now_nanos);
+            return None;
+        };
+        self.bytes_in_window = self
+            .bytes_in_window
+            .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
+        if now_nanos <= start {
+            return None;
+        }
+        let bytes = self.bytes_in_window;
+        self.window_start_nanos = Some(now_nanos);
+        self.bytes_in_window = 0;
+        // The interval is positive, so this is a rate.
+        Some(rate_of_secs(bytes, secs_of_nanos(now_nanos - start)).unwrap_or(0.0))
+    }
+}
+
+/// A positive number of nanoseconds in seconds, as the `Duration` of them
+/// gives it (`Duration::as_secs_f64`, `secs + nanos / 1e9`). Below a second
+/// that is `0.0 + nanos / 1e9`, which is `nanos / 1e9` exactly, with no
+/// `Duration` made.
+#[inline(always)]
+fn secs_of_nanos(nanos: i128) -> f64 {
+    match u32::try_from(nanos) {
+        Ok(below) if below < 1_000_000_000 => f64::from(below) / 1e9,
+        _ => duration_of_nanos(nanos).as_secs_f64(),
+    }
+}
+
+/// `interval.as_secs_f64()`, without converting the whole seconds when
+/// there are none (`0.0 + nanos / 1e9` is `nanos / 1e9` exactly).
+#[inline(always)]
+fn secs_of(interval: Duration) -> f64 {
+    if interval.as_secs() == 0 {
+        f64::from(interval.subsec_nanos()) / 1e9
+    } else {
+        interval.as_secs_f64()
     }
 }
 
@@ -303,6 +395,22 @@ impl Ewma {
     /// the value as it was.
     pub fn update(&mut self, sample: f64) -> Option<f64> {
         self.update_with_weight(sample, self.history_weight)
+    }
+
+    /// [`Self::update`] for a sample known to be usable (finite, not
+    /// negative, capped: a rate a sampler made), which therefore always
+    /// moves the value.
+    #[inline(always)]
+    pub fn update_usable(&mut self, sample: f64) -> f64 {
+        debug_assert_eq!(usable(sample), Some(sample));
+        // The stage's own weight is in 0..=1 (`new`).
+        let w = self.history_weight;
+        let value = match self.value {
+            None => sample,
+            Some(old) => w * old + (1.0 - w) * sample,
+        };
+        self.value = Some(value);
+        value
     }
 
     /// Feeds one sample with `history_weight` in place of the stage's own
@@ -500,11 +608,13 @@ impl TustinLowPass {
 
     /// The sample of a [`BandwidthSample`]: `b_k` and its interval taken
     /// from it, the interval converted to seconds once for both.
+    #[inline]
     pub fn update_with(&mut self, sample: &BandwidthSample) -> Option<f64> {
-        let delta = sample.interval.as_secs_f64();
+        let delta = secs_of(sample.interval);
         // As `BandwidthSample::bytes_per_sec`: the interval is never zero.
+        // A rate (or that 0) is always a usable sample.
         let rate = rate_of_secs(sample.bytes, delta).unwrap_or(0.0);
-        self.update_secs(rate, delta)
+        Some(self.update_usable_secs(rate, delta))
     }
 
     /// [`Self::update`] for an interval of `delta` seconds.
@@ -512,6 +622,13 @@ impl TustinLowPass {
         let Some(sample) = usable(sample) else {
             return self.estimate;
         };
+        Some(self.update_usable_secs(sample, delta))
+    }
+
+    /// [`Self::update_secs`] for a sample known to be usable.
+    #[inline(always)]
+    fn update_usable_secs(&mut self, sample: f64, delta: f64) -> f64 {
+        debug_assert_eq!(usable(sample), Some(sample));
         let estimate = match self.estimate {
             None => sample,
             Some(old) => {
@@ -523,7 +640,7 @@ impl TustinLowPass {
         };
         self.estimate = Some(estimate);
         self.previous_sample = sample;
-        self.estimate
+        estimate
     }
 
     pub fn reset(&mut self) {
@@ -624,6 +741,76 @@ mod tests {
             assert_eq!(got, expected, "ACK {i} at {t} ms");
         }
         assert_eq!(duration_of_nanos(i128::MAX).as_secs(), u64::MAX);
+    }
+
+    #[test]
+    fn the_per_ack_samplers_are_the_zero_window_sampler() {
+        // ACK times in ms after t0 with repeats, one stamped early and gaps
+        // of more than a second; then a reset.
+        let t0 = Instant::now();
+        let times = [
+            10, 10, 12, 11, 30, 30, 31, 1_500, 1_499, 3_700, 3_700, 3_701,
+        ];
+        let mut general = BandwidthSampler::new(Duration::ZERO);
+        let mut instants = PerAckInstantSampler::default();
+        let mut nanos = PerAckSampler::default();
+        let mut rates = PerAckSampler::default();
+        for (i, t) in times.into_iter().enumerate() {
+            let bytes = 1000 + 100 * i;
+            let expected = general.on_ack(t0 + ms(t), bytes, Duration::ZERO);
+            assert_eq!(instants.on_ack(t0 + ms(t), bytes), expected, "ACK {i}");
+            let at_nanos = i128::from(t) * 1_000_000 + 7;
+            assert_eq!(nanos.on_ack(at_nanos, bytes), expected, "ACK {i}");
+            let rate = rates.on_ack_rate(at_nanos, bytes);
+            assert_eq!(
+                rate.map(f64::to_bits),
+                expected.map(|s| s.bytes_per_sec().to_bits()),
+                "ACK {i}"
+            );
+        }
+        general.reset();
+        instants.reset();
+        for t in [5, 6] {
+            let expected = general.on_ack(t0 + ms(t), 10, Duration::ZERO);
+            assert_eq!(
+                instants.on_ack(t0 + ms(t), 10),
+                expected,
+                "after reset, {t} ms"
+            );
+        }
+    }
+
+    #[test]
+    fn seconds_without_a_duration_are_those_of_the_duration() {
+        for nanos in [
+            1u64,
+            999,
+            123_456_789,
+            999_999_999,
+            1_000_000_000,
+            1_000_000_001,
+            2_718_281_828,
+            86_400_000_000_007,
+            u64::MAX,
+        ] {
+            let d = Duration::from_nanos(nanos);
+            assert_eq!(secs_of(d).to_bits(), d.as_secs_f64().to_bits(), "{nanos}");
+            assert_eq!(
+                secs_of_nanos(i128::from(nanos)).to_bits(),
+                d.as_secs_f64().to_bits(),
+                "{nanos}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_usable_sample_moves_the_ewma_as_update_does() {
+        let mut general = Ewma::new(0.8);
+        let mut known = Ewma::new(0.8);
+        for sample in [5e6, 0.0, 1.25e7, MAX_BANDWIDTH_BYTES_PER_SEC, 3.3e3] {
+            let expected = general.update(sample);
+            assert_eq!(Some(known.update_usable(sample)), expected);
+        }
     }
 
     #[test]
