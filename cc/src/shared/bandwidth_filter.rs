@@ -608,31 +608,39 @@ impl TustinLowPass {
 
     /// The sample of a [`BandwidthSample`]: `b_k` and its interval taken
     /// from it, the interval converted to seconds once for both.
-    #[inline]
     pub fn update_with(&mut self, sample: &BandwidthSample) -> Option<f64> {
         let delta = secs_of(sample.interval);
-        // As `BandwidthSample::bytes_per_sec`: the interval is never zero.
-        // A rate (or that 0) is always a usable sample.
-        let rate = rate_of_secs(sample.bytes, delta).unwrap_or(0.0);
-        Some(self.update_usable_secs(rate, delta))
+        if delta > 0.0 {
+            // A sampler's sample, whose interval is never zero: its rate,
+            // as `BandwidthSample::bytes_per_sec` makes it, is usable, and
+            // with Δ > 0 eq. 4's denominator is positive and α at most 1,
+            // so neither needs the checks of the general path.
+            let rate = (sample.bytes as f64 / delta).min(MAX_BANDWIDTH_BYTES_PER_SEC);
+            let two_tau = self.two_tau_secs;
+            return Some(self.filter(rate, || ((two_tau - delta) / (two_tau + delta)).max(0.0)));
+        }
+        self.update_secs(sample.bytes_per_sec(), delta)
     }
 
     /// [`Self::update`] for an interval of `delta` seconds.
+    #[inline(never)]
     fn update_secs(&mut self, sample: f64, delta: f64) -> Option<f64> {
         let Some(sample) = usable(sample) else {
             return self.estimate;
         };
-        Some(self.update_usable_secs(sample, delta))
+        let alpha = self.alpha_secs(delta);
+        Some(self.filter(sample, || alpha))
     }
 
-    /// [`Self::update_secs`] for a sample known to be usable.
+    /// Eq. 3 for a usable sample, with `alpha` giving eq. 4's α (asked
+    /// only when there is an estimate to weigh).
     #[inline(always)]
-    fn update_usable_secs(&mut self, sample: f64, delta: f64) -> f64 {
+    fn filter(&mut self, sample: f64, alpha: impl FnOnce() -> f64) -> f64 {
         debug_assert_eq!(usable(sample), Some(sample));
         let estimate = match self.estimate {
             None => sample,
             Some(old) => {
-                let alpha = self.alpha_secs(delta);
+                let alpha = alpha();
                 // Halves first so that the mean of two huge samples stays finite.
                 let mean = sample / 2.0 + self.previous_sample / 2.0;
                 alpha * old + (1.0 - alpha) * mean
@@ -800,6 +808,35 @@ mod tests {
                 d.as_secs_f64().to_bits(),
                 "{nanos}"
             );
+        }
+    }
+
+    #[test]
+    fn a_samplers_sample_moves_the_tustin_filter_as_update_does() {
+        // Intervals below, at and above 2τ, one of several seconds, one
+        // empty (made by hand), and a time constant of zero.
+        for tau in [ms(0), ms(40), ms(500)] {
+            let mut general = TustinLowPass::new(tau);
+            let mut with = TustinLowPass::new(tau);
+            for (bytes, interval) in [
+                (1350, Duration::from_micros(310)),
+                (2700, ms(80)),
+                (0, ms(3)),
+                (1350, ms(1_000)),
+                (u64::MAX, Duration::from_nanos(1)),
+                (4050, Duration::from_millis(2_500) + Duration::from_nanos(7)),
+                (1350, Duration::ZERO),
+                (1350, ms(20)),
+            ] {
+                let sample = BandwidthSample { bytes, interval };
+                let expected = general.update(sample.bytes_per_sec(), interval);
+                let got = with.update_with(&sample);
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    expected.map(f64::to_bits),
+                    "tau {tau:?}, {bytes} bytes over {interval:?}"
+                );
+            }
         }
     }
 
