@@ -20,8 +20,8 @@
 //!
 //! The estimate is Westwood's (section III.B, eqs. 2-5): one sample per ACK,
 //! b_k = d_k / (t_k − t_{k−1}), smoothed by the Tustin low-pass filter with
-//! time constant τ ([`BandwidthSampler`] with no minimum window, and
-//! [`TustinLowPass`]). The controller is the Vegas skeleton
+//! time constant τ ([`PerAckInstantSampler`], Westwood's sampler with no
+//! minimum window, and [`TustinLowPass`]). The controller is the Vegas skeleton
 //! ([`crate::vegas`]) with [`VegasWRules`]: rounds, BaseRTT, Diff, slow
 //! start's growth and holding rounds, the window, recovery epochs and pacing
 //! are Vegas's, and only the decisions above are this file's (IV.A as
@@ -222,7 +222,7 @@ use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ChoiceParam, Key, OnOff, ParamInfo, ParamKind, ParamValues, ON_OFF};
-use crate::shared::bandwidth_filter::{BandwidthSampler, TustinLowPass};
+use crate::shared::bandwidth_filter::{PerAckInstantSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::pacing_profile::{self, PacingKeys, SPIKE_SUPPRESSION_PARAMS};
 pub use crate::shared::send_ack_spacing::SpacingSource;
@@ -642,7 +642,7 @@ pub struct VegasWRules {
     /// Times slow start went on although Diff > gamma (IV.A).
     ss_extensions: u64,
 
-    sampler: BandwidthSampler,
+    sampler: PerAckInstantSampler,
     filter: TustinLowPass,
 
     route: RouteMonitor,
@@ -678,7 +678,7 @@ impl VegasWRules {
             step: LinearStep::from_params(params, &keys.thresholds),
             ss_extensions: 0,
             // Eq. 2: one sample per ACK.
-            sampler: BandwidthSampler::new(Duration::ZERO),
+            sampler: PerAckInstantSampler::default(),
             filter: TustinLowPass::new(tau),
             route: RouteMonitor::new(m, params.value(keys.n)),
             packets: SpacingLog::new(max_tracked),
@@ -728,7 +728,7 @@ impl VegasWRules {
             self.sampler.reset();
             return;
         }
-        if let Some(sample) = self.sampler.on_ack(now, acked_bytes, Duration::ZERO) {
+        if let Some(sample) = self.sampler.on_ack(now, acked_bytes) {
             // qlog shows b̂ where a decision reads it, not here.
             self.filter.update_with(&sample);
         }

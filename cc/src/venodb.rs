@@ -542,19 +542,25 @@ impl VenoRules for VenoDbRules {
         // sample's interval and every send time below are integer
         // subtractions from it.
         let now_nanos = self.estimator.nanos_of(ack.now);
-        if let Some(sample) = self.sampler.on_ack(now_nanos, ack.summary.acked_bytes) {
-            self.bwe.update(sample.bytes_per_sec());
+        if let Some(rate) = self.sampler.on_ack_rate(now_nanos, ack.summary.acked_bytes) {
+            self.bwe.update_usable(rate);
         }
 
         let mut stamped = false;
         for packet in ack.acked {
             if let Some(received) = packet.receive_time {
                 stamped = true;
-                let received = TimedStamp::Peer {
+                let sent_nanos = self.estimator.sent_nanos(packet, ack.now, now_nanos);
+                let delay = self.estimator.on_peer_stamp(
+                    packet.pkt_num,
+                    sent_nanos,
                     received,
-                    clock_epoch: packet.clock_epoch,
-                };
-                self.feed(packet, received, ack.now, now_nanos);
+                    packet.clock_epoch,
+                    packet.rtt,
+                );
+                if let Some(delay) = delay {
+                    self.round_delay.add_nanos(delay);
+                }
             }
         }
         if stamped {

@@ -221,6 +221,51 @@ impl BandwidthSampler {
     }
 }
 
+/// [`BandwidthSampler`] with no shortest window and a zero RTT, which is
+/// what Vegas-W's per-ACK samples are (003_5b3b63821b3b4570.txt, eq. 2):
+/// every ACK that arrives later than the previous sample's closes a window,
+/// ACKs at the same instant (or stamped earlier) are merged into the next
+/// sample, and the first ACK only opens a window. It never asks where a
+/// window ends, which the general sampler does on every ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PerAckInstantSampler {
+    window_start: Option<Instant>,
+    bytes_in_window: u64,
+}
+
+impl PerAckInstantSampler {
+    /// An ACK acknowledging `acked_bytes` arrived at `now`. Returns the
+    /// sample of the window this ACK closes, if any.
+    #[inline(always)]
+    pub fn on_ack(&mut self, now: Instant, acked_bytes: usize) -> Option<BandwidthSample> {
+        let Some(start) = self.window_start else {
+            self.window_start = Some(now);
+            return None;
+        };
+        self.bytes_in_window = self
+            .bytes_in_window
+            .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
+        // None or zero when `now` is not later than `start`: one
+        // subtraction of instants answers both.
+        let interval = now
+            .checked_duration_since(start)
+            .filter(|interval| !interval.is_zero())?;
+        let sample = BandwidthSample {
+            bytes: self.bytes_in_window,
+            interval,
+        };
+        self.window_start = Some(now);
+        self.bytes_in_window = 0;
+        Some(sample)
+    }
+
+    /// Forgets the open window; the next ACK opens a new one.
+    pub fn reset(&mut self) {
+        self.window_start = None;
+        self.bytes_in_window = 0;
+    }
+}
+
 /// [`BandwidthSampler`] with no shortest window, on a clock the caller keeps
 /// in integer nanoseconds: VenoDB's per-ACK samples. Every ACK that arrives
 /// later than the previous sample's closes a window; ACKs at the same instant
@@ -257,6 +302,53 @@ impl PerAckSampler {
         self.window_start_nanos = Some(now_nanos);
         self.bytes_in_window = 0;
         Some(sample)
+    }
+}
+
+impl PerAckSampler {
+    /// [`Self::on_ack`]'s sample as its rate, [`BandwidthSample::bytes_per_sec`],
+    /// without making a `Duration` of an interval shorter than a second (the
+    /// rate is the same to the bit: see [`secs_of_nanos`]).
+    #[inline]
+    pub fn on_ack_rate(&mut self, now_nanos: i128, acked_bytes: usize) -> Option<f64> {
+        let Some(start) = self.window_start_nanos else {
+            self.window_start_nanos = Some(now_nanos);
+            return None;
+        };
+        self.bytes_in_window = self
+            .bytes_in_window
+            .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
+        if now_nanos <= start {
+            return None;
+        }
+        let bytes = self.bytes_in_window;
+        self.window_start_nanos = Some(now_nanos);
+        self.bytes_in_window = 0;
+        // The interval is positive, so this is a rate.
+        Some(rate_of_secs(bytes, secs_of_nanos(now_nanos - start)).unwrap_or(0.0))
+    }
+}
+
+/// A positive number of nanoseconds in seconds, as the `Duration` of them
+/// gives it (`Duration::as_secs_f64`, `secs + nanos / 1e9`). Below a second
+/// that is `0.0 + nanos / 1e9`, which is `nanos / 1e9` exactly, with no
+/// `Duration` made.
+#[inline(always)]
+fn secs_of_nanos(nanos: i128) -> f64 {
+    match u32::try_from(nanos) {
+        Ok(below) if below < 1_000_000_000 => f64::from(below) / 1e9,
+        _ => duration_of_nanos(nanos).as_secs_f64(),
+    }
+}
+
+/// `interval.as_secs_f64()`, without converting the whole seconds when
+/// there are none (`0.0 + nanos / 1e9` is `nanos / 1e9` exactly).
+#[inline(always)]
+fn secs_of(interval: Duration) -> f64 {
+    if interval.as_secs() == 0 {
+        f64::from(interval.subsec_nanos()) / 1e9
+    } else {
+        interval.as_secs_f64()
     }
 }
 
@@ -303,6 +395,22 @@ impl Ewma {
     /// the value as it was.
     pub fn update(&mut self, sample: f64) -> Option<f64> {
         self.update_with_weight(sample, self.history_weight)
+    }
+
+    /// [`Self::update`] for a sample known to be usable (finite, not
+    /// negative, capped: a rate a sampler made), which therefore always
+    /// moves the value.
+    #[inline(always)]
+    pub fn update_usable(&mut self, sample: f64) -> f64 {
+        debug_assert_eq!(usable(sample), Some(sample));
+        // The stage's own weight is in 0..=1 (`new`).
+        let w = self.history_weight;
+        let value = match self.value {
+            None => sample,
+            Some(old) => w * old + (1.0 - w) * sample,
+        };
+        self.value = Some(value);
+        value
     }
 
     /// Feeds one sample with `history_weight` in place of the stage's own
@@ -501,21 +609,38 @@ impl TustinLowPass {
     /// The sample of a [`BandwidthSample`]: `b_k` and its interval taken
     /// from it, the interval converted to seconds once for both.
     pub fn update_with(&mut self, sample: &BandwidthSample) -> Option<f64> {
-        let delta = sample.interval.as_secs_f64();
-        // As `BandwidthSample::bytes_per_sec`: the interval is never zero.
-        let rate = rate_of_secs(sample.bytes, delta).unwrap_or(0.0);
-        self.update_secs(rate, delta)
+        let delta = secs_of(sample.interval);
+        if delta > 0.0 {
+            // A sampler's sample, whose interval is never zero: its rate,
+            // as `BandwidthSample::bytes_per_sec` makes it, is usable, and
+            // with Δ > 0 eq. 4's denominator is positive and α at most 1,
+            // so neither needs the checks of the general path.
+            let rate = (sample.bytes as f64 / delta).min(MAX_BANDWIDTH_BYTES_PER_SEC);
+            let two_tau = self.two_tau_secs;
+            return Some(self.filter(rate, || ((two_tau - delta) / (two_tau + delta)).max(0.0)));
+        }
+        self.update_secs(sample.bytes_per_sec(), delta)
     }
 
     /// [`Self::update`] for an interval of `delta` seconds.
+    #[inline(never)]
     fn update_secs(&mut self, sample: f64, delta: f64) -> Option<f64> {
         let Some(sample) = usable(sample) else {
             return self.estimate;
         };
+        let alpha = self.alpha_secs(delta);
+        Some(self.filter(sample, || alpha))
+    }
+
+    /// Eq. 3 for a usable sample, with `alpha` giving eq. 4's α (asked
+    /// only when there is an estimate to weigh).
+    #[inline(always)]
+    fn filter(&mut self, sample: f64, alpha: impl FnOnce() -> f64) -> f64 {
+        debug_assert_eq!(usable(sample), Some(sample));
         let estimate = match self.estimate {
             None => sample,
             Some(old) => {
-                let alpha = self.alpha_secs(delta);
+                let alpha = alpha();
                 // Halves first so that the mean of two huge samples stays finite.
                 let mean = sample / 2.0 + self.previous_sample / 2.0;
                 alpha * old + (1.0 - alpha) * mean
@@ -523,7 +648,7 @@ impl TustinLowPass {
         };
         self.estimate = Some(estimate);
         self.previous_sample = sample;
-        self.estimate
+        estimate
     }
 
     pub fn reset(&mut self) {
@@ -624,6 +749,105 @@ mod tests {
             assert_eq!(got, expected, "ACK {i} at {t} ms");
         }
         assert_eq!(duration_of_nanos(i128::MAX).as_secs(), u64::MAX);
+    }
+
+    #[test]
+    fn the_per_ack_samplers_are_the_zero_window_sampler() {
+        // ACK times in ms after t0 with repeats, one stamped early and gaps
+        // of more than a second; then a reset.
+        let t0 = Instant::now();
+        let times = [
+            10, 10, 12, 11, 30, 30, 31, 1_500, 1_499, 3_700, 3_700, 3_701,
+        ];
+        let mut general = BandwidthSampler::new(Duration::ZERO);
+        let mut instants = PerAckInstantSampler::default();
+        let mut nanos = PerAckSampler::default();
+        let mut rates = PerAckSampler::default();
+        for (i, t) in times.into_iter().enumerate() {
+            let bytes = 1000 + 100 * i;
+            let expected = general.on_ack(t0 + ms(t), bytes, Duration::ZERO);
+            assert_eq!(instants.on_ack(t0 + ms(t), bytes), expected, "ACK {i}");
+            let at_nanos = i128::from(t) * 1_000_000 + 7;
+            assert_eq!(nanos.on_ack(at_nanos, bytes), expected, "ACK {i}");
+            let rate = rates.on_ack_rate(at_nanos, bytes);
+            assert_eq!(
+                rate.map(f64::to_bits),
+                expected.map(|s| s.bytes_per_sec().to_bits()),
+                "ACK {i}"
+            );
+        }
+        general.reset();
+        instants.reset();
+        for t in [5, 6] {
+            let expected = general.on_ack(t0 + ms(t), 10, Duration::ZERO);
+            assert_eq!(
+                instants.on_ack(t0 + ms(t), 10),
+                expected,
+                "after reset, {t} ms"
+            );
+        }
+    }
+
+    #[test]
+    fn seconds_without_a_duration_are_those_of_the_duration() {
+        for nanos in [
+            1u64,
+            999,
+            123_456_789,
+            999_999_999,
+            1_000_000_000,
+            1_000_000_001,
+            2_718_281_828,
+            86_400_000_000_007,
+            u64::MAX,
+        ] {
+            let d = Duration::from_nanos(nanos);
+            assert_eq!(secs_of(d).to_bits(), d.as_secs_f64().to_bits(), "{nanos}");
+            assert_eq!(
+                secs_of_nanos(i128::from(nanos)).to_bits(),
+                d.as_secs_f64().to_bits(),
+                "{nanos}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_samplers_sample_moves_the_tustin_filter_as_update_does() {
+        // Intervals below, at and above 2τ, one of several seconds, one
+        // empty (made by hand), and a time constant of zero.
+        for tau in [ms(0), ms(40), ms(500)] {
+            let mut general = TustinLowPass::new(tau);
+            let mut with = TustinLowPass::new(tau);
+            for (bytes, interval) in [
+                (1350, Duration::from_micros(310)),
+                (2700, ms(80)),
+                (0, ms(3)),
+                (1350, ms(1_000)),
+                (u64::MAX, Duration::from_nanos(1)),
+                (4050, Duration::from_millis(2_500) + Duration::from_nanos(7)),
+                (1350, Duration::ZERO),
+                (1350, ms(20)),
+            ] {
+                let sample = BandwidthSample { bytes, interval };
+                let expected = general.update(sample.bytes_per_sec(), interval);
+                let got = with.update_with(&sample);
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    expected.map(f64::to_bits),
+                    "tau {tau:?}, {bytes} bytes over {interval:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_usable_sample_moves_the_ewma_as_update_does() {
+        let mut general = Ewma::new(0.8);
+        let mut known = Ewma::new(0.8);
+        for sample in [5e6, 0.0, 1.25e7, MAX_BANDWIDTH_BYTES_PER_SEC, 3.3e3] {
+            let expected = general.update(sample);
+            assert_eq!(Some(known.update_usable(sample)), expected);
+        }
     }
 
     #[test]

@@ -379,6 +379,58 @@ impl RelativeDelayEstimator {
             }
             _ => return self.anchor(stamp, AnchorReason::SourceChanged),
         };
+        Outcome::Delay(self.take_delay(stamp, delay))
+    }
+
+    /// [`Self::on_timed_packet`] for a peer's stamp, returning its `D_n` if
+    /// it gave one. The common case, a packet sent after the reference on
+    /// the reference's clock, is worked out here, inline: the general path
+    /// would find the same `D_n` after building and matching its
+    /// [`Outcome`]. Everything else takes the general path.
+    #[inline(always)]
+    pub fn on_peer_stamp(
+        &mut self,
+        pkt_num: u64,
+        sent_nanos: i128,
+        received: Duration,
+        clock_epoch: u32,
+        rtt: Duration,
+    ) -> Option<i64> {
+        if let Some(reference) = self.reference {
+            if reference.clock == StampClock::Peer(clock_epoch)
+                && (sent_nanos, pkt_num) > (reference.sent_nanos, reference.pkt_num)
+            {
+                let stamp = Reference {
+                    pkt_num,
+                    sent_nanos,
+                    received_nanos: peer_reports::nanos(received),
+                    clock: StampClock::Peer(clock_epoch),
+                    rtt,
+                };
+                let delay = (stamp.received_nanos - reference.received_nanos)
+                    - (sent_nanos - reference.sent_nanos);
+                return Some(self.take_delay(stamp, delay).delay_nanos);
+            }
+        }
+        let outcome = self.on_timed_packet(TimedPacket {
+            pkt_num,
+            sent_nanos,
+            received: TimedStamp::Peer {
+                received,
+                clock_epoch,
+            },
+            rtt,
+        });
+        match outcome {
+            Outcome::Delay(sample) => Some(sample.delay_nanos),
+            Outcome::Anchored(_) | Outcome::Ignored(_) => None,
+        }
+    }
+
+    /// `stamp` gave the delay `delay` (`D_n` before saturation) against the
+    /// reference, and becomes the reference.
+    #[inline(always)]
+    fn take_delay(&mut self, stamp: Reference, delay: i128) -> RelativeDelaySample {
         let delay_nanos = saturate(delay);
         let sample = RelativeDelaySample {
             pkt_num: stamp.pkt_num,
@@ -391,7 +443,7 @@ impl RelativeDelayEstimator {
         self.reference_delay = Some(delay_nanos);
         self.latest = Some(sample);
         self.delays = self.delays.saturating_add(1);
-        Outcome::Delay(sample)
+        sample
     }
 
     fn anchor(&mut self, stamp: Reference, reason: AnchorReason) -> Outcome {
@@ -443,7 +495,12 @@ pub struct DelaySum {
 
 impl DelaySum {
     pub fn add(&mut self, sample: &RelativeDelaySample) {
-        self.sum_nanos = self.sum_nanos.saturating_add(sample.delay_nanos);
+        self.add_nanos(sample.delay_nanos);
+    }
+
+    /// Adds one `D`, in nanoseconds.
+    pub fn add_nanos(&mut self, delay_nanos: i64) {
+        self.sum_nanos = self.sum_nanos.saturating_add(delay_nanos);
         self.samples = self.samples.saturating_add(1);
     }
 
@@ -706,6 +763,8 @@ mod tests {
         let t0 = Instant::now() + ms(10_000);
         let mut by_instants = RelativeDelayEstimator::default();
         let mut by_nanos = RelativeDelayEstimator::default();
+        // And through the inline path for peers' stamps.
+        let mut by_peer_stamps = RelativeDelayEstimator::default();
         // (packet, sent, acked, received on the peer's clock, clock), ms;
         // packet 3 is reported out of order, packet 5 on a new clock, and
         // packet 6 is "acknowledged" before it was sent (RTT zero).
@@ -751,9 +810,32 @@ mod tests {
                 rtt: packet.rtt,
             });
             assert_eq!(got, expected, "packet {n}");
+            let now_nanos = by_peer_stamps.nanos_of(now);
+            let sent_nanos = by_peer_stamps.sent_nanos(&packet, now, now_nanos);
+            let delay =
+                by_peer_stamps.on_peer_stamp(n, sent_nanos, ms(received), clock_epoch, packet.rtt);
+            let expected_delay = match expected {
+                Outcome::Delay(sample) => Some(sample.delay_nanos),
+                Outcome::Anchored(_) | Outcome::Ignored(_) => None,
+            };
+            assert_eq!(delay, expected_delay, "packet {n}");
+            assert_eq!(by_peer_stamps.latest(), by_instants.latest(), "packet {n}");
         }
         assert_eq!(by_nanos.delays(), by_instants.delays());
         assert_eq!(by_nanos.rejected(), by_instants.rejected());
+        assert_eq!(by_peer_stamps.delays(), by_instants.delays());
+        assert_eq!(by_peer_stamps.rejected(), by_instants.rejected());
+        // The rest of the state: the next stamp gives the same outcome.
+        let next = StampedPacket {
+            pkt_num: 8,
+            time_sent: t0 + ms(70),
+            received: ReceiveStamp::Peer {
+                received: ms(375),
+                clock_epoch: 1,
+            },
+            rtt: ms(600),
+        };
+        assert_eq!(by_peer_stamps.on_packet(next), by_instants.on_packet(next));
     }
 
     #[test]
