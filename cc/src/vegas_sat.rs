@@ -15,7 +15,7 @@
 //! |---|---|---|
 //! | queue measured on the forward path only | RoVegas's forward queueing (002), with receive stamps instead of router support | `forward_delay` |
 //! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction` |
-//! | without receive stamps, capacity from the dispersion of ACK trains | Westwood's and BBR's delivery rate from ACK arrivals, kept only where the sender outran the bottleneck (judged by its own clock, so return-path jitter cancels: `shared/ack_train`'s `SpanRule`); trains of two ACKs' worth for a peer that thins its ACKs; the first estimate no higher than the busy steps' bytes over their summed ACK gaps, so a return link that releases ACKs in clumps is read at its clump rate, not inside a clump | `ack_train_capacity`, `ack_train_packets`, `ack_train_unbiased`, `ack_train_first_sum_cap`, `ack_train_clump_guard` (off), `max_train_packets` |
+//! | without receive stamps, capacity from the dispersion of ACK trains | Westwood's and BBR's delivery rate from ACK arrivals, kept only where the sender outran the bottleneck (judged by its own clock, so return-path jitter cancels: `shared/ack_train`'s `SpanRule`); trains of two ACKs' worth for a peer that thins its ACKs; the first estimate no higher than the busy steps' bytes over their summed ACK gaps, so a return link that releases ACKs in clumps is read at its clump rate, not inside a clump; no capacity at all once more than a quarter of the steps inside trains arrive bunched (a TDMA return link's frames) | `ack_train_capacity`, `ack_train_packets`, `ack_train_unbiased`, `ack_train_first_sum_cap`, `ack_train_bunch_guard`, `ack_train_clump_guard` (off), `max_train_packets` |
 //! | without receive stamps, the bottleneck queue a loss is judged by leaves out the queue our own pacing train put there; optionally (off by default) the RTT's queue leaves out the ACK delay the peer reported, and start-up jumps again (or resumes from avoidance) when the capacity reads 1.5× what it jumped or ended at | RFC 9002 section 5.3's RTT adjustment for ACK delay; ours: a first ACK-train estimate a thin return link held low is a lower bound | `queue_without_ack_delay`, `own_train_allowance`, `startup_resume_growth` |
 //! | scalable update towards a queue in the middle of `alpha..beta` | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)`, its α set inside Vegas's range | `scalable_update`, `fast_gain`, `aim_position` |
 //! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
@@ -409,6 +409,16 @@ pub const PARAMS: &[ParamInfo] = &[
                       in clumps reads many times the link inside one clump); off: every span",
     },
     ParamInfo {
+        name: "ack_train_bunch_guard",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: no ACK-train capacity before four steps inside the sender's trains \
+                      showed the ACKs' spacing, nor ever after more than a quarter of such steps \
+                      arrived bunched (less than 1/8 of the usual gap per byte after the ACK \
+                      before: a TDMA return link's frames, a host reading ACKs late); off: the \
+                      capacity whatever the ACKs' spacing",
+    },
+    ParamInfo {
         name: "ack_train_first_sum_cap",
         default: 0.0,
         kind: ON_OFF,
@@ -669,6 +679,7 @@ mod keys {
     pub const ACK_TRAIN_UNBIASED: Key<OnOff> = Key::in_table(PARAMS, "ack_train_unbiased");
     pub const ACK_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "ack_train_packets");
     pub const ACK_TRAIN_CLUMP_GUARD: Key<OnOff> = Key::in_table(PARAMS, "ack_train_clump_guard");
+    pub const ACK_TRAIN_BUNCH_GUARD: Key<OnOff> = Key::in_table(PARAMS, "ack_train_bunch_guard");
     pub const ACK_TRAIN_FIRST_SUM_CAP: Key<OnOff> =
         Key::in_table(PARAMS, "ack_train_first_sum_cap");
     pub const MAX_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "max_train_packets");
@@ -753,6 +764,7 @@ struct Config {
     ack_train_capacity: bool,
     ack_train_unbiased: bool,
     ack_train_clump_guard: bool,
+    ack_train_bunch_guard: bool,
     ack_train_first_sum_cap: bool,
     ack_train_packets: usize,
     max_train_packets: usize,
@@ -805,6 +817,7 @@ impl Config {
             ack_train_capacity: p.value(keys::ACK_TRAIN_CAPACITY).is_on(),
             ack_train_unbiased: p.value(keys::ACK_TRAIN_UNBIASED).is_on(),
             ack_train_clump_guard: p.value(keys::ACK_TRAIN_CLUMP_GUARD).is_on(),
+            ack_train_bunch_guard: p.value(keys::ACK_TRAIN_BUNCH_GUARD).is_on(),
             ack_train_first_sum_cap: p.value(keys::ACK_TRAIN_FIRST_SUM_CAP).is_on(),
             ack_train_packets: p.value(keys::ACK_TRAIN_PACKETS) as usize,
             max_train_packets: p.value(keys::MAX_TRAIN_PACKETS) as usize,
@@ -1065,6 +1078,7 @@ impl SatRules {
                 },
             )
             .with_clump_guard(config.ack_train_clump_guard)
+            .with_bunch_guard(config.ack_train_bunch_guard)
             .with_first_sum_cap(config.ack_train_first_sum_cap),
             stamped: false,
             unstamped: false,
@@ -1117,7 +1131,8 @@ impl SatRules {
     fn capacity_source(&self) -> CapacitySource {
         if self.stamped {
             CapacitySource::PacketPairs
-        } else if self.config.ack_train_capacity {
+        } else if self.config.ack_train_capacity && !self.ack_train.bunched() {
+            // Bunched ACKs (`ack_train_bunch_guard`): as without the source.
             CapacitySource::AckTrains
         } else {
             CapacitySource::None

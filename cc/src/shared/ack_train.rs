@@ -139,6 +139,33 @@ const STEP_WINDOW_FACTOR: usize = 4;
 /// span of two steps passes.
 pub const CLUMP_SPAN_FACTOR: f64 = 2.0;
 
+/// [`AckTrainEstimator::with_bunch_guard`]: an ACK that arrived less than
+/// this long per byte it acknowledges after the one before it (faster than
+/// 8 Gbit/s) came in one bunch with it. Satellite bottlenecks are far
+/// slower (picoquic's fastest case is 250 Mbit/s: 32 ns a byte between
+/// ACKs of every second packet), while a return link or a host that
+/// releases ACKs together spaces them by nothing or by microseconds.
+pub const BUNCHED_SECS_PER_BYTE: f64 = 1e-9;
+
+/// [`AckTrainEstimator::with_bunch_guard`]: only steps whose packets left
+/// at most this far apart are judged: the bottleneck spaces their ACKs,
+/// while a step between two paced trains is spaced by the pacer (a real
+/// server takes 170-220 µs between the packets of a train; see
+/// `packet_pair`).
+const TRAIN_SEND_GAP: f64 = 0.5e-3;
+
+/// [`AckTrainEstimator::with_bunch_guard`]: steps judged before the
+/// capacity is given, and before it can be given up.
+pub const MIN_JUDGED_STEPS: u32 = 4;
+
+/// [`AckTrainEstimator::with_bunch_guard`]: the share of bunched steps
+/// (the mean over the first [`BUNCH_WINDOW`] judged, smoothed over that
+/// many after) above which the ACKs' timing is given up for good.
+pub const BUNCHED_SHARE_LIMIT: f64 = 0.25;
+
+/// See [`BUNCHED_SHARE_LIMIT`].
+const BUNCH_WINDOW: f64 = 16.0;
+
 /// One ACK that advanced the largest acknowledged packet.
 #[derive(Clone, Copy, Debug)]
 struct Arrival {
@@ -169,6 +196,8 @@ pub struct AckTrainEstimator {
     clump_guard: bool,
     /// [`AckTrainEstimator::with_first_sum_cap`].
     first_sum_cap: bool,
+    /// [`AckTrainEstimator::with_bunch_guard`] and its state.
+    bunch: Option<BunchWatch>,
     /// The longest ACK gap of a busy step seen since creation or reset.
     longest_busy_gap: f64,
     /// An estimate has been published since creation or reset.
@@ -219,6 +248,7 @@ impl AckTrainEstimator {
             recent_spans: VecDeque::with_capacity(window),
             clump_guard: false,
             first_sum_cap: false,
+            bunch: None,
             longest_busy_gap: 0.0,
             published: false,
             window,
@@ -252,6 +282,28 @@ impl AckTrainEstimator {
     pub fn with_first_sum_cap(mut self, on: bool) -> Self {
         self.first_sum_cap = on;
         self
+    }
+
+    /// No capacity until [`MIN_JUDGED_STEPS`] steps inside the sender's
+    /// trains have shown how the ACKs are spaced, and none for good once
+    /// more than [`BUNCHED_SHARE_LIMIT`] of those steps came bunched (`on`).
+    /// A return link that carries ACKs in delivery opportunities (a TDMA
+    /// uplink's frames) or a host that reads them late releases each
+    /// clump at one instant. A train's ACKs then nearly always come in one
+    /// clump, with no time between them, and the time of a whole frame
+    /// falls into the few steps a clump boundary cuts: every sum over a
+    /// few trains reads many times the link or a fraction of it (fau-sat
+    /// with the return in 24 ms frames, no stamps, seed 1: 286 to
+    /// 706 Mbit/s of 20, and 350 % of the file retransmitted). Without a
+    /// capacity the sender starts up and avoids as the Vegas family does.
+    pub fn with_bunch_guard(mut self, on: bool) -> Self {
+        self.bunch = on.then(BunchWatch::default);
+        self
+    }
+
+    /// Whether the bunch guard gave the ACKs' timing up.
+    pub fn bunched(&self) -> bool {
+        self.bunch.as_ref().is_some_and(|b| b.given_up)
     }
 
     /// One ACK frame. Only packets above the largest acknowledged so far
@@ -294,6 +346,9 @@ impl AckTrainEstimator {
             delivered_packets: self.delivered_packets,
             newest_sent: newest.time_sent,
         };
+        if let Some(watch) = self.bunch.as_mut() {
+            watch.on_arrival(&current, bytes);
+        }
         let step = match (self.rule, self.arrivals.back().copied()) {
             (SpanRule::SendSideSteps, Some(previous)) => {
                 self.send_side_step(previous, &current, min_size)
@@ -498,7 +553,10 @@ impl AckTrainEstimator {
     /// samples, or the latest `window` busy steps' bytes over their time);
     /// `None` before `min_samples` samples.
     pub fn capacity(&self) -> Option<f64> {
-        self.estimate
+        match &self.bunch {
+            Some(watch) if !watch.trusted() => None,
+            _ => self.estimate,
+        }
     }
 
     /// Packets each ACK newly acknowledges, smoothed (1 for a receiver
@@ -519,6 +577,9 @@ impl AckTrainEstimator {
         self.recent.clear();
         self.recent_spans.clear();
         self.longest_busy_gap = 0.0;
+        if let Some(watch) = self.bunch.as_mut() {
+            *watch = BunchWatch::default();
+        }
         self.published = false;
         self.steps.clear();
         self.step_bytes = 0;
@@ -526,6 +587,62 @@ impl AckTrainEstimator {
         self.estimate = None;
         self.median = None;
         self.median_stale = false;
+    }
+}
+
+/// How the ACKs of the sender's trains are spaced
+/// ([`AckTrainEstimator::with_bunch_guard`]).
+#[derive(Clone, Debug, Default)]
+struct BunchWatch {
+    /// The latest ACK's (estimated) receive time and the send time of the
+    /// newest packet it acknowledged.
+    latest: Option<(Instant, Instant)>,
+    /// Steps inside trains judged, and the smoothed share that came bunched.
+    judged: u32,
+    bunched_share: f64,
+    /// The share passed [`BUNCHED_SHARE_LIMIT`]: the timing is given up.
+    given_up: bool,
+}
+
+impl BunchWatch {
+    /// Whether the ACKs' timing may give a capacity.
+    fn trusted(&self) -> bool {
+        !self.given_up && self.judged >= MIN_JUDGED_STEPS
+    }
+
+    /// One ACK, `bytes` newly acknowledged: the step from the ACK before,
+    /// if its packets left within [`TRAIN_SEND_GAP`], is bunched when its
+    /// ACK gap is below [`BUNCHED_SECS_PER_BYTE`] a byte.
+    fn on_arrival(&mut self, current: &Arrival, bytes: u64) {
+        let Some((latest_received, latest_sent)) =
+            self.latest.replace((current.received, current.newest_sent))
+        else {
+            return;
+        };
+        let Some(send_gap) = current.newest_sent.checked_duration_since(latest_sent) else {
+            return;
+        };
+        if bytes == 0 {
+            return;
+        }
+        if send_gap.as_secs_f64() > TRAIN_SEND_GAP {
+            return;
+        }
+        // An ACK whose reported delay was longer can seem to have arrived
+        // before the one before it: no gap either.
+        let gap = current
+            .received
+            .checked_duration_since(latest_received)
+            .map_or(0.0, |g| g.as_secs_f64());
+        let bunched = gap / (bytes as f64) < BUNCHED_SECS_PER_BYTE;
+        let indicator = if bunched { 1.0 } else { 0.0 };
+        self.judged = self.judged.saturating_add(1);
+        // The plain mean over the first steps, smoothed after.
+        let weight = (1.0 / f64::from(self.judged)).max(1.0 / BUNCH_WINDOW);
+        self.bunched_share += (indicator - self.bunched_share) * weight;
+        if self.judged >= MIN_JUDGED_STEPS && self.bunched_share > BUNCHED_SHARE_LIMIT {
+            self.given_up = true;
+        }
     }
 }
 
@@ -1166,6 +1283,111 @@ mod tests {
         let (first_plain, last_plain) = clumped_window(&mut plain, SLOT, (0, t0), 24, CLUMPS);
         assert!(first < first_plain);
         assert_eq!(last, last_plain);
+    }
+
+    /// `trains` trains of `per_train` packets, each train sent at one
+    /// instant, `train_gap` apart, through a bottleneck of `link` bytes/s,
+    /// each packet acknowledged at once; the return link releases the ACKs
+    /// only at the starts of `frame`-long frames (those of one frame 1 µs
+    /// apart), or, with a zero frame, as they come. Returns the estimator.
+    fn framed_trains(
+        guard: bool,
+        link: f64,
+        (trains, per_train, train_gap): (u64, u64, f64),
+        frame: f64,
+    ) -> AckTrainEstimator {
+        let mut e = AckTrainEstimator::with_rule(16, 4, SpanRule::SendSideSteps)
+            .with_first_sum_cap(true)
+            .with_bunch_guard(guard);
+        let t0 = Instant::now();
+        let serialise = SIZE as f64 / link;
+        let mut last_release = f64::NEG_INFINITY;
+        for n in 0..trains * per_train {
+            let sent = train_gap * (n / per_train) as f64;
+            let at_receiver = sent + serialise * (n % per_train + 1) as f64;
+            let mut release = if frame > 0.0 {
+                (at_receiver / frame).ceil() * frame
+            } else {
+                at_receiver
+            };
+            if release <= last_release {
+                release = last_release + 1e-6;
+            }
+            last_release = release;
+            let now = t0 + Duration::from_secs_f64(0.6 + release);
+            let acked = [AckedPacket::new(
+                n,
+                SIZE,
+                t0 + Duration::from_secs_f64(sent),
+                now,
+            )];
+            ack_at(&mut e, &acked, now);
+        }
+        e
+    }
+
+    /// fau-sat's start-up without stamps: trains of 8 every 120 ms on
+    /// 20 Mbit/s (a train takes 4.4 ms at the bottleneck).
+    const START_UP_TRAINS: (u64, u64, f64) = (24, 8, 0.12);
+
+    #[test]
+    fn acks_bunched_by_a_framed_return_link_give_no_capacity() {
+        // 24 ms frames: most trains' ACKs come in one frame, at one instant.
+        // Without the guard the step sums read several times the link
+        // (every step inside a train has no time, the few a frame boundary
+        // cuts have a whole frame's).
+        let plain = framed_trains(false, LINK, START_UP_TRAINS, 0.024);
+        let c = plain.capacity().expect("an estimate without the guard");
+        assert!(c > 3.0 * LINK, "{c}");
+        let guarded = framed_trains(true, LINK, START_UP_TRAINS, 0.024);
+        assert!(guarded.bunched());
+        assert_eq!(guarded.capacity(), None);
+    }
+
+    #[test]
+    fn evenly_spaced_acks_keep_the_guarded_capacity() {
+        // ACKs as they come: no step inside a train is bunched, and the
+        // guarded estimate is the plain one, within a part in a million of
+        // the link.
+        let plain = framed_trains(false, LINK, START_UP_TRAINS, 0.0);
+        let guarded = framed_trains(true, LINK, START_UP_TRAINS, 0.0);
+        assert!(!guarded.bunched());
+        let c = guarded.capacity().expect("an estimate");
+        assert_eq!(Some(c), plain.capacity());
+        assert!((c - LINK).abs() / LINK < 1e-6, "{c}");
+    }
+
+    #[test]
+    fn the_guard_waits_for_four_steps_inside_trains() {
+        // A back-to-back train of five packets, ACKs as they come: four
+        // steps inside it, the first of which sets the usual gap. Four
+        // packets give three steps: no capacity with the guard yet.
+        let guarded = framed_trains(true, LINK, (1, 4, 0.12), 0.0);
+        assert_eq!(guarded.capacity(), None);
+        assert!(!guarded.bunched());
+        let guarded = framed_trains(true, LINK, (1, 5, 0.12), 0.0);
+        let plain = framed_trains(false, LINK, (1, 5, 0.12), 0.0);
+        assert!(guarded.capacity().is_some());
+        assert_eq!(guarded.capacity(), plain.capacity());
+    }
+
+    #[test]
+    fn acks_microseconds_apart_are_bunched_from_the_first_step() {
+        // 96 ms frames: the first trains' ACKs all come in the first frame,
+        // 1 µs apart (0.74 ns a byte, faster than 8 Gbit/s): bunched before
+        // any frame boundary has set what is usual.
+        let e = framed_trains(true, LINK, (2, 8, 0.012), 0.096);
+        assert!(e.bunched());
+        assert_eq!(e.capacity(), None);
+    }
+
+    #[test]
+    fn a_reset_forgets_the_bunching() {
+        let mut e = framed_trains(true, LINK, START_UP_TRAINS, 0.024);
+        assert!(e.bunched());
+        e.reset();
+        assert!(!e.bunched());
+        assert_eq!(e.capacity(), None);
     }
 
     #[test]
