@@ -221,53 +221,9 @@ impl BandwidthSampler {
     }
 }
 
-/// [`BandwidthSampler`] with no shortest window and a zero RTT, which is
-/// what Vegas-W's per-ACK samples are (003_5b3b63821b3b4570.txt, eq. 2):
-/// every ACK that arrives later than the previous sample's closes a window,
-/// ACKs at the same instant (or stamped earlier) are merged into the next
-/// sample, and the first ACK only opens a window. It never asks where a
-/// window ends, which the general sampler does on every ACK.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PerAckInstantSampler {
-    window_start: Option<Instant>,
-    bytes_in_window: u64,
-}
-
-impl PerAckInstantSampler {
-    /// An ACK acknowledging `acked_bytes` arrived at `now`. Returns the
-    /// sample of the window this ACK closes, if any.
-    #[inline(always)]
-    pub fn on_ack(&mut self, now: Instant, acked_bytes: usize) -> Option<BandwidthSample> {
-        let Some(start) = self.window_start else {
-            self.window_start = Some(now);
-            return None;
-        };
-        self.bytes_in_window = self
-            .bytes_in_window
-            .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
-        // None or zero when `now` is not later than `start`: one
-        // subtraction of instants answers both.
-        let interval = now
-            .checked_duration_since(start)
-            .filter(|interval| !interval.is_zero())?;
-        let sample = BandwidthSample {
-            bytes: self.bytes_in_window,
-            interval,
-        };
-        self.window_start = Some(now);
-        self.bytes_in_window = 0;
-        Some(sample)
-    }
-
-    /// Forgets the open window; the next ACK opens a new one.
-    pub fn reset(&mut self) {
-        self.window_start = None;
-        self.bytes_in_window = 0;
-    }
-}
-
 /// [`BandwidthSampler`] with no shortest window, on a clock the caller keeps
-/// in integer nanoseconds: VenoDB's per-ACK samples. Every ACK that arrives
+/// in integer nanoseconds: the per-ACK samples of Vegas-W
+/// (003_5b3b63821b3b4570.txt, eq. 2) and VenoDB. Every ACK that arrives
 /// later than the previous sample's closes a window; ACKs at the same instant
 /// (or stamped earlier) are merged into the next sample, and the first ACK
 /// only opens a window, exactly as [`BandwidthSampler`] with a zero
@@ -284,6 +240,7 @@ impl PerAckSampler {
     /// An ACK acknowledging `acked_bytes` arrived at `now_nanos` on the
     /// caller's clock. Returns the sample of the window this ACK closes, if
     /// any.
+    #[inline]
     pub fn on_ack(&mut self, now_nanos: i128, acked_bytes: usize) -> Option<BandwidthSample> {
         let Some(start) = self.window_start_nanos else {
             self.window_start_nanos = Some(now_nanos);
@@ -306,6 +263,12 @@ impl PerAckSampler {
 }
 
 impl PerAckSampler {
+    /// Forgets the open window; the next ACK opens a new one.
+    pub fn reset(&mut self) {
+        self.window_start_nanos = None;
+        self.bytes_in_window = 0;
+    }
+
     /// [`Self::on_ack`]'s sample as its rate, [`BandwidthSample::bytes_per_sec`],
     /// without making a `Duration` of an interval shorter than a second (the
     /// rate is the same to the bit: see [`secs_of_nanos`]).
@@ -760,13 +723,11 @@ mod tests {
             10, 10, 12, 11, 30, 30, 31, 1_500, 1_499, 3_700, 3_700, 3_701,
         ];
         let mut general = BandwidthSampler::new(Duration::ZERO);
-        let mut instants = PerAckInstantSampler::default();
         let mut nanos = PerAckSampler::default();
         let mut rates = PerAckSampler::default();
         for (i, t) in times.into_iter().enumerate() {
             let bytes = 1000 + 100 * i;
             let expected = general.on_ack(t0 + ms(t), bytes, Duration::ZERO);
-            assert_eq!(instants.on_ack(t0 + ms(t), bytes), expected, "ACK {i}");
             let at_nanos = i128::from(t) * 1_000_000 + 7;
             assert_eq!(nanos.on_ack(at_nanos, bytes), expected, "ACK {i}");
             let rate = rates.on_ack_rate(at_nanos, bytes);
@@ -777,11 +738,11 @@ mod tests {
             );
         }
         general.reset();
-        instants.reset();
+        nanos.reset();
         for t in [5, 6] {
             let expected = general.on_ack(t0 + ms(t), 10, Duration::ZERO);
             assert_eq!(
-                instants.on_ack(t0 + ms(t), 10),
+                nanos.on_ack(i128::from(t) * 1_000_000, 10),
                 expected,
                 "after reset, {t} ms"
             );

@@ -67,14 +67,13 @@
 //! `Instant`s costs tens of instructions. So the estimator keeps its times
 //! as integer nanoseconds on one clock of its own ([`SenderClock`]): each
 //! instant is converted once, and every interval after that is an integer
-//! subtraction. A caller that knows a packet's send time on that clock more
-//! cheaply (from the packet's RTT sample, [`RelativeDelayEstimator::sent_nanos`])
-//! offers it as a [`TimedPacket`]. Integer nanoseconds are exact, so `D` is
-//! the same either way.
+//! subtraction. A caller that has the times in nanoseconds on a clock of its
+//! own (VenoDB: each packet's `AckedPacket::sent_nanos`, on the host's send
+//! clock) offers them as a [`TimedPacket`]; only differences of times are
+//! taken, and integer nanoseconds are exact, so `D` is the same either way.
 
 use std::time::{Duration, Instant};
 
-use crate::events::AckedPacket;
 use crate::shared::peer_reports::{self, DelaySample};
 
 /// The default slack of the plausibility bounds: the rule's own.
@@ -280,20 +279,6 @@ impl RelativeDelayEstimator {
     /// [`TimedPacket`]s.
     pub fn nanos_of(&mut self, t: Instant) -> i128 {
         self.clock.nanos(t)
-    }
-
-    /// `S_n` of `packet` on the estimator's clock, for an ACK that arrived
-    /// at `now`, `now_nanos` being `nanos_of(now)`. A packet acknowledged at
-    /// `now` whose RTT sample is not zero was sent exactly `rtt` before `now`
-    /// (`AckedPacket::rtt` is `time_acked − time_sent`, zero if that is
-    /// negative), which takes an integer subtraction instead of one of
-    /// instants; any other packet's send time is converted.
-    pub fn sent_nanos(&mut self, packet: &AckedPacket, now: Instant, now_nanos: i128) -> i128 {
-        if packet.time_acked == now && !packet.rtt.is_zero() {
-            now_nanos - peer_reports::nanos(packet.rtt)
-        } else {
-            self.nanos_of(packet.time_sent)
-        }
     }
 
     /// Offers one stamped packet.
@@ -533,6 +518,7 @@ fn saturate(v: i128) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::AckedPacket;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
@@ -758,7 +744,7 @@ mod tests {
     #[test]
     fn timed_packets_give_the_delays_of_instants() {
         // The same stamps offered as instants and as nanoseconds, the send
-        // times taken from the packets' RTTs where they are exact: the same
+        // times the packets' own (`AckedPacket::sent_nanos`): the same
         // outcomes, rejections included.
         let t0 = Instant::now() + ms(10_000);
         let mut by_instants = RelativeDelayEstimator::default();
@@ -792,14 +778,9 @@ mod tests {
                 received: stamp,
                 rtt: packet.rtt,
             });
-            let now = packet.time_acked;
-            let now_nanos = by_nanos.nanos_of(now);
-            let sent_nanos = by_nanos.sent_nanos(&packet, now, now_nanos);
-            assert_eq!(
-                sent_nanos,
-                by_nanos.nanos_of(packet.time_sent),
-                "packet {n}"
-            );
+            // On the packets' own clock, whose origin is not the
+            // estimator's: only differences count.
+            let sent_nanos = i128::from(packet.sent_nanos);
             let got = by_nanos.on_timed_packet(TimedPacket {
                 pkt_num: n,
                 sent_nanos,
@@ -810,8 +791,6 @@ mod tests {
                 rtt: packet.rtt,
             });
             assert_eq!(got, expected, "packet {n}");
-            let now_nanos = by_peer_stamps.nanos_of(now);
-            let sent_nanos = by_peer_stamps.sent_nanos(&packet, now, now_nanos);
             let delay =
                 by_peer_stamps.on_peer_stamp(n, sent_nanos, ms(received), clock_epoch, packet.rtt);
             let expected_delay = match expected {
