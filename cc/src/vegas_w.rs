@@ -735,7 +735,7 @@ impl VegasWRules {
             return;
         };
         let acked_bytes = ack.summary.acked_bytes;
-        if let Some(sample) = self.sampler.on_ack(i128::from(now_nanos), acked_bytes) {
+        if let Some(sample) = self.sampler.on_ack(now_nanos, acked_bytes) {
             // qlog shows b̂ where a decision reads it, not here.
             self.filter.update_with(&sample);
         }

@@ -546,10 +546,7 @@ impl VenoRules for VenoDbRules {
         let Some(now_nanos) = ack.now_nanos() else {
             return;
         };
-        if let Some(rate) = self
-            .sampler
-            .on_ack_rate(i128::from(now_nanos), ack.summary.acked_bytes)
-        {
+        if let Some(rate) = self.sampler.on_ack_rate(now_nanos, ack.summary.acked_bytes) {
             self.bwe.update_usable(rate);
         }
 

@@ -232,7 +232,7 @@ impl BandwidthSampler {
 /// subtraction of instants per ACK.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PerAckSampler {
-    window_start_nanos: Option<i128>,
+    window_start_nanos: Option<i64>,
     bytes_in_window: u64,
 }
 
@@ -241,7 +241,7 @@ impl PerAckSampler {
     /// caller's clock. Returns the sample of the window this ACK closes, if
     /// any.
     #[inline]
-    pub fn on_ack(&mut self, now_nanos: i128, acked_bytes: usize) -> Option<BandwidthSample> {
+    pub fn on_ack(&mut self, now_nanos: i64, acked_bytes: usize) -> Option<BandwidthSample> {
         let Some(start) = self.window_start_nanos else {
             self.window_start_nanos = Some(now_nanos);
             return None;
@@ -254,7 +254,7 @@ impl PerAckSampler {
         }
         let sample = BandwidthSample {
             bytes: self.bytes_in_window,
-            interval: duration_of_nanos(now_nanos - start),
+            interval: Duration::from_nanos(now_nanos.abs_diff(start)),
         };
         self.window_start_nanos = Some(now_nanos);
         self.bytes_in_window = 0;
@@ -273,7 +273,7 @@ impl PerAckSampler {
     /// without making a `Duration` of an interval shorter than a second (the
     /// rate is the same to the bit: see [`secs_of_nanos`]).
     #[inline]
-    pub fn on_ack_rate(&mut self, now_nanos: i128, acked_bytes: usize) -> Option<f64> {
+    pub fn on_ack_rate(&mut self, now_nanos: i64, acked_bytes: usize) -> Option<f64> {
         let Some(start) = self.window_start_nanos else {
             self.window_start_nanos = Some(now_nanos);
             return None;
@@ -288,19 +288,19 @@ impl PerAckSampler {
         self.window_start_nanos = Some(now_nanos);
         self.bytes_in_window = 0;
         // The interval is positive, so this is a rate.
-        Some(rate_of_secs(bytes, secs_of_nanos(now_nanos - start)).unwrap_or(0.0))
+        Some(rate_of_secs(bytes, secs_of_nanos(now_nanos.abs_diff(start))).unwrap_or(0.0))
     }
 }
 
-/// A positive number of nanoseconds in seconds, as the `Duration` of them
-/// gives it (`Duration::as_secs_f64`, `secs + nanos / 1e9`). Below a second
-/// that is `0.0 + nanos / 1e9`, which is `nanos / 1e9` exactly, with no
-/// `Duration` made.
+/// A number of nanoseconds in seconds, as the `Duration` of them gives it
+/// (`Duration::as_secs_f64`, `secs + nanos / 1e9`). Below a second that is
+/// `0.0 + nanos / 1e9`, which is `nanos / 1e9` exactly, with no `Duration`
+/// made.
 #[inline(always)]
-fn secs_of_nanos(nanos: i128) -> f64 {
+fn secs_of_nanos(nanos: u64) -> f64 {
     match u32::try_from(nanos) {
         Ok(below) if below < 1_000_000_000 => f64::from(below) / 1e9,
-        _ => duration_of_nanos(nanos).as_secs_f64(),
+        _ => Duration::from_nanos(nanos).as_secs_f64(),
     }
 }
 
@@ -312,19 +312,6 @@ fn secs_of(interval: Duration) -> f64 {
         f64::from(interval.subsec_nanos()) / 1e9
     } else {
         interval.as_secs_f64()
-    }
-}
-
-/// A positive number of nanoseconds as a `Duration` (saturating).
-fn duration_of_nanos(nanos: i128) -> Duration {
-    match u64::try_from(nanos) {
-        Ok(nanos) => Duration::from_nanos(nanos),
-        // Over 584 years: only from instants far apart.
-        Err(_) => {
-            let secs = u64::try_from(nanos / 1_000_000_000).unwrap_or(u64::MAX);
-            // The remainder of a positive number is in 0..1e9.
-            Duration::new(secs, (nanos % 1_000_000_000) as u32)
-        }
     }
 }
 
@@ -708,10 +695,9 @@ mod tests {
         for (i, t) in times.into_iter().enumerate() {
             let bytes = 1000 + 100 * i;
             let expected = instants.on_ack(t0 + ms(t), bytes, Duration::ZERO);
-            let got = nanos.on_ack(i128::from(t) * 1_000_000, bytes);
+            let got = nanos.on_ack(t as i64 * 1_000_000, bytes);
             assert_eq!(got, expected, "ACK {i} at {t} ms");
         }
-        assert_eq!(duration_of_nanos(i128::MAX).as_secs(), u64::MAX);
     }
 
     #[test]
@@ -728,7 +714,7 @@ mod tests {
         for (i, t) in times.into_iter().enumerate() {
             let bytes = 1000 + 100 * i;
             let expected = general.on_ack(t0 + ms(t), bytes, Duration::ZERO);
-            let at_nanos = i128::from(t) * 1_000_000 + 7;
+            let at_nanos = t as i64 * 1_000_000 + 7;
             assert_eq!(nanos.on_ack(at_nanos, bytes), expected, "ACK {i}");
             let rate = rates.on_ack_rate(at_nanos, bytes);
             assert_eq!(
@@ -742,7 +728,7 @@ mod tests {
         for t in [5, 6] {
             let expected = general.on_ack(t0 + ms(t), 10, Duration::ZERO);
             assert_eq!(
-                nanos.on_ack(i128::from(t) * 1_000_000, 10),
+                nanos.on_ack(t as i64 * 1_000_000, 10),
                 expected,
                 "after reset, {t} ms"
             );
@@ -765,7 +751,7 @@ mod tests {
             let d = Duration::from_nanos(nanos);
             assert_eq!(secs_of(d).to_bits(), d.as_secs_f64().to_bits(), "{nanos}");
             assert_eq!(
-                secs_of_nanos(i128::from(nanos)).to_bits(),
+                secs_of_nanos(nanos).to_bits(),
                 d.as_secs_f64().to_bits(),
                 "{nanos}"
             );
