@@ -466,6 +466,24 @@ impl VenoDbRules {
         }
     }
 
+    /// `D` from ACK arrival spacing, for a peer that sends no receive
+    /// times: the largest packet newly acknowledged, "received" when the
+    /// ACK left the peer. Out of line: with receive times (the common case
+    /// with our client) it is never run, and inlined it would cost every
+    /// ACK the registers it needs.
+    #[inline(never)]
+    fn observe_ack_arrival(&mut self, ack: &AckEvent<'_>) {
+        if let Some(packet) = ack.acked.iter().max_by_key(|p| p.pkt_num) {
+            // Held no longer than the packet's RTT, so the ACK left the
+            // peer no earlier than the packet was sent.
+            let held = peer_clock::nanos(ack.ack_delay.min(packet.rtt)).unwrap_or(i64::MAX);
+            let left_peer = packet.acked_nanos().saturating_sub(held);
+            let received = TimedStamp::Local(i128::from(left_peer));
+            self.source = DelaySource::AckArrival;
+            self.feed(packet, received);
+        }
+    }
+
     /// The sign of a delay, with the tolerance; `None` if unknown.
     fn delay_sign(&self, nanos: Option<i64>) -> Option<Ordering> {
         let nanos = nanos?;
@@ -571,17 +589,7 @@ impl VenoRules for VenoDbRules {
             self.stamps_this_round = true;
             self.source = DelaySource::ReceiveTimestamps;
         } else if !self.prefer_stamps {
-            // ACK arrival spacing: the largest packet newly acknowledged,
-            // "received" when the ACK left the peer.
-            if let Some(packet) = ack.acked.iter().max_by_key(|p| p.pkt_num) {
-                // Held no longer than the packet's RTT, so the ACK left
-                // the peer no earlier than the packet was sent.
-                let held = peer_clock::nanos(ack.ack_delay.min(packet.rtt)).unwrap_or(i64::MAX);
-                let left_peer = packet.acked_nanos().saturating_sub(held);
-                let received = TimedStamp::Local(i128::from(left_peer));
-                self.source = DelaySource::AckArrival;
-                self.feed(packet, received);
-            }
+            self.observe_ack_arrival(ack);
         }
     }
 
