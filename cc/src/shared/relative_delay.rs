@@ -130,8 +130,9 @@ pub struct StampedPacket {
     pub rtt: Duration,
 }
 
-/// A [`StampedPacket`] whose times are integer nanoseconds on the
-/// estimator's clock ([`RelativeDelayEstimator::nanos_of`]).
+/// A [`StampedPacket`] whose times are integer nanoseconds on one clock:
+/// the estimator's ([`RelativeDelayEstimator::nanos_of`]) or the caller's
+/// (VenoDB: the host's send clock), the same for every packet offered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimedPacket {
     pub pkt_num: u64,
