@@ -209,6 +209,30 @@ pub struct RelativeDelaySample {
     pub delay_change_nanos: Option<i64>,
 }
 
+/// The most recent `D` as kept: `ΔD` is taken when asked for
+/// ([`RelativeDelayEstimator::latest`]), not on every stamp (VenoDB, on
+/// every stamped packet, reads only `D`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LatestDelay {
+    pkt_num: u64,
+    delay_nanos: i64,
+    /// `D_{n−1}`, when packet `n−1` gave one.
+    previous_nanos: Option<i64>,
+}
+
+impl LatestDelay {
+    #[inline(always)]
+    fn sample(&self) -> RelativeDelaySample {
+        RelativeDelaySample {
+            pkt_num: self.pkt_num,
+            delay_nanos: self.delay_nanos,
+            delay_change_nanos: self
+                .previous_nanos
+                .map(|previous| saturate(i128::from(self.delay_nanos) - i128::from(previous))),
+        }
+    }
+}
+
 /// Why a stamp became the reference without giving a `D`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AnchorReason {
@@ -251,7 +275,7 @@ pub struct RelativeDelayEstimator {
     reference: Option<Reference>,
     /// `D` of the reference packet, if it gave one.
     reference_delay: Option<i64>,
-    latest: Option<RelativeDelaySample>,
+    latest: Option<LatestDelay>,
     delays: u64,
     rejected: u64,
 }
@@ -418,18 +442,16 @@ impl RelativeDelayEstimator {
     #[inline(always)]
     fn take_delay(&mut self, stamp: Reference, delay: i128) -> RelativeDelaySample {
         let delay_nanos = saturate(delay);
-        let sample = RelativeDelaySample {
+        let latest = LatestDelay {
             pkt_num: stamp.pkt_num,
             delay_nanos,
-            delay_change_nanos: self
-                .reference_delay
-                .map(|previous| saturate(i128::from(delay_nanos) - i128::from(previous))),
+            previous_nanos: self.reference_delay,
         };
         self.reference = Some(stamp);
         self.reference_delay = Some(delay_nanos);
-        self.latest = Some(sample);
+        self.latest = Some(latest);
         self.delays = self.delays.saturating_add(1);
-        sample
+        latest.sample()
     }
 
     fn anchor(&mut self, stamp: Reference, reason: AnchorReason) -> Outcome {
@@ -448,7 +470,7 @@ impl RelativeDelayEstimator {
 
     /// The most recent `D` (and `ΔD`).
     pub fn latest(&self) -> Option<RelativeDelaySample> {
-        self.latest
+        self.latest.map(|latest| latest.sample())
     }
 
     /// How many stamps gave a `D`.
