@@ -156,6 +156,8 @@ pub(crate) fn on_ack(
             pkt_num: a.pkt_num,
             size: a.size,
             time_sent: a.time_sent,
+            // The host's walk sets it from its send record.
+            sent_nanos: 0,
             time_acked: now,
             rtt: a.rtt,
             receive_time: None,

@@ -6,7 +6,10 @@
 //! adding a new source of information never changes an algorithm that ignores
 //! it.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use crate::shared::peer_clock;
 
 /// One packet handed to the network that counts towards bytes in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +28,13 @@ pub struct AckedPacket {
     pub pkt_num: u64,
     pub size: usize,
     pub time_sent: Instant,
+    /// `time_sent` in integer nanoseconds on one clock per connection: the
+    /// host fills it from its send records ([`crate::host::ControllerHost`]),
+    /// [`AckedPacket::new`] puts it on the process's clock. Only differences
+    /// between packets of one connection mean anything; they are exact, so
+    /// a controller that keeps times per ACK subtracts integers instead of
+    /// instants.
+    pub sent_nanos: i64,
     /// When the ACK that covers this packet arrived.
     pub time_acked: Instant,
     /// `time_acked - time_sent`: this packet's own RTT sample, ACK delay
@@ -52,6 +62,7 @@ impl AckedPacket {
             pkt_num,
             size,
             time_sent,
+            sent_nanos: process_clock_nanos(time_sent),
             time_acked,
             rtt: time_acked.saturating_duration_since(time_sent),
             receive_time: None,
@@ -59,6 +70,34 @@ impl AckedPacket {
             forward_queueing: None,
         }
     }
+
+    /// `time_acked` on the clock of `sent_nanos`. A non-zero `rtt` is
+    /// `time_acked − time_sent` exactly, so an integer addition gives it;
+    /// a zero one may be saturated (acknowledged before it was sent), and
+    /// the instant is converted.
+    #[inline]
+    pub fn acked_nanos(&self) -> i64 {
+        match peer_clock::nanos(self.rtt) {
+            Some(rtt) if rtt != 0 => self.sent_nanos.saturating_add(rtt),
+            _ => self.nanos_of(self.time_acked),
+        }
+    }
+
+    /// `t` on the clock of `sent_nanos` (one subtraction of instants).
+    #[cold]
+    #[inline(never)]
+    pub fn nanos_of(&self, t: Instant) -> i64 {
+        self.sent_nanos
+            .saturating_add(peer_clock::signed_nanos_since(t, self.time_sent))
+    }
+}
+
+/// `t` in nanoseconds on a clock shared by the whole process, whose origin
+/// is the first time asked: the `sent_nanos` of packets built without a host
+/// (tests, tools), so that those of one connection are on one clock.
+pub fn process_clock_nanos(t: Instant) -> i64 {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    peer_clock::signed_nanos_since(t, *ORIGIN.get_or_init(|| t))
 }
 
 /// The stack's RTT estimator at the time of an ACK (RFC 9002 section 5).
@@ -164,6 +203,22 @@ pub struct AckEvent<'a> {
     pub backward_queueing: Option<Duration>,
 }
 
+impl AckEvent<'_> {
+    /// `now` on the clock of the packets' `sent_nanos`; `None` for an ACK of
+    /// no packets. The stack stamps every packet of an ACK with its arrival,
+    /// so this is usually an integer addition
+    /// ([`AckedPacket::acked_nanos`]).
+    #[inline]
+    pub fn now_nanos(&self) -> Option<i64> {
+        let first = self.acked.first()?;
+        Some(if first.time_acked == self.now {
+            first.acked_nanos()
+        } else {
+            first.nanos_of(self.now)
+        })
+    }
+}
+
 /// One value the peer reported about one of our packets: a receive time (on
 /// the peer's clock, since its timestamp basis) or a queueing time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,6 +300,69 @@ mod tests {
                 p
             })
             .collect()
+    }
+
+    #[test]
+    fn times_in_nanoseconds_are_the_instants_on_the_packets_clock() {
+        let t0 = Instant::now() + Duration::from_secs(5);
+        let ns = |later: Instant, earlier: Instant| peer_clock::signed_nanos_since(later, earlier);
+        // `packets` makes RTTs that are not `time_acked − time_sent` (zero
+        // ones included): made consistent here, as the stack's are.
+        let made: Vec<AckedPacket> = packets(7, 40)
+            .iter()
+            .map(|p| AckedPacket::new(p.pkt_num, p.size, p.time_sent, p.time_acked))
+            .collect();
+        // One clock for all packets made without a host, whatever its
+        // origin: differences are those of the instants, the arrival
+        // however it is found.
+        let first = made[0];
+        for p in &made {
+            assert_eq!(
+                p.sent_nanos - first.sent_nanos,
+                ns(p.time_sent, first.time_sent)
+            );
+            assert_eq!(p.nanos_of(t0) - first.sent_nanos, ns(t0, first.time_sent));
+            assert_eq!(
+                p.acked_nanos() - first.sent_nanos,
+                ns(p.time_acked, first.time_sent)
+            );
+        }
+        // Acknowledged "before" it was sent: a zero RTT, the instant converted.
+        let early = AckedPacket::new(1, 1200, t0 + Duration::from_millis(3), t0);
+        assert!(early.rtt.is_zero());
+        assert_eq!(
+            early.acked_nanos() - early.sent_nanos,
+            -3_000_000,
+            "the arrival of a packet acknowledged before it was sent"
+        );
+        let acked = [
+            AckedPacket::new(2, 1200, t0, t0 + Duration::from_millis(600)),
+            early,
+        ];
+        for now in [acked[0].time_acked, t0 + Duration::from_millis(700)] {
+            let ack = AckEvent {
+                now,
+                acked: &acked,
+                summary: AckSummary::of(&acked, 0),
+                ack_delay: Duration::ZERO,
+                rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            };
+            assert_eq!(ack.now_nanos(), Some(acked[0].sent_nanos + ns(now, t0)));
+        }
+        let none = AckEvent {
+            now: t0,
+            acked: &[],
+            summary: AckSummary::of(&[], 0),
+            ack_delay: Duration::ZERO,
+            rtt: RttSnapshot::uniform(Duration::ZERO),
+            bytes_in_flight: 0,
+            app_limited: false,
+            backward_queueing: None,
+        };
+        assert_eq!(none.now_nanos(), None);
     }
 
     #[test]

@@ -467,16 +467,18 @@ impl ControllerHost {
                 None
             };
             let record = sent.acknowledge(packet.pkt_num);
+            // The send time on the records' clock, for the peer's clock
+            // judged here and for the controllers' per-ACK arithmetic.
+            packet.sent_nanos = match record {
+                Some(record) if record.time_sent == packet.time_sent => record.sent_nanos,
+                // Not in the record (forgotten as lost, or a send time
+                // the stack changed): counted from the origin here.
+                _ => nanos_since_origin(send_origin, packet.time_sent),
+            };
             let mut receive_time = receive_times.value(packet.pkt_num);
             let mut clock_epoch = 0;
             if let Some(r) = receive_time {
-                let sent_nanos = match record {
-                    Some(record) if record.time_sent == packet.time_sent => record.sent_nanos,
-                    // Not in the record (forgotten as lost, or a send time
-                    // the stack changed): counted from the origin here.
-                    _ => nanos_since_origin(send_origin, packet.time_sent),
-                };
-                match clock.judge_sent_at(r, sent_nanos, packet.rtt) {
+                match clock.judge_sent_at(r, packet.sent_nanos, packet.rtt) {
                     Some(epoch) => clock_epoch = epoch,
                     None => receive_time = None,
                 }
@@ -1994,7 +1996,9 @@ mod send_clock_tests {
     //! in nanoseconds counted from one packet to the next
     //! ([`PeerClock::judge_sent_at`]); the verdicts must be those of the
     //! peer's clock judged with the instants themselves
-    //! ([`PeerClock::judge`]), whatever the gaps between sends.
+    //! ([`PeerClock::judge`]), whatever the gaps between sends; and the
+    //! send times handed to the controllers (`AckedPacket::sent_nanos`) must
+    //! be those instants on that clock.
 
     use super::probe::*;
     use super::*;
@@ -2131,6 +2135,38 @@ mod send_clock_tests {
                     ack.iter().map(|m| m.packet),
                 );
                 reference.on_ack_frame();
+                // Every packet handed on carries its send time (and the
+                // ACK its arrival) on the records' clock, exactly, whether
+                // the record held it or not.
+                let origin = host.send_origin.expect("packets were sent");
+                for seen in &host.acked {
+                    assert_eq!(
+                        seen.sent_nanos,
+                        peer_clock::signed_nanos_since(seen.time_sent, origin),
+                        "seed {seed}, packet {}",
+                        seen.pkt_num
+                    );
+                }
+                let event = AckEvent {
+                    now,
+                    acked: &host.acked,
+                    summary: AckSummary::of(&host.acked, 0),
+                    ack_delay: Duration::ZERO,
+                    rtt: RttSnapshot::uniform(Duration::from_millis(600)),
+                    bytes_in_flight: 0,
+                    app_limited: false,
+                    backward_queueing: None,
+                };
+                // (Unless the test moved the first packet's send time
+                // after its RTT was taken, which no stack does.)
+                let first = host.acked[0];
+                if first.rtt == first.time_acked.saturating_duration_since(first.time_sent) {
+                    assert_eq!(
+                        event.now_nanos(),
+                        Some(peer_clock::signed_nanos_since(now, origin)),
+                        "seed {seed}"
+                    );
+                }
                 for (m, seen) in ack.iter().zip(&host.acked) {
                     let verdict = reference.judge(m.stamp, m.packet.time_sent, m.packet.rtt);
                     assert_eq!(

@@ -20,8 +20,9 @@
 //!
 //! The estimate is Westwood's (section III.B, eqs. 2-5): one sample per ACK,
 //! b_k = d_k / (t_k − t_{k−1}), smoothed by the Tustin low-pass filter with
-//! time constant τ ([`PerAckInstantSampler`], Westwood's sampler with no
-//! minimum window, and [`TustinLowPass`]). The controller is the Vegas skeleton
+//! time constant τ ([`PerAckSampler`], Westwood's sampler with no
+//! minimum window, on the host's send clock in nanoseconds, and
+//! [`TustinLowPass`]). The controller is the Vegas skeleton
 //! ([`crate::vegas`]) with [`VegasWRules`]: rounds, BaseRTT, Diff, slow
 //! start's growth and holding rounds, the window, recovery epochs and pacing
 //! are Vegas's, and only the decisions above are this file's (IV.A as
@@ -222,7 +223,7 @@ use crate::controller::{AlgorithmInfo, WindowConfig};
 use crate::controller::{CongestionController, Internals};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ChoiceParam, Key, OnOff, ParamInfo, ParamKind, ParamValues, ON_OFF};
-use crate::shared::bandwidth_filter::{PerAckInstantSampler, TustinLowPass};
+use crate::shared::bandwidth_filter::{PerAckSampler, TustinLowPass};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::pacing_profile::{self, PacingKeys, SPIKE_SUPPRESSION_PARAMS};
 pub use crate::shared::send_ack_spacing::SpacingSource;
@@ -642,7 +643,7 @@ pub struct VegasWRules {
     /// Times slow start went on although Diff > gamma (IV.A).
     ss_extensions: u64,
 
-    sampler: PerAckInstantSampler,
+    sampler: PerAckSampler,
     filter: TustinLowPass,
 
     route: RouteMonitor,
@@ -678,7 +679,7 @@ impl VegasWRules {
             step: LinearStep::from_params(params, &keys.thresholds),
             ss_extensions: 0,
             // Eq. 2: one sample per ACK.
-            sampler: PerAckInstantSampler::default(),
+            sampler: PerAckSampler::default(),
             filter: TustinLowPass::new(tau),
             route: RouteMonitor::new(m, params.value(keys.n)),
             packets: SpacingLog::new(max_tracked),
@@ -722,13 +723,19 @@ impl VegasWRules {
     }
 
     /// Eqs. 2-5 for one ACK.
-    fn sample_bandwidth(&mut self, now: Instant, acked_bytes: usize, in_slow_start: bool) {
+    fn sample_bandwidth(&mut self, ack: &AckEvent<'_>, in_slow_start: bool) {
         if !(self.config.bwe_in_congestion_avoidance || in_slow_start) {
             // The next slow start opens a fresh sample interval.
             self.sampler.reset();
             return;
         }
-        if let Some(sample) = self.sampler.on_ack(now, acked_bytes) {
+        // t_k on the host's send clock: an integer addition, where the
+        // interval since t_{k−1} would be a subtraction of instants.
+        let Some(now_nanos) = ack.now_nanos() else {
+            return;
+        };
+        let acked_bytes = ack.summary.acked_bytes;
+        if let Some(sample) = self.sampler.on_ack(now_nanos, acked_bytes) {
             // qlog shows b̂ where a decision reads it, not here.
             self.filter.update_with(&sample);
         }
@@ -753,7 +760,7 @@ impl VegasRules for VegasWRules {
     /// The ACK times for IV.C and the bandwidth estimate (III.B).
     fn observe_ack(&mut self, ack: &AckEvent<'_>, window: &Window) {
         self.packets.on_acked(ack.now, ack.acked);
-        self.sample_bandwidth(ack.now, ack.summary.acked_bytes, window.in_slow_start());
+        self.sample_bandwidth(ack, window.in_slow_start());
     }
 
     /// IV.B for the ACK's RTT sample, then BaseRTT as in Vegas.

@@ -61,12 +61,13 @@
 //! - **bwe(t)**: per-ACK bandwidth samples (bytes newly acknowledged over the
 //!   time since the previous ACK; ACKs arriving at the same instant are
 //!   merged) smoothed by an EWMA, from the shared `bandwidth_filter`.
-//! - **Time** is integer nanoseconds on the estimator's clock: each ACK's
-//!   arrival is converted once, and the bandwidth sample's interval and the
-//!   send times of the stamped packets (arrival − the packet's RTT sample)
-//!   are integer subtractions from it. Subtracting two `Instant`s costs tens
-//!   of instructions; integers are exact, so every `D` and every sample is
-//!   the same (see "Cost" in `shared/relative_delay.rs`).
+//! - **Time** is integer nanoseconds on the host's send clock: each packet
+//!   comes with its send time on it (`AckedPacket::sent_nanos`), the ACK's
+//!   arrival is a packet's send time plus its RTT sample, and the bandwidth
+//!   sample's interval is an integer subtraction. Subtracting two
+//!   `Instant`s costs tens of instructions; integers are exact, so every
+//!   `D` and every sample is the same (see "Cost" in
+//!   `shared/relative_delay.rs`).
 //!
 //! # Partial-ACK recovery (3.2) in QUIC
 //!
@@ -152,6 +153,7 @@ use crate::events::{AckEvent, AckedPacket};
 use crate::params::{Key, ParamInfo, ParamKind, ParamValues};
 use crate::shared::bandwidth_filter::{Ewma, PerAckSampler, WESTWOOD_PLUS_HISTORY_WEIGHT};
 use crate::shared::pacing_profile::UNPACED_PAPER_PARAMS;
+use crate::shared::peer_clock;
 use crate::shared::relative_delay::{
     nanos_to_millis, DelaySource, DelaySum, Outcome, RelativeDelayEstimator, TimedPacket,
     TimedStamp,
@@ -450,18 +452,35 @@ impl VenoDbRules {
         &self.estimator
     }
 
-    /// Offers `packet`, received at `received`, to the estimator; the ACK
-    /// arrived at `now`, `now_nanos` on the estimator's clock.
-    fn feed(&mut self, packet: &AckedPacket, received: TimedStamp, now: Instant, now_nanos: i128) {
-        let sent_nanos = self.estimator.sent_nanos(packet, now, now_nanos);
+    /// Offers `packet`, received at `received` (on the clock of its
+    /// `sent_nanos`), to the estimator.
+    fn feed(&mut self, packet: &AckedPacket, received: TimedStamp) {
         let outcome = self.estimator.on_timed_packet(TimedPacket {
             pkt_num: packet.pkt_num,
-            sent_nanos,
+            sent_nanos: i128::from(packet.sent_nanos),
             received,
             rtt: packet.rtt,
         });
         if let Outcome::Delay(sample) = outcome {
             self.round_delay.add(&sample);
+        }
+    }
+
+    /// `D` from ACK arrival spacing, for a peer that sends no receive
+    /// times: the largest packet newly acknowledged, "received" when the
+    /// ACK left the peer. Out of line: with receive times (the common case
+    /// with our client) it is never run, and inlined it would cost every
+    /// ACK the registers it needs.
+    #[inline(never)]
+    fn observe_ack_arrival(&mut self, ack: &AckEvent<'_>) {
+        if let Some(packet) = ack.acked.iter().max_by_key(|p| p.pkt_num) {
+            // Held no longer than the packet's RTT, so the ACK left the
+            // peer no earlier than the packet was sent.
+            let held = peer_clock::nanos(ack.ack_delay.min(packet.rtt)).unwrap_or(i64::MAX);
+            let left_peer = packet.acked_nanos().saturating_sub(held);
+            let received = TimedStamp::Local(i128::from(left_peer));
+            self.source = DelaySource::AckArrival;
+            self.feed(packet, received);
         }
     }
 
@@ -538,10 +557,13 @@ impl VenoRules for VenoDbRules {
     }
 
     fn observe_ack(&mut self, ack: &AckEvent<'_>) {
-        // The ACK's arrival in integer nanoseconds, once: the bandwidth
-        // sample's interval and every send time below are integer
-        // subtractions from it.
-        let now_nanos = self.estimator.nanos_of(ack.now);
+        // Times in integer nanoseconds on the clock of the packets'
+        // `sent_nanos` (the host's): the ACK's arrival, for the bandwidth
+        // sample's interval, and every send time below, without a
+        // subtraction of instants. The skeleton hands over no empty ACK.
+        let Some(now_nanos) = ack.now_nanos() else {
+            return;
+        };
         if let Some(rate) = self.sampler.on_ack_rate(now_nanos, ack.summary.acked_bytes) {
             self.bwe.update_usable(rate);
         }
@@ -550,10 +572,9 @@ impl VenoRules for VenoDbRules {
         for packet in ack.acked {
             if let Some(received) = packet.receive_time {
                 stamped = true;
-                let sent_nanos = self.estimator.sent_nanos(packet, ack.now, now_nanos);
                 let delay = self.estimator.on_peer_stamp(
                     packet.pkt_num,
-                    sent_nanos,
+                    i128::from(packet.sent_nanos),
                     received,
                     packet.clock_epoch,
                     packet.rtt,
@@ -568,18 +589,7 @@ impl VenoRules for VenoDbRules {
             self.stamps_this_round = true;
             self.source = DelaySource::ReceiveTimestamps;
         } else if !self.prefer_stamps {
-            // ACK arrival spacing: the largest packet newly acknowledged,
-            // "received" when the ACK left the peer.
-            if let Some(packet) = ack.acked.iter().max_by_key(|p| p.pkt_num) {
-                let held = ack.ack_delay.min(packet.rtt);
-                let left_peer = packet
-                    .time_acked
-                    .checked_sub(held)
-                    .unwrap_or(packet.time_acked);
-                let received = TimedStamp::Local(self.estimator.nanos_of(left_peer));
-                self.source = DelaySource::AckArrival;
-                self.feed(packet, received, ack.now, now_nanos);
-            }
+            self.observe_ack_arrival(ack);
         }
     }
 

@@ -221,53 +221,9 @@ impl BandwidthSampler {
     }
 }
 
-/// [`BandwidthSampler`] with no shortest window and a zero RTT, which is
-/// what Vegas-W's per-ACK samples are (003_5b3b63821b3b4570.txt, eq. 2):
-/// every ACK that arrives later than the previous sample's closes a window,
-/// ACKs at the same instant (or stamped earlier) are merged into the next
-/// sample, and the first ACK only opens a window. It never asks where a
-/// window ends, which the general sampler does on every ACK.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PerAckInstantSampler {
-    window_start: Option<Instant>,
-    bytes_in_window: u64,
-}
-
-impl PerAckInstantSampler {
-    /// An ACK acknowledging `acked_bytes` arrived at `now`. Returns the
-    /// sample of the window this ACK closes, if any.
-    #[inline(always)]
-    pub fn on_ack(&mut self, now: Instant, acked_bytes: usize) -> Option<BandwidthSample> {
-        let Some(start) = self.window_start else {
-            self.window_start = Some(now);
-            return None;
-        };
-        self.bytes_in_window = self
-            .bytes_in_window
-            .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
-        // None or zero when `now` is not later than `start`: one
-        // subtraction of instants answers both.
-        let interval = now
-            .checked_duration_since(start)
-            .filter(|interval| !interval.is_zero())?;
-        let sample = BandwidthSample {
-            bytes: self.bytes_in_window,
-            interval,
-        };
-        self.window_start = Some(now);
-        self.bytes_in_window = 0;
-        Some(sample)
-    }
-
-    /// Forgets the open window; the next ACK opens a new one.
-    pub fn reset(&mut self) {
-        self.window_start = None;
-        self.bytes_in_window = 0;
-    }
-}
-
 /// [`BandwidthSampler`] with no shortest window, on a clock the caller keeps
-/// in integer nanoseconds: VenoDB's per-ACK samples. Every ACK that arrives
+/// in integer nanoseconds: the per-ACK samples of Vegas-W
+/// (003_5b3b63821b3b4570.txt, eq. 2) and VenoDB. Every ACK that arrives
 /// later than the previous sample's closes a window; ACKs at the same instant
 /// (or stamped earlier) are merged into the next sample, and the first ACK
 /// only opens a window, exactly as [`BandwidthSampler`] with a zero
@@ -276,7 +232,7 @@ impl PerAckInstantSampler {
 /// subtraction of instants per ACK.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PerAckSampler {
-    window_start_nanos: Option<i128>,
+    window_start_nanos: Option<i64>,
     bytes_in_window: u64,
 }
 
@@ -284,7 +240,8 @@ impl PerAckSampler {
     /// An ACK acknowledging `acked_bytes` arrived at `now_nanos` on the
     /// caller's clock. Returns the sample of the window this ACK closes, if
     /// any.
-    pub fn on_ack(&mut self, now_nanos: i128, acked_bytes: usize) -> Option<BandwidthSample> {
+    #[inline]
+    pub fn on_ack(&mut self, now_nanos: i64, acked_bytes: usize) -> Option<BandwidthSample> {
         let Some(start) = self.window_start_nanos else {
             self.window_start_nanos = Some(now_nanos);
             return None;
@@ -297,7 +254,7 @@ impl PerAckSampler {
         }
         let sample = BandwidthSample {
             bytes: self.bytes_in_window,
-            interval: duration_of_nanos(now_nanos - start),
+            interval: Duration::from_nanos(now_nanos.abs_diff(start)),
         };
         self.window_start_nanos = Some(now_nanos);
         self.bytes_in_window = 0;
@@ -306,11 +263,17 @@ impl PerAckSampler {
 }
 
 impl PerAckSampler {
+    /// Forgets the open window; the next ACK opens a new one.
+    pub fn reset(&mut self) {
+        self.window_start_nanos = None;
+        self.bytes_in_window = 0;
+    }
+
     /// [`Self::on_ack`]'s sample as its rate, [`BandwidthSample::bytes_per_sec`],
     /// without making a `Duration` of an interval shorter than a second (the
     /// rate is the same to the bit: see [`secs_of_nanos`]).
     #[inline]
-    pub fn on_ack_rate(&mut self, now_nanos: i128, acked_bytes: usize) -> Option<f64> {
+    pub fn on_ack_rate(&mut self, now_nanos: i64, acked_bytes: usize) -> Option<f64> {
         let Some(start) = self.window_start_nanos else {
             self.window_start_nanos = Some(now_nanos);
             return None;
@@ -325,19 +288,19 @@ impl PerAckSampler {
         self.window_start_nanos = Some(now_nanos);
         self.bytes_in_window = 0;
         // The interval is positive, so this is a rate.
-        Some(rate_of_secs(bytes, secs_of_nanos(now_nanos - start)).unwrap_or(0.0))
+        Some(rate_of_secs(bytes, secs_of_nanos(now_nanos.abs_diff(start))).unwrap_or(0.0))
     }
 }
 
-/// A positive number of nanoseconds in seconds, as the `Duration` of them
-/// gives it (`Duration::as_secs_f64`, `secs + nanos / 1e9`). Below a second
-/// that is `0.0 + nanos / 1e9`, which is `nanos / 1e9` exactly, with no
-/// `Duration` made.
+/// A number of nanoseconds in seconds, as the `Duration` of them gives it
+/// (`Duration::as_secs_f64`, `secs + nanos / 1e9`). Below a second that is
+/// `0.0 + nanos / 1e9`, which is `nanos / 1e9` exactly, with no `Duration`
+/// made.
 #[inline(always)]
-fn secs_of_nanos(nanos: i128) -> f64 {
+fn secs_of_nanos(nanos: u64) -> f64 {
     match u32::try_from(nanos) {
         Ok(below) if below < 1_000_000_000 => f64::from(below) / 1e9,
-        _ => duration_of_nanos(nanos).as_secs_f64(),
+        _ => Duration::from_nanos(nanos).as_secs_f64(),
     }
 }
 
@@ -349,19 +312,6 @@ fn secs_of(interval: Duration) -> f64 {
         f64::from(interval.subsec_nanos()) / 1e9
     } else {
         interval.as_secs_f64()
-    }
-}
-
-/// A positive number of nanoseconds as a `Duration` (saturating).
-fn duration_of_nanos(nanos: i128) -> Duration {
-    match u64::try_from(nanos) {
-        Ok(nanos) => Duration::from_nanos(nanos),
-        // Over 584 years: only from instants far apart.
-        Err(_) => {
-            let secs = u64::try_from(nanos / 1_000_000_000).unwrap_or(u64::MAX);
-            // The remainder of a positive number is in 0..1e9.
-            Duration::new(secs, (nanos % 1_000_000_000) as u32)
-        }
     }
 }
 
@@ -745,10 +695,9 @@ mod tests {
         for (i, t) in times.into_iter().enumerate() {
             let bytes = 1000 + 100 * i;
             let expected = instants.on_ack(t0 + ms(t), bytes, Duration::ZERO);
-            let got = nanos.on_ack(i128::from(t) * 1_000_000, bytes);
+            let got = nanos.on_ack(t as i64 * 1_000_000, bytes);
             assert_eq!(got, expected, "ACK {i} at {t} ms");
         }
-        assert_eq!(duration_of_nanos(i128::MAX).as_secs(), u64::MAX);
     }
 
     #[test]
@@ -760,14 +709,12 @@ mod tests {
             10, 10, 12, 11, 30, 30, 31, 1_500, 1_499, 3_700, 3_700, 3_701,
         ];
         let mut general = BandwidthSampler::new(Duration::ZERO);
-        let mut instants = PerAckInstantSampler::default();
         let mut nanos = PerAckSampler::default();
         let mut rates = PerAckSampler::default();
         for (i, t) in times.into_iter().enumerate() {
             let bytes = 1000 + 100 * i;
             let expected = general.on_ack(t0 + ms(t), bytes, Duration::ZERO);
-            assert_eq!(instants.on_ack(t0 + ms(t), bytes), expected, "ACK {i}");
-            let at_nanos = i128::from(t) * 1_000_000 + 7;
+            let at_nanos = t as i64 * 1_000_000 + 7;
             assert_eq!(nanos.on_ack(at_nanos, bytes), expected, "ACK {i}");
             let rate = rates.on_ack_rate(at_nanos, bytes);
             assert_eq!(
@@ -777,11 +724,11 @@ mod tests {
             );
         }
         general.reset();
-        instants.reset();
+        nanos.reset();
         for t in [5, 6] {
             let expected = general.on_ack(t0 + ms(t), 10, Duration::ZERO);
             assert_eq!(
-                instants.on_ack(t0 + ms(t), 10),
+                nanos.on_ack(t as i64 * 1_000_000, 10),
                 expected,
                 "after reset, {t} ms"
             );
@@ -804,7 +751,7 @@ mod tests {
             let d = Duration::from_nanos(nanos);
             assert_eq!(secs_of(d).to_bits(), d.as_secs_f64().to_bits(), "{nanos}");
             assert_eq!(
-                secs_of_nanos(i128::from(nanos)).to_bits(),
+                secs_of_nanos(nanos).to_bits(),
                 d.as_secs_f64().to_bits(),
                 "{nanos}"
             );

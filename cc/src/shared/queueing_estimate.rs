@@ -73,7 +73,7 @@
 //! newly acknowledge a packet received after the frame's largest, and using
 //! that receive time would understate the ACK's trip.)
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::events::AckEvent;
 use crate::shared::peer_reports;
@@ -113,14 +113,6 @@ impl EstimatorConfig {
 /// any delay the host's clock judge believes).
 fn nanos(d: Duration) -> i64 {
     i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
-}
-
-/// `later − earlier` in signed nanoseconds, negative if `later` is earlier.
-fn nanos_since(later: Instant, earlier: Instant) -> i64 {
-    match later.checked_duration_since(earlier) {
-        Some(d) => nanos(d),
-        None => -nanos(earlier.saturating_duration_since(later)),
-    }
 }
 
 /// Nanoseconds of one of our own RTT samples (or a part of one), which
@@ -190,8 +182,6 @@ pub struct QueueingEstimator {
     config: EstimatorConfig,
     /// `config`'s drift rate as used ([`EstimatorConfig::drift_ppm`]).
     drift_ppm: f64,
-    /// Origin of our clock's side of the mixed-clock delays.
-    epoch: Option<Instant>,
     forward: DelayFloor,
     backward: DelayFloor,
     /// The peer's clock the floors are on.
@@ -216,7 +206,6 @@ impl QueueingEstimator {
         QueueingEstimator {
             config,
             drift_ppm: config.drift_ppm(),
-            epoch: None,
             forward: DelayFloor::new(),
             backward: DelayFloor::new(),
             clock_epoch: 0,
@@ -280,10 +269,12 @@ impl QueueingEstimator {
             forward.resize(ack.acked.len(), None);
             return None;
         }
-        let epoch = *self.epoch.get_or_insert(ack.now);
-        // Our clock since the epoch, once for the ACK (an `Instant`
-        // subtraction costs some 40 instructions).
-        let now = nanos_since(ack.now, epoch);
+        // Our clock is the host's send clock of the packets' `sent_nanos`:
+        // the ACK's arrival is a packet's send time plus its RTT sample,
+        // without a subtraction of instants (some 50 instructions). Only
+        // differences of these times are taken (the floors remove the
+        // clocks' offsets), so any fixed origin gives the same estimates.
+        let now = ack.now_nanos()?;
         let drift_ppm = self.drift_ppm;
 
         // Backward: ACK arrival − (receive time of the largest acknowledged +
@@ -321,16 +312,7 @@ impl QueueingEstimator {
             min_rtt = min_rtt.min(rtt);
             let qt_forward = match packet.receive_time {
                 Some(received) if self.on_clock(packet.clock_epoch) => {
-                    // When we sent it, on our clock since the epoch: a
-                    // packet this ACK acknowledged was sent its RTT
-                    // (`time_acked − time_sent`, exact in nanoseconds)
-                    // before the ACK arrived.
-                    let sent = if packet.time_acked == ack.now {
-                        now.saturating_sub_unsigned(rtt)
-                    } else {
-                        nanos_since(packet.time_sent, epoch)
-                    };
-                    let delay = nanos(received).saturating_sub(sent);
+                    let delay = nanos(received).saturating_sub(packet.sent_nanos);
                     Some(self.forward.offer_nanos(now, delay, drift_ppm))
                 }
                 _ => None,
@@ -383,6 +365,7 @@ impl QueueingEstimator {
 mod tests {
     use super::*;
     use crate::events::{AckedPacket, RttSnapshot};
+    use std::time::Instant;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
@@ -676,9 +659,10 @@ mod tests {
     fn send_times_from_the_rtt_and_from_the_instant_agree() {
         // Without drift the forward queueing is exactly (R - S) - (R0 - S0)
         // in nanoseconds. One ACK holds a packet it acknowledges itself
-        // (time_acked = now: S is read back from its RTT) and one whose
-        // RTT was measured at an earlier instant (S is taken from
-        // time_sent): both must give the exact value computed here.
+        // (time_acked = now: the ACK's arrival is its send time plus its
+        // RTT) and, first, one whose RTT was measured at an earlier
+        // instant (the arrival is converted from the instant): both must
+        // give the exact value computed here.
         let t0 = Instant::now();
         let mut est = QueueingEstimator::new(EstimatorConfig {
             clock_drift_ppm: 0.0,

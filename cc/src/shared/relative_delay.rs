@@ -67,14 +67,13 @@
 //! `Instant`s costs tens of instructions. So the estimator keeps its times
 //! as integer nanoseconds on one clock of its own ([`SenderClock`]): each
 //! instant is converted once, and every interval after that is an integer
-//! subtraction. A caller that knows a packet's send time on that clock more
-//! cheaply (from the packet's RTT sample, [`RelativeDelayEstimator::sent_nanos`])
-//! offers it as a [`TimedPacket`]. Integer nanoseconds are exact, so `D` is
-//! the same either way.
+//! subtraction. A caller that has the times in nanoseconds on a clock of its
+//! own (VenoDB: each packet's `AckedPacket::sent_nanos`, on the host's send
+//! clock) offers them as a [`TimedPacket`]; only differences of times are
+//! taken, and integer nanoseconds are exact, so `D` is the same either way.
 
 use std::time::{Duration, Instant};
 
-use crate::events::AckedPacket;
 use crate::shared::peer_reports::{self, DelaySample};
 
 /// The default slack of the plausibility bounds: the rule's own.
@@ -131,8 +130,9 @@ pub struct StampedPacket {
     pub rtt: Duration,
 }
 
-/// A [`StampedPacket`] whose times are integer nanoseconds on the
-/// estimator's clock ([`RelativeDelayEstimator::nanos_of`]).
+/// A [`StampedPacket`] whose times are integer nanoseconds on one clock:
+/// the estimator's ([`RelativeDelayEstimator::nanos_of`]) or the caller's
+/// (VenoDB: the host's send clock), the same for every packet offered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimedPacket {
     pub pkt_num: u64,
@@ -209,6 +209,30 @@ pub struct RelativeDelaySample {
     pub delay_change_nanos: Option<i64>,
 }
 
+/// The most recent `D` as kept: `ΔD` is taken when asked for
+/// ([`RelativeDelayEstimator::latest`]), not on every stamp (VenoDB, on
+/// every stamped packet, reads only `D`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LatestDelay {
+    pkt_num: u64,
+    delay_nanos: i64,
+    /// `D_{n−1}`, when packet `n−1` gave one.
+    previous_nanos: Option<i64>,
+}
+
+impl LatestDelay {
+    #[inline(always)]
+    fn sample(&self) -> RelativeDelaySample {
+        RelativeDelaySample {
+            pkt_num: self.pkt_num,
+            delay_nanos: self.delay_nanos,
+            delay_change_nanos: self
+                .previous_nanos
+                .map(|previous| saturate(i128::from(self.delay_nanos) - i128::from(previous))),
+        }
+    }
+}
+
 /// Why a stamp became the reference without giving a `D`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AnchorReason {
@@ -251,7 +275,7 @@ pub struct RelativeDelayEstimator {
     reference: Option<Reference>,
     /// `D` of the reference packet, if it gave one.
     reference_delay: Option<i64>,
-    latest: Option<RelativeDelaySample>,
+    latest: Option<LatestDelay>,
     delays: u64,
     rejected: u64,
 }
@@ -280,20 +304,6 @@ impl RelativeDelayEstimator {
     /// [`TimedPacket`]s.
     pub fn nanos_of(&mut self, t: Instant) -> i128 {
         self.clock.nanos(t)
-    }
-
-    /// `S_n` of `packet` on the estimator's clock, for an ACK that arrived
-    /// at `now`, `now_nanos` being `nanos_of(now)`. A packet acknowledged at
-    /// `now` whose RTT sample is not zero was sent exactly `rtt` before `now`
-    /// (`AckedPacket::rtt` is `time_acked − time_sent`, zero if that is
-    /// negative), which takes an integer subtraction instead of one of
-    /// instants; any other packet's send time is converted.
-    pub fn sent_nanos(&mut self, packet: &AckedPacket, now: Instant, now_nanos: i128) -> i128 {
-        if packet.time_acked == now && !packet.rtt.is_zero() {
-            now_nanos - peer_reports::nanos(packet.rtt)
-        } else {
-            self.nanos_of(packet.time_sent)
-        }
     }
 
     /// Offers one stamped packet.
@@ -432,18 +442,16 @@ impl RelativeDelayEstimator {
     #[inline(always)]
     fn take_delay(&mut self, stamp: Reference, delay: i128) -> RelativeDelaySample {
         let delay_nanos = saturate(delay);
-        let sample = RelativeDelaySample {
+        let latest = LatestDelay {
             pkt_num: stamp.pkt_num,
             delay_nanos,
-            delay_change_nanos: self
-                .reference_delay
-                .map(|previous| saturate(i128::from(delay_nanos) - i128::from(previous))),
+            previous_nanos: self.reference_delay,
         };
         self.reference = Some(stamp);
         self.reference_delay = Some(delay_nanos);
-        self.latest = Some(sample);
+        self.latest = Some(latest);
         self.delays = self.delays.saturating_add(1);
-        sample
+        latest.sample()
     }
 
     fn anchor(&mut self, stamp: Reference, reason: AnchorReason) -> Outcome {
@@ -462,7 +470,7 @@ impl RelativeDelayEstimator {
 
     /// The most recent `D` (and `ΔD`).
     pub fn latest(&self) -> Option<RelativeDelaySample> {
-        self.latest
+        self.latest.map(|latest| latest.sample())
     }
 
     /// How many stamps gave a `D`.
@@ -533,6 +541,7 @@ fn saturate(v: i128) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::AckedPacket;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
@@ -758,7 +767,7 @@ mod tests {
     #[test]
     fn timed_packets_give_the_delays_of_instants() {
         // The same stamps offered as instants and as nanoseconds, the send
-        // times taken from the packets' RTTs where they are exact: the same
+        // times the packets' own (`AckedPacket::sent_nanos`): the same
         // outcomes, rejections included.
         let t0 = Instant::now() + ms(10_000);
         let mut by_instants = RelativeDelayEstimator::default();
@@ -792,14 +801,9 @@ mod tests {
                 received: stamp,
                 rtt: packet.rtt,
             });
-            let now = packet.time_acked;
-            let now_nanos = by_nanos.nanos_of(now);
-            let sent_nanos = by_nanos.sent_nanos(&packet, now, now_nanos);
-            assert_eq!(
-                sent_nanos,
-                by_nanos.nanos_of(packet.time_sent),
-                "packet {n}"
-            );
+            // On the packets' own clock, whose origin is not the
+            // estimator's: only differences count.
+            let sent_nanos = i128::from(packet.sent_nanos);
             let got = by_nanos.on_timed_packet(TimedPacket {
                 pkt_num: n,
                 sent_nanos,
@@ -810,8 +814,6 @@ mod tests {
                 rtt: packet.rtt,
             });
             assert_eq!(got, expected, "packet {n}");
-            let now_nanos = by_peer_stamps.nanos_of(now);
-            let sent_nanos = by_peer_stamps.sent_nanos(&packet, now, now_nanos);
             let delay =
                 by_peer_stamps.on_peer_stamp(n, sent_nanos, ms(received), clock_epoch, packet.rtt);
             let expected_delay = match expected {
