@@ -242,31 +242,11 @@ impl PerAckSampler {
     /// any.
     #[inline]
     pub fn on_ack(&mut self, now_nanos: i64, acked_bytes: usize) -> Option<BandwidthSample> {
-        let Some(start) = self.window_start_nanos else {
-            self.window_start_nanos = Some(now_nanos);
-            return None;
-        };
-        self.bytes_in_window = self
-            .bytes_in_window
-            .saturating_add(u64::try_from(acked_bytes).unwrap_or(u64::MAX));
-        if now_nanos <= start {
-            return None;
-        }
-        let sample = BandwidthSample {
-            bytes: self.bytes_in_window,
-            interval: Duration::from_nanos(now_nanos.abs_diff(start)),
-        };
-        self.window_start_nanos = Some(now_nanos);
-        self.bytes_in_window = 0;
-        Some(sample)
-    }
-}
-
-impl PerAckSampler {
-    /// Forgets the open window; the next ACK opens a new one.
-    pub fn reset(&mut self) {
-        self.window_start_nanos = None;
-        self.bytes_in_window = 0;
+        let (bytes, nanos) = self.close_window(now_nanos, acked_bytes)?;
+        Some(BandwidthSample {
+            bytes,
+            interval: Duration::from_nanos(nanos),
+        })
     }
 
     /// [`Self::on_ack`]'s sample as its rate, [`BandwidthSample::bytes_per_sec`],
@@ -274,6 +254,22 @@ impl PerAckSampler {
     /// rate is the same to the bit: see [`secs_of_nanos`]).
     #[inline]
     pub fn on_ack_rate(&mut self, now_nanos: i64, acked_bytes: usize) -> Option<f64> {
+        let (bytes, nanos) = self.close_window(now_nanos, acked_bytes)?;
+        // The interval is positive, so this is a rate.
+        Some(rate_of_secs(bytes, secs_of_nanos(nanos)).unwrap_or(0.0))
+    }
+
+    /// Forgets the open window; the next ACK opens a new one.
+    pub fn reset(&mut self) {
+        self.window_start_nanos = None;
+        self.bytes_in_window = 0;
+    }
+
+    /// Adds the ACK's bytes to the open window and closes it when the ACK
+    /// came later than the window's start: the window's bytes and its
+    /// length in nanoseconds (positive). The first ACK only opens a window.
+    #[inline(always)]
+    fn close_window(&mut self, now_nanos: i64, acked_bytes: usize) -> Option<(u64, u64)> {
         let Some(start) = self.window_start_nanos else {
             self.window_start_nanos = Some(now_nanos);
             return None;
@@ -287,8 +283,7 @@ impl PerAckSampler {
         let bytes = self.bytes_in_window;
         self.window_start_nanos = Some(now_nanos);
         self.bytes_in_window = 0;
-        // The interval is positive, so this is a rate.
-        Some(rate_of_secs(bytes, secs_of_nanos(now_nanos.abs_diff(start))).unwrap_or(0.0))
+        Some((bytes, now_nanos.abs_diff(start)))
     }
 }
 
