@@ -414,9 +414,9 @@ pub const PARAMS: &[ParamInfo] = &[
         kind: ON_OFF,
         description: "on: no ACK-train capacity before four steps inside the sender's trains \
                       showed the ACKs' spacing, nor ever after more than a quarter of such steps \
-                      arrived bunched (less than 1/8 of the usual gap per byte after the ACK \
-                      before: a TDMA return link's frames, a host reading ACKs late); off: the \
-                      capacity whatever the ACKs' spacing",
+                      arrived bunched (less than 1 ns per byte after the ACK before: a TDMA \
+                      return link's frames, a host reading ACKs late; FIFO return jitter from \
+                      about 2 ms bunches them too); off: the capacity whatever the ACKs' spacing",
     },
     ParamInfo {
         name: "ack_train_first_sum_cap",
