@@ -382,6 +382,16 @@ pub const PARAMS: &[ParamInfo] = &[
                       paced in pairs, gives four or five)",
     },
     ParamInfo {
+        name: "pair_gap_from_capacity",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: once a capacity is known, a pair is back to back when its send gap is \
+                      at most half the capacity's serialisation time of the packet; off: half \
+                      the pair's own spacing at the receiver (delay jitter comparable to that \
+                      spacing then biases the median low: 80 of 98 Mbit/s at 100 Mbit/s with \
+                      0.1 ms of jitter)",
+    },
+    ParamInfo {
         name: "ack_train_capacity",
         default: 0.0,
         kind: ON_OFF,
@@ -608,6 +618,15 @@ pub const PARAMS: &[ParamInfo] = &[
                       (doubled for each such probe in a row)",
     },
     ParamInfo {
+        name: "probe_short_window",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a queue above the aim for two rounds while the window is below \
+                      capacity x BaseRTT (it cannot have queued anything) starts a path probe \
+                      too; off: only a queue more than beta beyond the window's excess (a \
+                      longer path by between aim and beta packets of delay is never probed)",
+    },
+    ParamInfo {
         name: "startup_pacing_gain",
         default: 2.0,
         kind: GAIN,
@@ -675,6 +694,7 @@ mod keys {
     pub const LOSS_QUEUE_SAMPLES: Key<u64> = Key::in_table(PARAMS, "loss_queue_samples");
     pub const CAPACITY_PAIRS: Key<u64> = Key::in_table(PARAMS, "capacity_pairs");
     pub const MIN_PAIRS: Key<u64> = Key::in_table(PARAMS, "min_pairs");
+    pub const PAIR_GAP_FROM_CAPACITY: Key<OnOff> = Key::in_table(PARAMS, "pair_gap_from_capacity");
     pub const ACK_TRAIN_CAPACITY: Key<OnOff> = Key::in_table(PARAMS, "ack_train_capacity");
     pub const ACK_TRAIN_UNBIASED: Key<OnOff> = Key::in_table(PARAMS, "ack_train_unbiased");
     pub const ACK_TRAIN_PACKETS: Key<u64> = Key::in_table(PARAMS, "ack_train_packets");
@@ -705,6 +725,7 @@ mod keys {
     pub const SHALLOW_BUFFER_PACKETS: Key<f64> = Key::in_table(PARAMS, "shallow_buffer_packets");
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
     pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
+    pub const PROBE_SHORT_WINDOW: Key<OnOff> = Key::in_table(PARAMS, "probe_short_window");
     pub const STARTUP_PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "startup_pacing_gain");
     pub const STARTUP_PACING_CAP: Key<f64> = Key::in_table(PARAMS, "startup_pacing_cap");
     pub const PACING_CAP: Key<f64> = Key::in_table(PARAMS, "pacing_cap");
@@ -760,6 +781,7 @@ struct Config {
     own_loss_drains: bool,
     loss_queue_samples: usize,
     capacity_pairs: usize,
+    pair_gap_from_capacity: bool,
     min_pairs: usize,
     ack_train_capacity: bool,
     ack_train_unbiased: bool,
@@ -787,6 +809,7 @@ struct Config {
     shallow_buffer_packets: f64,
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
+    probe_short_window: bool,
     startup_pacing_cap: f64,
     pacing_cap: f64,
     expected_rate_floor: bool,
@@ -813,6 +836,7 @@ impl Config {
             own_loss_drains: p.value(keys::OWN_LOSS_DRAINS).is_on(),
             loss_queue_samples: p.value(keys::LOSS_QUEUE_SAMPLES) as usize,
             capacity_pairs: p.value(keys::CAPACITY_PAIRS) as usize,
+            pair_gap_from_capacity: p.value(keys::PAIR_GAP_FROM_CAPACITY).is_on(),
             min_pairs: p.value(keys::MIN_PAIRS) as usize,
             ack_train_capacity: p.value(keys::ACK_TRAIN_CAPACITY).is_on(),
             ack_train_unbiased: p.value(keys::ACK_TRAIN_UNBIASED).is_on(),
@@ -839,6 +863,7 @@ impl Config {
             shallow_buffer_packets: p.value(keys::SHALLOW_BUFFER_PACKETS),
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
+            probe_short_window: p.value(keys::PROBE_SHORT_WINDOW).is_on(),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
             pacing_cap: p.value(keys::PACING_CAP),
             expected_rate_floor: p.value(keys::EXPECTED_RATE_FLOOR).is_on(),
@@ -1067,7 +1092,8 @@ impl SatRules {
             phase: Phase::Startup,
             forward: ForwardQueue::new(0),
             recent_forward: RecentDelays::new(config.loss_queue_samples),
-            pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs),
+            pairs: PacketPairEstimator::new(config.capacity_pairs, config.min_pairs)
+                .with_gap_from_capacity(config.pair_gap_from_capacity),
             ack_train: AckTrainEstimator::with_rule(
                 config.capacity_pairs,
                 config.min_pairs,
@@ -1099,6 +1125,7 @@ impl SatRules {
                 trigger_packets: config.beta,
                 response_fraction: config.probe_response_fraction,
                 backoff_rounds: config.probe_backoff_rounds,
+                short_window_trigger: config.probe_short_window,
             }),
             rounds_ended: 0,
             grace_opened: None,

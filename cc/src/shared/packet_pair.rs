@@ -73,6 +73,12 @@ pub struct PacketPairEstimator {
     window: usize,
     min_pairs: usize,
     samples: u64,
+    /// Judge "back to back" against the capacity's own serialisation time
+    /// once there is a capacity (see [`PacketPairEstimator::with_gap_from_capacity`]).
+    gap_from_capacity: bool,
+    /// Half the serialisation time of a byte at `capacity`, in nanoseconds:
+    /// a send gap up to `size ×` this is back to back.
+    half_nanos_per_byte: Option<f64>,
 }
 
 /// The median of values in ascending order.
@@ -101,7 +107,23 @@ impl PacketPairEstimator {
             window,
             min_pairs: min_pairs.clamp(1, window),
             samples: 0,
+            gap_from_capacity: false,
+            half_nanos_per_byte: None,
         }
+    }
+
+    /// Once a capacity is known, a pair is back to back when its send gap
+    /// is at most half the time the capacity takes to serialise the second
+    /// packet, not half the pair's own spacing at the receiver. Judged by
+    /// its own spacing, a pair whose spacing jitter widened passes more
+    /// often than one whose jitter narrowed, and the median reads low: on
+    /// a 100 Mbit/s link (110 µs a packet) with the simulator's 0.1 ms of
+    /// delay jitter, 80.6 Mbit/s of 98 (LEO matrix, seed 5). The
+    /// capacity's serialisation time does not depend on the pair's jitter.
+    /// Until the first capacity, the pair's own spacing decides.
+    pub fn with_gap_from_capacity(mut self, on: bool) -> Self {
+        self.gap_from_capacity = on;
+        self
     }
 
     /// One newly acknowledged packet, in ascending packet-number order.
@@ -140,14 +162,18 @@ impl PacketPairEstimator {
         if spacing.is_zero() {
             return None;
         }
+        let largest_gap = match self.half_nanos_per_byte {
+            Some(per_byte) => Duration::from_nanos((packet.size as f64 * per_byte) as u64),
+            None => spacing / BACK_TO_BACK_DIVISOR,
+        };
         // The send gap `current − previous` must be neither negative nor
-        // above `spacing / 2`, asked as `previous + spacing / 2 < current`:
+        // above `largest_gap`, asked as `previous + largest_gap < current`:
         // the same verdict (instants are exact), and adding a duration to an
         // instant costs about half of subtracting two instants.
         if current.time_sent < previous.time_sent
             || previous
                 .time_sent
-                .checked_add(spacing / BACK_TO_BACK_DIVISOR)
+                .checked_add(largest_gap)
                 .is_some_and(|latest| current.time_sent > latest)
         {
             // Sent out of order, or spaced by the sender: the spacing is
@@ -193,6 +219,11 @@ impl PacketPairEstimator {
         } else {
             median_of_sorted(&self.sorted)
         };
+        if self.gap_from_capacity {
+            self.half_nanos_per_byte = self
+                .capacity
+                .map(|c| 1e9 / (f64::from(BACK_TO_BACK_DIVISOR) * c));
+        }
         Some(rate)
     }
 
@@ -213,6 +244,7 @@ impl PacketPairEstimator {
         self.recent.clear();
         self.sorted.clear();
         self.capacity = None;
+        self.half_nanos_per_byte = None;
     }
 }
 
