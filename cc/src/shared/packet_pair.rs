@@ -272,6 +272,45 @@ mod tests {
         assert_eq!(e.capacity(), Some(rate));
     }
 
+    /// Pairs over a link of 100 µs a packet whose delay jitter makes the
+    /// spacing at the receiver 60, 100 and 160 µs in turn: three sent at
+    /// once (every rule admits them: the first capacity, after
+    /// `min_pairs` = 3), then twelve sent 35 µs apart. Returns the
+    /// estimator's capacity over its window of 9.
+    fn jittered_pairs(gap_from_capacity: bool) -> Option<f64> {
+        let t0 = Instant::now();
+        let mut e = PacketPairEstimator::new(9, 3).with_gap_from_capacity(gap_from_capacity);
+        let (mut sent, mut received) = (0u64, 1000u64);
+        e.on_packet(&packet(t0, 0, sent, Some(received), 1375), 675);
+        for n in 1..=15u64 {
+            sent += if n <= 3 { 0 } else { 35 };
+            received += [60, 100, 160][(n as usize - 1) % 3];
+            e.on_packet(&packet(t0, n, sent, Some(received), 1375), 675);
+        }
+        e.capacity()
+    }
+
+    #[test]
+    fn jitter_of_a_packet_time_biases_pairs_judged_by_their_own_spacing() {
+        // The reference: 1375 bytes in 100 µs. Half the capacity's time (50
+        // µs) admits every pair sent 35 µs apart; the last nine are three
+        // of each spacing, whose median is 100 µs.
+        let truth = 1375.0 / 100e-6;
+        let judged_by_capacity = jittered_pairs(true).unwrap();
+        assert!(
+            (judged_by_capacity / truth - 1.0).abs() < 1e-9,
+            "{judged_by_capacity}"
+        );
+        // By its own spacing a 60 µs pair (half: 30 µs, less than the 35 µs
+        // gap) is refused: the last nine admitted are the third start-up
+        // pair (160 µs) and four each of 100 and 160 µs, median 160 µs.
+        let judged_by_spacing = jittered_pairs(false).unwrap();
+        assert!(
+            (judged_by_spacing - 1375.0 / 160e-6).abs() < 1e-6,
+            "{judged_by_spacing}"
+        );
+    }
+
     #[test]
     fn stamps_on_two_clocks_of_the_peer_are_no_pair() {
         let t0 = Instant::now();

@@ -416,6 +416,40 @@ mod tests {
     }
 
     #[test]
+    fn a_window_below_the_path_probes_a_queue_above_the_aim() {
+        // The path 1 ms longer: 10 packets at C (1250-byte packets), not
+        // more than the trigger; the window 280 packets against a path of
+        // 320, so none of it is the window's. Two such rounds probe.
+        let short = |p: &mut PathProbe| p.on_round(&round(0.95, 280.0));
+        let mut p = PathProbe::new(CONFIG);
+        assert_eq!(short(&mut p), ProbeAction::None);
+        // Drains the aim (own is zero; the queue, 9.5 packets, is more).
+        assert_eq!(short(&mut p), ProbeAction::Drain(7.5));
+        // Switched off: never, however long it stands.
+        let mut off = PathProbe::new(PathProbeConfig {
+            short_window_trigger: false,
+            ..CONFIG
+        });
+        for _ in 0..10 {
+            assert_eq!(short(&mut off), ProbeAction::None);
+        }
+        // A queue at the aim (7.5 packets: 0.75 ms) is the aim's, not a
+        // longer path's; a window above the path explains what it queued.
+        let mut at_aim = PathProbe::new(CONFIG);
+        let mut above_path = PathProbe::new(CONFIG);
+        for _ in 0..10 {
+            assert_eq!(at_aim.on_round(&round(0.75, 280.0)), ProbeAction::None);
+            assert_eq!(above_path.on_round(&round(0.95, 325.0)), ProbeAction::None);
+        }
+        // A round in between without the queue starts the count again.
+        let mut broken = PathProbe::new(CONFIG);
+        assert_eq!(short(&mut broken), ProbeAction::None);
+        assert_eq!(broken.on_round(&round(0.5, 280.0)), ProbeAction::None);
+        assert_eq!(short(&mut broken), ProbeAction::None);
+        assert!(matches!(short(&mut broken), ProbeAction::Drain(_)));
+    }
+
+    #[test]
     fn a_fall_of_half_the_drained_queue_is_ours() {
         // 6 packets (0.6 ms) standing with the trigger at 5: all 6 are
         // drained, so half of it is 0.3 ms: a fall of 0.31 ms is ours, of

@@ -6,6 +6,10 @@
 //!   32 ms) with 0.5 % random loss is learnt within a second
 //!   (`path_probe=off`: the step's queue-like delay and the losses meeting
 //!   it cut the window for seconds);
+//! - two +0.5 ms steps of the same path, without receive timestamps, cost
+//!   nothing (`probe_short_window=off`: the path is longer by more than
+//!   the aim but less than beta, nothing probes it, and the window shrinks
+//!   to aim × RTT / added delay for good);
 //! - a CUBIC flow filling a one-BDP GEO buffer does not starve vegas-sat
 //!   (`path_probe=off`: the queue is never vegas-sat's, and it yields until
 //!   almost nothing is left).
@@ -78,6 +82,27 @@ fn a_five_ms_step_of_the_path_is_learnt_within_a_second() {
     assert!(with_probe >= 0.9, "{with_probe:.3} of the rate before");
     let without = rate_after_step(&["path_probe=off"]);
     assert!(without < 0.8, "{without:.3} of the rate before");
+}
+
+/// The download's rate from 15 s to 20 s (the path 1 ms longer since
+/// 12.5 s) against its rate from 7 s to 10 s, the client without receive
+/// timestamps.
+fn rate_after_small_steps(params: &[&str]) -> f64 {
+    let run = run(
+        "robust-leo-small-steps",
+        1,
+        params,
+        &["flows.download.receive_timestamps=false"],
+    );
+    goodput(&run, "download", 15.0, 20.0) / goodput(&run, "download", 7.0, 10.0)
+}
+
+#[test]
+fn small_steps_of_the_path_between_aim_and_beta_are_learnt() {
+    let with = rate_after_small_steps(&[]);
+    assert!(with >= 0.97, "{with:.3} of the rate before");
+    let without = rate_after_small_steps(&["probe_short_window=off"]);
+    assert!(without < 0.9, "{without:.3} of the rate before");
 }
 
 /// vegas-sat's share of what both flows delivered from 30 s to 60 s beside
