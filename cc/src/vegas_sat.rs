@@ -14,14 +14,14 @@
 //! | mechanism | from | parameter |
 //! |---|---|---|
 //! | queue measured on the forward path only | RoVegas's forward queueing (002), with receive stamps instead of router support | `forward_delay` |
-//! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction` |
+//! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it; optionally (off) a pair is back to back when its send gap is under half the capacity's serialisation time, not half its own spacing (which lets delay jitter of a packet's time pick the widened pairs) | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction`, `pair_gap_from_capacity` (off) |
 //! | without receive stamps, capacity from the dispersion of ACK trains | Westwood's and BBR's delivery rate from ACK arrivals, kept only where the sender outran the bottleneck (judged by its own clock, so return-path jitter cancels: `shared/ack_train`'s `SpanRule`); trains of two ACKs' worth for a peer that thins its ACKs; the first estimate no higher than the busy steps' bytes over their summed ACK gaps, so a return link that releases ACKs in clumps is read at its clump rate, not inside a clump; no capacity at all once more than a quarter of the steps inside trains arrive bunched (a TDMA return link's frames) | `ack_train_capacity`, `ack_train_packets`, `ack_train_unbiased`, `ack_train_first_sum_cap`, `ack_train_bunch_guard`, `ack_train_clump_guard` (off), `max_train_packets` |
 //! | without receive stamps, the bottleneck queue a loss is judged by leaves out the queue our own pacing train put there; optionally (off by default) the RTT's queue leaves out the ACK delay the peer reported, and start-up jumps again (or resumes from avoidance) when the capacity reads 1.5× what it jumped or ended at | RFC 9002 section 5.3's RTT adjustment for ACK delay; ours: a first ACK-train estimate a thin return link held low is a lower bound | `queue_without_ack_delay`, `own_train_allowance`, `startup_resume_growth` |
 //! | scalable update towards a queue in the middle of `alpha..beta` | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)`, its α set inside Vegas's range | `scalable_update`, `fast_gain`, `aim_position` |
 //! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
-//! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds` |
+//! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`); a window below C × BaseRTT (but at least 3/4 of it: alone) that meets more than the aim's queue two rounds running asks too (a path longer by between aim and beta packets) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds`, `probe_short_window` |
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
 //! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
@@ -77,7 +77,9 @@
 //!     time, q never rebase_drain_fraction below those rounds' largest:
 //!                                   the delay is the path's: BaseRTT = RTT now
 //!     path probe (shared/path_probe): q × C more than beta packets beyond
-//!     max(0, cwnd − C × BaseRTT), or Diff > beta two rounds in a row:
+//!     max(0, cwnd − C × BaseRTT), or Diff > beta two rounds in a row, or
+//!     (probe_short_window) 3/4 × C × BaseRTT ≤ cwnd ≤ C × BaseRTT and
+//!     q × C > aim two rounds in a row:
 //!                                   cwnd −= D (own excess + aim, at most
 //!                                   the queue, at most cwnd/2); hold a round;
 //!         q fell < probe_response_fraction × D/C, or > 3 × D/C, in a
@@ -383,13 +385,14 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "pair_gap_from_capacity",
-        default: 0.0,
+        default: 1.0,
         kind: ON_OFF,
         description: "on: once a capacity is known, a pair is back to back when its send gap is \
-                      at most half the capacity's serialisation time of the packet; off: half \
-                      the pair's own spacing at the receiver (delay jitter comparable to that \
-                      spacing then biases the median low: 80 of 98 Mbit/s at 100 Mbit/s with \
-                      0.1 ms of jitter)",
+                      at most half the capacity's serialisation time of the packet; off (the \
+                      default): half the pair's own spacing at the receiver, which delay jitter \
+                      of a packet's time biases low (80 of 98 Mbit/s at 100 Mbit/s with 0.1 ms \
+                      of jitter); on, the capacity reads right but vegas-sat beside BBR2 in a \
+                      2-BDP buffer starved in 3 of 5 seeds (docs/satellite.md)",
     },
     ParamInfo {
         name: "ack_train_capacity",
@@ -622,9 +625,10 @@ pub const PARAMS: &[ParamInfo] = &[
         default: 0.0,
         kind: ON_OFF,
         description: "on: a queue above the aim for two rounds while the window is below \
-                      capacity x BaseRTT (it cannot have queued anything) starts a path probe \
-                      too; off: only a queue more than beta beyond the window's excess (a \
-                      longer path by between aim and beta packets of delay is never probed)",
+                      capacity x BaseRTT (it cannot have queued anything) but at least 3/4 of it \
+                      (a flow alone, not a share of a busy link) starts a path probe too; off: \
+                      only a queue more than beta beyond the window's excess (a longer path by \
+                      between aim and beta packets of delay is never probed)",
     },
     ParamInfo {
         name: "startup_pacing_gain",

@@ -36,6 +36,14 @@ use std::time::Duration;
 /// when the window seems to explain the queue.
 const STANDING_ROUNDS: u32 = 2;
 
+/// The short-window trigger asks only while the window still fills this
+/// fraction of the path: a flow alone whose path grew by less than beta
+/// packets of delay settles at `aim × RTT / added delay`, 77-87 % of the
+/// path on LEO; a flow sharing the link with others holds its share, a
+/// half or less, and the queue there is theirs (asking every two rounds
+/// rebased joining flows onto each other's queue).
+const SHORT_WINDOW_FLOOR: f64 = 0.75;
+
 /// A fall of the delay beyond this many times what the drain could remove
 /// is not our queue's.
 const OTHERS_FALL_FACTOR: f64 = 3.0;
@@ -59,9 +67,10 @@ pub struct PathProbeConfig {
     /// after each such probe in a row, at most `MAX_BACKOFF_DOUBLINGS`
     /// times).
     pub backoff_rounds: u64,
-    /// A window that cannot fill the path (`cwnd ≤ C × BaseRTT`) has queued
-    /// nothing: a queue above the aim standing `STANDING_ROUNDS` rounds
-    /// starts a probe, not only one above `trigger_packets`. Without it a
+    /// A window that cannot fill the path (`cwnd ≤ C × BaseRTT`, but at
+    /// least `SHORT_WINDOW_FLOOR` of it) has queued nothing: a queue above
+    /// the aim standing `STANDING_ROUNDS` rounds starts a probe, not only
+    /// one above `trigger_packets`. Without it a
     /// path longer by between aim and trigger packets of delay is never
     /// probed, and the update shrinks the window until it holds the aim
     /// as Diff: `aim × RTT / added delay` (LEO, +0.5 ms steps: 83 of 94
@@ -97,6 +106,15 @@ impl ProbeRound {
     /// The most the window can have queued: its excess over C × BaseRTT.
     fn own_packets(&self) -> f64 {
         (self.cwnd_packets - self.path_packets).max(0.0)
+    }
+
+    /// The short-window test: a window that cannot fill the path but
+    /// fills at least `SHORT_WINDOW_FLOOR` of it, meeting a queue above the
+    /// aim.
+    fn short_window(&self) -> bool {
+        self.cwnd_packets <= self.path_packets
+            && self.cwnd_packets >= SHORT_WINDOW_FLOOR * self.path_packets
+            && self.queue_packets() > self.aim_packets
     }
 }
 
@@ -197,9 +215,7 @@ impl PathProbe {
                 } else {
                     0
                 };
-                let short_window = self.config.short_window_trigger
-                    && round.own_packets() <= 0.0
-                    && round.queue_packets() > round.aim_packets;
+                let short_window = self.config.short_window_trigger && round.short_window();
                 self.short_window_rounds = if short_window {
                     self.short_window_rounds.saturating_add(1)
                 } else {
@@ -434,13 +450,23 @@ mod tests {
             assert_eq!(short(&mut off), ProbeAction::None);
         }
         // A queue at the aim (7.5 packets: 0.75 ms) is the aim's, not a
-        // longer path's; a window above the path explains what it queued.
+        // longer path's; a window above the path explains what it queued;
+        // a window below three quarters of the path (239 of 320) holds a
+        // share of a link others use too, and the queue is theirs.
         let mut at_aim = PathProbe::new(CONFIG);
         let mut above_path = PathProbe::new(CONFIG);
+        let mut a_share = PathProbe::new(CONFIG);
         for _ in 0..10 {
             assert_eq!(at_aim.on_round(&round(0.75, 280.0)), ProbeAction::None);
             assert_eq!(above_path.on_round(&round(0.95, 325.0)), ProbeAction::None);
+            assert_eq!(a_share.on_round(&round(0.95, 239.0)), ProbeAction::None);
         }
+        let mut at_floor = PathProbe::new(CONFIG);
+        at_floor.on_round(&round(0.95, 240.0));
+        assert!(matches!(
+            at_floor.on_round(&round(0.95, 240.0)),
+            ProbeAction::Drain(_)
+        ));
         // A round in between without the queue starts the count again.
         let mut broken = PathProbe::new(CONFIG);
         assert_eq!(short(&mut broken), ProbeAction::None);
