@@ -29,6 +29,14 @@
 //! decrease and the next probe waits `backoff_rounds`, doubled after every
 //! probe that found the flow's own queue (a capacity read a few per cent
 //! high makes the window look smaller than the queue it keeps).
+//!
+//! A path longer by less than `trigger_packets` of delay leaves nothing
+//! unexplained, yet the sender's update shrinks the window to
+//! `aim × RTT / added delay` once the added delay exceeds the aim. So a
+//! window below `C × BaseRTT` (it can have queued nothing) that still fills
+//! most of the path (a flow alone, not a share of a busy link) and meets
+//! more than the aim's queue for `STANDING_ROUNDS` rounds starts a probe
+//! too (`short_window_trigger`).
 
 use std::time::Duration;
 
@@ -70,11 +78,10 @@ pub struct PathProbeConfig {
     /// A window that cannot fill the path (`cwnd ≤ C × BaseRTT`, but at
     /// least `SHORT_WINDOW_FLOOR` of it) has queued nothing: a queue above
     /// the aim standing `STANDING_ROUNDS` rounds starts a probe, not only
-    /// one above `trigger_packets`. Without it a
-    /// path longer by between aim and trigger packets of delay is never
-    /// probed, and the update shrinks the window until it holds the aim
-    /// as Diff: `aim × RTT / added delay` (LEO, +0.5 ms steps: 83 of 94
-    /// Mbit/s for seconds).
+    /// one above `trigger_packets`. Without it a path longer by between aim
+    /// and trigger packets of delay is never probed, and the update shrinks
+    /// the window until it holds the aim as Diff: `aim × RTT / added delay`
+    /// (LEO, +0.5 ms steps: 83 of 94 Mbit/s for seconds).
     pub short_window_trigger: bool,
 }
 
@@ -433,9 +440,10 @@ mod tests {
 
     #[test]
     fn a_window_below_the_path_probes_a_queue_above_the_aim() {
-        // The path 1 ms longer: 10 packets at C (1250-byte packets), not
-        // more than the trigger; the window 280 packets against a path of
-        // 320, so none of it is the window's. Two such rounds probe.
+        // The path 0.95 ms longer: 9.5 packets at C (1250-byte packets),
+        // above the aim (7.5) but not the trigger (10); the window 280
+        // packets against a path of 320, so none of it is the window's.
+        // Two such rounds probe.
         let short = |p: &mut PathProbe| p.on_round(&round(0.95, 280.0));
         let mut p = PathProbe::new(CONFIG);
         assert_eq!(short(&mut p), ProbeAction::None);
