@@ -22,6 +22,7 @@
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`); a window below C × BaseRTT (but at least 3/4 of it: alone) that meets more than the aim's queue two rounds running asks too (a path longer by between aim and beta packets) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds`, `probe_short_window` |
+//! | on a link shared with other delay-based flows the probe drains the flow's own packets in the FIFO queue (its rate × the delay), and a delay that others moved during the probe (up, or down far beyond the drain) gives no verdict and no rebase | FAST's Diff as the flow's backlog (Jin, Wei, Low 2004); Nimbus's pulse read only when the pulse, not the cross traffic, explains the response | `probe_drain_share`, `probe_others_inconclusive` |
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
 //! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
@@ -69,6 +70,7 @@
 //!     Diff < regrowth_below_packets (4), cwnd < target, no shared
 //!     congestive loss in the last regrowth_quiet_rounds rounds:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
+//!                                   (regrowth_doubling, off: at most + cwnd)
 //!     others = q × C − Diff ≥ aim, Diff < aim, cwnd < share / 2 with
 //!     share = C × BaseRTT × aim / (others + aim) (equal_share_growth):
 //!                                   cwnd += min(regrowth_fraction ×
@@ -81,7 +83,15 @@
 //!     (probe_short_window) 3/4 × C × BaseRTT ≤ cwnd ≤ C × BaseRTT and
 //!     q × C > aim two rounds in a row:
 //!                                   cwnd −= D (own excess + aim, at most
-//!                                   the queue, at most cwnd/2); hold a round;
+//!                                   the queue, at most cwnd/2; with
+//!                                   probe_drain_share and cwnd < 0.8 ×
+//!                                   (C × BaseRTT + q × C): the window's
+//!                                   packets in the queue, cwnd × q /
+//!                                   (BaseRTT + q), + aim); hold a round;
+//!         (probe_others_inconclusive) D < 1 packet: no probe; q moved by
+//!         more than 3 × D/C, up or down:
+//!                                   drain given back, nothing rebased, and
+//!                                   the probe asked again
 //!         q fell < probe_response_fraction × D/C, or > 3 × D/C, in a
 //!         shallow buffer:           drain given back, nothing rebased
 //!         the same, otherwise:      not ours: BaseRTT = the round's RTT,
@@ -316,6 +326,16 @@ pub const PARAMS: &[ParamInfo] = &[
         kind: ParamKind::Integer { min: 0, max: 1000 },
         description: "rounds after a congestive loss before avoidance regrows towards the BDP \
                       again (a loss means the link may be shared: grow as FAST alone)",
+    },
+    ParamInfo {
+        name: "regrowth_doubling",
+        default: 1.0,
+        kind: ON_OFF,
+        description: "on: a round's regrowth towards the BDP at most doubles the window, as \
+                      slow start would, so the queue it meets stops it within a round (a \
+                      window of ten packets after a rebase onto another flow's queue grew by \
+                      half the BDP at once and filled a shared 500-packet buffer); off: half \
+                      the gap in one round",
     },
     ParamInfo {
         name: "equal_share_growth",
@@ -631,6 +651,27 @@ pub const PARAMS: &[ParamInfo] = &[
                       between aim and beta packets of delay is never probed)",
     },
     ParamInfo {
+        name: "probe_drain_share",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: where Diff is under 0.8 of the bottleneck's whole queue (other flows \
+                      send into it), the path probe drains Diff plus the aim, the flow's packets \
+                      in a FIFO queue, so that delay-based flows that together overfilled it \
+                      (a join) find it theirs; off: the window's excess over capacity x BaseRTT \
+                      plus the aim (zero plus the aim for every flow of a shared link)",
+    },
+    ParamInfo {
+        name: "probe_others_inconclusive",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: a delay that moved during the probe by more than three times the \
+                      fall expected (it rose: others grew; it fell far more: others drained \
+                      too) tells nothing about this flow's queue: the drain is given back \
+                      without a rebase and the probe asked again; a probe that would drain \
+                      less than a packet does not start; off: both read as a queue not ours \
+                      (a rebase onto the round's smallest RTT)",
+    },
+    ParamInfo {
         name: "startup_pacing_gain",
         default: 2.0,
         kind: GAIN,
@@ -691,6 +732,7 @@ mod keys {
     pub const REGROWTH_FRACTION: Key<f64> = Key::in_table(PARAMS, "regrowth_fraction");
     pub const REGROWTH_BELOW_PACKETS: Key<f64> = Key::in_table(PARAMS, "regrowth_below_packets");
     pub const REGROWTH_QUIET_ROUNDS: Key<u64> = Key::in_table(PARAMS, "regrowth_quiet_rounds");
+    pub const REGROWTH_DOUBLING: Key<OnOff> = Key::in_table(PARAMS, "regrowth_doubling");
     pub const EQUAL_SHARE_GROWTH: Key<OnOff> = Key::in_table(PARAMS, "equal_share_growth");
     pub const LOSS_ATTRIBUTION: Key<OnOff> = Key::in_table(PARAMS, "loss_attribution");
     pub const SHARED_QUEUE_MARGIN: Key<f64> = Key::in_table(PARAMS, "shared_queue_margin");
@@ -730,6 +772,9 @@ mod keys {
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
     pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
     pub const PROBE_SHORT_WINDOW: Key<OnOff> = Key::in_table(PARAMS, "probe_short_window");
+    pub const PROBE_DRAIN_SHARE: Key<OnOff> = Key::in_table(PARAMS, "probe_drain_share");
+    pub const PROBE_OTHERS_INCONCLUSIVE: Key<OnOff> =
+        Key::in_table(PARAMS, "probe_others_inconclusive");
     pub const STARTUP_PACING_GAIN: Key<f64> = Key::in_table(PARAMS, "startup_pacing_gain");
     pub const STARTUP_PACING_CAP: Key<f64> = Key::in_table(PARAMS, "startup_pacing_cap");
     pub const PACING_CAP: Key<f64> = Key::in_table(PARAMS, "pacing_cap");
@@ -779,6 +824,7 @@ struct Config {
     regrowth_fraction: f64,
     regrowth_below_packets: f64,
     regrowth_quiet_rounds: u64,
+    regrowth_doubling: bool,
     equal_share_growth: bool,
     loss_attribution: bool,
     shared_queue_margin: f64,
@@ -814,6 +860,8 @@ struct Config {
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
     probe_short_window: bool,
+    probe_drain_share: bool,
+    probe_others_inconclusive: bool,
     startup_pacing_cap: f64,
     pacing_cap: f64,
     expected_rate_floor: bool,
@@ -834,6 +882,7 @@ impl Config {
             regrowth_fraction: p.value(keys::REGROWTH_FRACTION),
             regrowth_below_packets: p.value(keys::REGROWTH_BELOW_PACKETS),
             regrowth_quiet_rounds: p.value(keys::REGROWTH_QUIET_ROUNDS),
+            regrowth_doubling: p.value(keys::REGROWTH_DOUBLING).is_on(),
             equal_share_growth: p.value(keys::EQUAL_SHARE_GROWTH).is_on(),
             loss_attribution: p.value(keys::LOSS_ATTRIBUTION).is_on(),
             shared_queue_margin: p.value(keys::SHARED_QUEUE_MARGIN),
@@ -868,6 +917,8 @@ impl Config {
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
             probe_short_window: p.value(keys::PROBE_SHORT_WINDOW).is_on(),
+            probe_drain_share: p.value(keys::PROBE_DRAIN_SHARE).is_on(),
+            probe_others_inconclusive: p.value(keys::PROBE_OTHERS_INCONCLUSIVE).is_on(),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
             pacing_cap: p.value(keys::PACING_CAP),
             expected_rate_floor: p.value(keys::EXPECTED_RATE_FLOOR).is_on(),
@@ -1130,6 +1181,8 @@ impl SatRules {
                 response_fraction: config.probe_response_fraction,
                 backoff_rounds: config.probe_backoff_rounds,
                 short_window_trigger: config.probe_short_window,
+                drain_shared_diff: config.probe_drain_share,
+                others_inconclusive: config.probe_others_inconclusive,
             }),
             rounds_ended: 0,
             grace_opened: None,
@@ -1431,7 +1484,11 @@ impl SatRules {
             if let Some(target) = self.target_window(window, round.base_rtt) {
                 let gap = target as f64 / window.max_datagram_size() as f64 - cwnd;
                 if gap > 0.0 {
-                    change = change.max(self.config.regrowth_fraction * gap);
+                    let mut step = self.config.regrowth_fraction * gap;
+                    if self.config.regrowth_doubling {
+                        step = step.min(cwnd);
+                    }
+                    change = change.max(step);
                 }
             }
         }
@@ -1563,6 +1620,7 @@ impl SatRules {
             ProbeAction::None | ProbeAction::Ours => None,
             ProbeAction::Drain(packets) => Some(-packets),
             ProbeAction::Hold => Some(0.0),
+            ProbeAction::Inconclusive { restore_packets } => Some(restore_packets),
             ProbeAction::NotOurs { restore_packets } => {
                 if self.shallow_buffer() {
                     // A competitor's few packets: leave them to the update.
@@ -2276,6 +2334,36 @@ mod tests {
         avoiding(&mut v, 600);
         avoidance_round(&mut v, &round(false), queue(4.0));
         assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 4.0))).abs() < 0.01);
+    }
+
+    #[test]
+    fn regrowth_doubling_caps_a_rounds_regrowth_at_the_window() {
+        // A window of 50 packets on a path of about 1 000: half the gap is
+        // far more than the window; with regrowth_doubling the round adds
+        // at most the window itself, as slow start would.
+        let target = CAPACITY * 0.6 / MDS as f64 + 7.5;
+        assert!(0.5 * (target - 50.0) > 50.0);
+        let mut on = sat(&["regrowth_doubling=on"]);
+        measured(&mut on, true);
+        avoiding(&mut on, 50);
+        on.rules_mut().round_max_in_flight = on.cwnd();
+        avoidance_round(&mut on, &round(false), queue(0.0));
+        assert!((packets(&on) - 100.0).abs() < 0.01, "{}", packets(&on));
+        // Off (the default): half the gap at once.
+        let mut off = sat(&[]);
+        measured(&mut off, true);
+        avoiding(&mut off, 50);
+        off.rules_mut().round_max_in_flight = off.cwnd();
+        avoidance_round(&mut off, &round(false), queue(0.0));
+        let expected = 50.0 + 0.5 * (target - 50.0);
+        assert!((packets(&off) - expected).abs() < 0.01, "{}", packets(&off));
+        // Near the target the cap does not bind: half the gap either way.
+        let mut near = sat(&["regrowth_doubling=on"]);
+        measured(&mut near, true);
+        avoiding(&mut near, 600);
+        avoidance_round(&mut near, &round(false), queue(0.0));
+        let expected = 600.0 + 0.5 * (target - 600.0);
+        assert!((packets(&near) - expected).abs() < 0.01);
     }
 
     #[test]

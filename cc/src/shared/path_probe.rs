@@ -37,6 +37,18 @@
 //! most of the path (a flow alone, not a share of a busy link) and meets
 //! more than the aim's queue for `STANDING_ROUNDS` rounds starts a probe
 //! too (`short_window_trigger`).
+//!
+//! On a link shared with other delay-based flows no window exceeds
+//! `C × BaseRTT` on its own, yet together they keep a standing queue (a
+//! joining flow's jump): `own` is zero for each, the drain is only the aim,
+//! a few packets of a queue of hundreds, and every flow finds the queue
+//! not its own and rebases onto it for good. In a FIFO queue a flow's
+//! packets are its rate times the queueing delay (Vegas's Diff); when the
+//! window holds well under what the path and the queue hold together
+//! (others fill the rest) the drain takes those out instead
+//! (`drain_shared_diff`). A queue kept by
+//! delay-based flows then falls by it (theirs hold still); one a loss-based
+//! flow keeps full does not.
 
 use std::time::Duration;
 
@@ -51,6 +63,12 @@ const STANDING_ROUNDS: u32 = 2;
 /// half or less, and the queue there is theirs (asking every two rounds
 /// rebased joining flows onto each other's queue).
 const SHORT_WINDOW_FLOOR: f64 = 0.75;
+
+/// A window under this fraction of what the path and the standing queue
+/// hold together (`C × (BaseRTT + q)`) shares the queue with other flows:
+/// alone, a window keeps the link busy and holds about all of it
+/// (`drain_shared_diff`).
+const SHARED_WINDOW_FRACTION: f64 = 0.8;
 
 /// A fall of the delay beyond this many times what the drain could remove
 /// is not our queue's.
@@ -83,6 +101,19 @@ pub struct PathProbeConfig {
     /// the window until it holds the aim as Diff: `aim × RTT / added delay`
     /// (LEO, +0.5 ms steps: 83 of 94 Mbit/s for seconds).
     pub short_window_trigger: bool,
+    /// Where the window holds under `SHARED_WINDOW_FRACTION` of the path
+    /// and its standing queue (others fill the rest), the drain is the
+    /// flow's packets in the FIFO queue plus the aim, rather than the
+    /// window's excess over the path plus the aim.
+    pub drain_shared_diff: bool,
+    /// A delay that moved during the probe by more than
+    /// `OTHERS_FALL_FACTOR` times the expected fall tells nothing about
+    /// this flow's queue: it rose (other flows grew meanwhile: a join, a
+    /// regrowth) or fell far more (others drained at the same time, or a
+    /// loss-based flow backed off). The drain is given back and the probe
+    /// asked again later; no rebase onto a round whose RTTs carry the
+    /// return path's queue.
+    pub others_inconclusive: bool,
 }
 
 /// One round, as the probe sees it.
@@ -115,6 +146,23 @@ impl ProbeRound {
         (self.cwnd_packets - self.path_packets).max(0.0)
     }
 
+    /// The packets of the queue that are the flow's: the window's excess
+    /// over the path; with `shared`, where the window holds well under
+    /// what the path and the standing queue hold together (others fill the
+    /// rest), its packets in a FIFO queue: its rate `cwnd / (BaseRTT + q)`
+    /// times the delay `q`, i.e. `cwnd × Q / (path + Q)` (Vegas's Diff,
+    /// read at the round's smallest delay).
+    fn own_queued_packets(&self, shared: bool) -> f64 {
+        let own = self.own_packets();
+        let queue = self.queue_packets();
+        let holds = self.path_packets + queue;
+        if shared && holds > 0.0 && self.cwnd_packets < SHARED_WINDOW_FRACTION * holds {
+            own.max(self.cwnd_packets * queue / holds)
+        } else {
+            own
+        }
+    }
+
     /// The short-window test: a window that cannot fill the path but
     /// fills at least `SHORT_WINDOW_FLOOR` of it, meeting a queue above the
     /// aim.
@@ -139,6 +187,9 @@ pub enum ProbeAction {
     NotOurs { restore_packets: f64 },
     /// The queue fell as ours would: keep the decrease.
     Ours,
+    /// Others moved the queue more than the drain could: no verdict; give
+    /// these packets back and ask again.
+    Inconclusive { restore_packets: f64 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -243,14 +294,21 @@ impl PathProbe {
                 {
                     return ProbeAction::None;
                 }
-                self.high_diff_rounds = 0;
-                self.short_window_rounds = 0;
                 // Enough to empty whatever the window queued (at most the
                 // whole standing queue), never more than half the window.
-                let packets = (round.own_packets() + round.aim_packets)
+                let own = round.own_queued_packets(self.config.drain_shared_diff);
+                let packets = (own + round.aim_packets)
                     .min(round.queue_packets())
                     .min(round.cwnd_packets / 2.0)
                     .max(0.0);
+                if self.config.others_inconclusive && packets < 1.0 {
+                    // Nothing queued at the round's smallest delay (a Diff
+                    // read from RTTs the return path lengthened): a drain
+                    // of nothing cannot tell anything.
+                    return ProbeAction::None;
+                }
+                self.high_diff_rounds = 0;
+                self.short_window_rounds = 0;
                 self.state = State::Draining {
                     packets,
                     delay_before: round.queue_delay,
@@ -286,6 +344,11 @@ impl PathProbe {
                 // flow's, emptying on its own (a loss-based flow after its
                 // loss); alone, the fall is at most what we drained.
                 let others_moved = fell > OTHERS_FALL_FACTOR * expected;
+                if self.config.others_inconclusive && fell.abs() > OTHERS_FALL_FACTOR * expected {
+                    return ProbeAction::Inconclusive {
+                        restore_packets: packets,
+                    };
+                }
                 if fell < self.config.response_fraction * expected || others_moved {
                     self.not_ours = self.not_ours.saturating_add(1);
                     self.own_in_a_row = 0;
@@ -314,6 +377,14 @@ mod tests {
         response_fraction: 0.5,
         backoff_rounds: 8,
         short_window_trigger: true,
+        drain_shared_diff: false,
+        others_inconclusive: false,
+    };
+    /// With the shared-queue drain and the inconclusive verdicts.
+    const SHARED: PathProbeConfig = PathProbeConfig {
+        drain_shared_diff: true,
+        others_inconclusive: true,
+        ..CONFIG
     };
     /// 100 Mbit/s.
     const C: f64 = 12.5e6;
@@ -520,6 +591,97 @@ mod tests {
         q.on_round(&round(20.0, 200.0));
         q.on_round(&round(20.0, 192.5));
         assert_eq!(q.on_round(&round(18.0, 192.5)), ProbeAction::Ours);
+    }
+
+    #[test]
+    fn a_shared_queue_drains_the_flows_packets_in_it() {
+        // 20 ms standing (200 packets) against a window of 300 on a path
+        // of 320: the window holds under 0.8 of the 520 the path and the
+        // queue hold, so others fill the rest. In a FIFO queue the flow's
+        // packets are its rate times the delay: 300 / (32 + 20 ms) × 20 ms.
+        let ours = 300.0 * 20.0 / (32.0 + 20.0);
+        let mut p = PathProbe::new(SHARED);
+        let drain = p.on_round(&round(20.0, 300.0));
+        let ProbeAction::Drain(packets) = drain else {
+            panic!("{drain:?}")
+        };
+        assert!((packets - (ours + 7.5)).abs() < 1e-9, "{packets}");
+        // Without it: the window's excess over the path (none) plus the aim.
+        let mut off = PathProbe::new(SHARED_OFF_DRAIN);
+        assert_eq!(off.on_round(&round(20.0, 300.0)), ProbeAction::Drain(7.5));
+        // A window that holds most of the path and queue (alone on a path
+        // 5 ms longer: 327.5 of 370) keeps the window's own excess.
+        let mut alone = PathProbe::new(SHARED);
+        assert_eq!(
+            alone.on_round(&round(5.0, 327.5)),
+            ProbeAction::Drain(7.5 + 7.5)
+        );
+    }
+
+    const SHARED_OFF_DRAIN: PathProbeConfig = PathProbeConfig {
+        drain_shared_diff: false,
+        ..SHARED
+    };
+
+    #[test]
+    fn a_delay_others_moved_during_the_probe_is_inconclusive() {
+        // Drained 15 packets (1.5 ms expected at C); the delay rose by 5 ms
+        // (others grew) or fell by 4.8 ms (others drained too): both more
+        // than three times the expected fall.
+        for after_ms in [10.0, 0.2] {
+            let mut p = PathProbe::new(SHARED);
+            assert_eq!(p.on_round(&round(5.0, 327.5)), ProbeAction::Drain(15.0));
+            assert_eq!(p.on_round(&round(5.0, 312.5)), ProbeAction::Hold);
+            assert_eq!(
+                p.on_round(&round(after_ms, 312.5)),
+                ProbeAction::Inconclusive {
+                    restore_packets: 15.0
+                }
+            );
+            assert_eq!(p.not_ours(), 0);
+            assert!(!p.active());
+            // Switched off, both are a queue not ours.
+            let mut off = PathProbe::new(PathProbeConfig {
+                others_inconclusive: false,
+                ..SHARED
+            });
+            off.on_round(&round(5.0, 327.5));
+            off.on_round(&round(5.0, 312.5));
+            assert_eq!(
+                off.on_round(&round(after_ms, 312.5)),
+                ProbeAction::NotOurs {
+                    restore_packets: 15.0
+                }
+            );
+        }
+        // A rise within three times the expected fall (4 ms of 4.5) is
+        // still a queue that did not respond.
+        let mut p = PathProbe::new(SHARED);
+        p.on_round(&round(5.0, 327.5));
+        p.on_round(&round(5.0, 312.5));
+        assert!(matches!(
+            p.on_round(&round(9.0, 312.5)),
+            ProbeAction::NotOurs { .. }
+        ));
+    }
+
+    #[test]
+    fn a_probe_with_less_than_a_packet_to_drain_does_not_start() {
+        // A Diff above the trigger two rounds running, but no queue at the
+        // round's smallest delay (0.05 ms: half a packet).
+        let mut r = round(0.05, 300.0);
+        r.diff_packets = 20.0;
+        let mut p = PathProbe::new(SHARED);
+        for _ in 0..5 {
+            assert_eq!(p.on_round(&r), ProbeAction::None);
+        }
+        assert_eq!(p.probes(), 0);
+        let mut off = PathProbe::new(PathProbeConfig {
+            others_inconclusive: false,
+            ..SHARED
+        });
+        off.on_round(&r);
+        assert!(matches!(off.on_round(&r), ProbeAction::Drain(d) if d < 1.0));
     }
 
     #[test]

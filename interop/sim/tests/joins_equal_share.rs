@@ -12,6 +12,15 @@
 //!   queued packets, calls its losses random up to its budget every round,
 //!   and the buffer drops several times more).
 //!
+//! And on `joins-geo-500` (the 500-packet cell), the path probe on a queue
+//! the delay-based flows share: each join's jump overfills the buffer for
+//! everyone; with `probe_drain_share` each flow's probe drains its own
+//! packets of the queue (not only the aim) and finds the queue its own,
+//! and with `probe_others_inconclusive` a probe during which the others
+//! moved the queue rebases nobody. Both off, the flows rebase onto each
+//! other's queue, keep hundreds of packets standing and the buffer
+//! overflows at every join (about 20 000 packets between two joins).
+//!
 //! Shares are computed here from the flows' delivered bytes over the last
 //! 60 s, drops from the forward link's cumulative count.
 
@@ -28,7 +37,13 @@ const FLOWS: [&str; 4] = ["flow1", "flow2", "flow3", "flow4"];
 const BOTH: [&str; 2] = ["equal_share_growth=on", "random_loss_bottleneck_queue=on"];
 
 fn run(seed: u64, params: &[&str], stamps: bool) -> Run {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/joins-geo-25.toml");
+    run_in("joins-geo-25", seed, params, stamps)
+}
+
+fn run_in(scenario: &str, seed: u64, params: &[&str], stamps: bool) -> Run {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(format!("{scenario}.toml"));
     let set = if stamps {
         Vec::new()
     } else {
@@ -93,4 +108,29 @@ fn flows_sharing_a_full_buffer_take_its_overflow_for_congestion() {
         false,
     ));
     assert!(without > 10_000.0, "{without} packets dropped");
+}
+
+/// The most packets the forward buffer dropped between one join and the
+/// next (or the end).
+fn most_dropped_between_joins(run: &Run) -> f64 {
+    let file = "queue-forward.csv";
+    [20.0, 40.0, 60.0, 120.0]
+        .windows(2)
+        .map(|w| {
+            run.sampled(file, "dropped_packets", w[1]) - run.sampled(file, "dropped_packets", w[0])
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn delay_based_flows_drain_the_queue_a_join_overfilled() {
+    let on = ["probe_drain_share=on", "probe_others_inconclusive=on"];
+    let with = most_dropped_between_joins(&run_in("joins-geo-500", 1, &on, true));
+    assert!(with < 2000.0, "{with} packets dropped between two joins");
+    let off = ["probe_drain_share=off", "probe_others_inconclusive=off"];
+    let without = most_dropped_between_joins(&run_in("joins-geo-500", 1, &off, true));
+    assert!(
+        without > 10_000.0,
+        "{without} packets dropped between two joins"
+    );
 }
