@@ -23,6 +23,7 @@
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`); a window below C × BaseRTT (but at least 3/4 of it: alone) that meets more than the aim's queue two rounds running asks too (a path longer by between aim and beta packets) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds`, `probe_short_window` |
 //! | on a link shared with other delay-based flows the probe drains the flow's own packets in the FIFO queue (its rate × the delay), and a delay that others moved during the probe (up, or down far beyond the drain) gives no verdict and no rebase | FAST's Diff as the flow's backlog (Jin, Wei, Low 2004); Nimbus's pulse read only when the pulse, not the cross traffic, explains the response | `probe_drain_share`, `probe_others_inconclusive` |
+//! | regrowth towards the BDP only for a flow alone: not while other flows held the aim's worth of the queue in the last 16 rounds | ours (the equal-share rule's "others" reading) | `regrowth_alone` |
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
 //! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
@@ -70,7 +71,9 @@
 //!     Diff < regrowth_below_packets (4), cwnd < target, no shared
 //!     congestive loss in the last regrowth_quiet_rounds rounds:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
-//!                                   (regrowth_doubling, off: at most + cwnd)
+//!                                   (regrowth_doubling, off: at most + cwnd;
+//!                                   regrowth_alone: not within 16 rounds of
+//!                                   others holding ≥ aim of q × C)
 //!     others = q × C − Diff ≥ aim, Diff < aim, cwnd < share / 2 with
 //!     share = C × BaseRTT × aim / (others + aim) (equal_share_growth):
 //!                                   cwnd += min(regrowth_fraction ×
@@ -336,6 +339,15 @@ pub const PARAMS: &[ParamInfo] = &[
                       window of ten packets after a rebase onto another flow's queue grew by \
                       half the BDP at once and filled a shared 500-packet buffer); off: half \
                       the gap in one round",
+    },
+    ParamInfo {
+        name: "regrowth_alone",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: no regrowth towards the BDP while other flows held at least the aim \
+                      of the bottleneck's queue (its delay x C minus this flow's Diff) within \
+                      the last 16 rounds: the queue emptying beside them is not room for half a \
+                      BDP; off: regrowth whenever the flow's own queue is short",
     },
     ParamInfo {
         name: "equal_share_growth",
@@ -733,6 +745,7 @@ mod keys {
     pub const REGROWTH_BELOW_PACKETS: Key<f64> = Key::in_table(PARAMS, "regrowth_below_packets");
     pub const REGROWTH_QUIET_ROUNDS: Key<u64> = Key::in_table(PARAMS, "regrowth_quiet_rounds");
     pub const REGROWTH_DOUBLING: Key<OnOff> = Key::in_table(PARAMS, "regrowth_doubling");
+    pub const REGROWTH_ALONE: Key<OnOff> = Key::in_table(PARAMS, "regrowth_alone");
     pub const EQUAL_SHARE_GROWTH: Key<OnOff> = Key::in_table(PARAMS, "equal_share_growth");
     pub const LOSS_ATTRIBUTION: Key<OnOff> = Key::in_table(PARAMS, "loss_attribution");
     pub const SHARED_QUEUE_MARGIN: Key<f64> = Key::in_table(PARAMS, "shared_queue_margin");
@@ -825,6 +838,7 @@ struct Config {
     regrowth_below_packets: f64,
     regrowth_quiet_rounds: u64,
     regrowth_doubling: bool,
+    regrowth_alone: bool,
     equal_share_growth: bool,
     loss_attribution: bool,
     shared_queue_margin: f64,
@@ -883,6 +897,7 @@ impl Config {
             regrowth_below_packets: p.value(keys::REGROWTH_BELOW_PACKETS),
             regrowth_quiet_rounds: p.value(keys::REGROWTH_QUIET_ROUNDS),
             regrowth_doubling: p.value(keys::REGROWTH_DOUBLING).is_on(),
+            regrowth_alone: p.value(keys::REGROWTH_ALONE).is_on(),
             equal_share_growth: p.value(keys::EQUAL_SHARE_GROWTH).is_on(),
             loss_attribution: p.value(keys::LOSS_ATTRIBUTION).is_on(),
             shared_queue_margin: p.value(keys::SHARED_QUEUE_MARGIN),
@@ -954,6 +969,10 @@ fn skeleton_config(p: &ParamValues) -> VegasConfig {
 /// are cancelled: the loss's recovery (about a round), then the probe's
 /// drain, hold and verdict (three).
 const PROBE_LOSS_ROUNDS: u64 = 8;
+
+/// Rounds after other flows last held the aim's worth of the queue during
+/// which the flow does not regrow towards the BDP (`regrowth_alone`).
+const REGROWTH_ALONE_ROUNDS: u64 = 16;
 
 /// Rounds after a grace for suspect losses (`probe_grace`) before another.
 const PROBE_GRACE_COOLDOWN_ROUNDS: u64 = 4 * PROBE_LOSS_ROUNDS;
@@ -1131,6 +1150,9 @@ pub struct SatRules {
     rounds_ended: u64,
     /// When the latest grace for suspect losses opened (`probe_grace`).
     grace_opened: Option<u64>,
+    /// The round other flows last held the aim's worth of the queue
+    /// (`regrowth_alone`).
+    others_seen_round: Option<u64>,
     /// When the path probe last found a queue that was not ours.
     last_not_ours: Option<u64>,
     /// The longest queue (packets) a congestive loss met, for
@@ -1187,6 +1209,7 @@ impl SatRules {
             rounds_ended: 0,
             grace_opened: None,
             last_not_ours: None,
+            others_seen_round: None,
             loss_queue_max: None,
             internals_generation: KeyedGeneration::default(),
         }
@@ -1480,7 +1503,8 @@ impl SatRules {
         };
         self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
         let quiet = self.rounds_since_congestion > self.config.regrowth_quiet_rounds;
-        if quiet && queue < self.config.regrowth_below_packets {
+        let others = self.others_seen_recently(window, queue);
+        if quiet && !others && queue < self.config.regrowth_below_packets {
             if let Some(target) = self.target_window(window, round.base_rtt) {
                 let gap = target as f64 / window.max_datagram_size() as f64 - cwnd;
                 if gap > 0.0 {
@@ -1571,17 +1595,13 @@ impl SatRules {
         if !self.config.equal_share_growth || diff >= aim {
             return None;
         }
-        let delay = self.last_queue?.delay.as_secs_f64();
         let base = base_rtt?.as_secs_f64();
         let capacity = self.capacity()?;
-        if delay <= 0.0 {
-            return None;
-        }
-        let mds = window.max_datagram_size() as f64;
-        let others = delay * capacity / mds - diff;
+        let others = self.others_queued_packets(window, diff)?;
         if others < aim {
             return None;
         }
+        let mds = window.max_datagram_size() as f64;
         // Each of the others holds about the aim: n = others / aim of them,
         // and an equal share of the path is path / (n + 1).
         let path = capacity * base / mds;
@@ -1591,6 +1611,38 @@ impl SatRules {
             return None;
         }
         Some((self.config.regrowth_fraction * (share - cwnd)).min(cwnd))
+    }
+
+    /// Packets of the bottleneck's queue (the round's queueing delay × C)
+    /// that are not this flow's Diff; `None` without a capacity or a queue.
+    fn others_queued_packets(&self, window: &Window, diff: f64) -> Option<f64> {
+        let delay = self.last_queue?.delay.as_secs_f64();
+        let capacity = self.capacity()?;
+        if delay <= 0.0 {
+            return None;
+        }
+        Some(delay * capacity / window.max_datagram_size() as f64 - diff)
+    }
+
+    /// With `regrowth_alone`: other flows held at least the aim's worth of
+    /// the queue within the last `REGROWTH_ALONE_ROUNDS` rounds (noted
+    /// here for this round). Regrowth towards the whole path is for a flow
+    /// alone after a random loss; beside other flows, the moment the queue
+    /// empties is not room for half a BDP (an old flow regrew by 300-450
+    /// packets whenever its neighbours' probes emptied a shared 500-packet
+    /// buffer, and kept twice their share).
+    fn others_seen_recently(&mut self, window: &Window, diff: f64) -> bool {
+        if !self.config.regrowth_alone {
+            return false;
+        }
+        if self
+            .others_queued_packets(window, diff)
+            .is_some_and(|others| others >= self.config.aim())
+        {
+            self.others_seen_round = Some(self.rounds_ended);
+        }
+        self.others_seen_round
+            .is_some_and(|at| self.rounds_ended.saturating_sub(at) < REGROWTH_ALONE_ROUNDS)
     }
 
     /// The path probe's window change for this round, if it takes the
@@ -2364,6 +2416,39 @@ mod tests {
         avoidance_round(&mut near, &round(false), queue(0.0));
         let expected = 600.0 + 0.5 * (target - 600.0);
         assert!((packets(&near) - expected).abs() < 0.01);
+    }
+
+    #[test]
+    fn no_regrowth_while_other_flows_held_the_queue_recently() {
+        // Others' queue: 10 ms at C is 20.8 packets, this flow's Diff none.
+        let others = QueueEstimate {
+            delay: Duration::from_millis(10),
+            source: QueueSource::Rtt,
+            packets: 0.0,
+        };
+        assert!(0.01 * CAPACITY / MDS as f64 >= 7.5);
+        let fast_only = |v: &mut VegasSat, q: QueueEstimate| {
+            let before = packets(v);
+            v.rules_mut().round_max_in_flight = v.cwnd();
+            avoidance_round(v, &round(false), q);
+            packets(v) - before
+        };
+        let mut v = sat(&["regrowth_alone=on"]);
+        measured(&mut v, true);
+        avoiding(&mut v, 600);
+        // FAST's step alone (γ × aim), not half the gap to the BDP.
+        assert!((fast_only(&mut v, others) - 3.75).abs() < 0.01);
+        // The queue empties (1 ms: 2 packets, under the aim): still FAST
+        // alone for the rest of the 16 rounds since the others were seen.
+        for _ in 1..16 {
+            assert!((fast_only(&mut v, queue(0.0)) - 3.75).abs() < 0.01);
+        }
+        assert!(fast_only(&mut v, queue(0.0)) > 100.0, "regrowth again");
+        // Off: the same first round regrows at once.
+        let mut off = sat(&["regrowth_alone=off"]);
+        measured(&mut off, true);
+        avoiding(&mut off, 600);
+        assert!(fast_only(&mut off, others) > 100.0);
     }
 
     #[test]

@@ -18,8 +18,13 @@
 //! packets of the queue (not only the aim) and finds the queue its own,
 //! and with `probe_others_inconclusive` a probe during which the others
 //! moved the queue rebases nobody. Both off, the flows rebase onto each
-//! other's queue, keep hundreds of packets standing and the buffer
-//! overflows at every join (about 20 000 packets between two joins).
+//! other's queue and keep hundreds of packets standing (seed 1 with
+//! stamps: 1 340 packets dropped between two joins against 235; with
+//! `regrowth_alone` off as well, about 20 000).
+//! With `regrowth_alone` the oldest flow does not regrow by half the BDP
+//! whenever its neighbours' probes empty the queue (off: it keeps about
+//! twice their share, the smallest flow at 0.71 of the fair share in seed
+//! 2 against 0.91).
 //!
 //! Shares are computed here from the flows' delivered bytes over the last
 //! 60 s, drops from the forward link's cumulative count.
@@ -101,13 +106,13 @@ fn a_flow_that_joined_late_reaches_an_equal_share() {
 #[test]
 fn flows_sharing_a_full_buffer_take_its_overflow_for_congestion() {
     let with = drops_with_four_flows(&run(1, &[BOTH[0], BOTH[1]], false));
-    assert!(with < 5000.0, "{with} packets dropped");
+    assert!(with < 3000.0, "{with} packets dropped");
     let without = drops_with_four_flows(&run(
         1,
         &[BOTH[0], "random_loss_bottleneck_queue=off"],
         false,
     ));
-    assert!(without > 10_000.0, "{without} packets dropped");
+    assert!(without > 6000.0, "{without} packets dropped");
 }
 
 /// The most packets the forward buffer dropped between one join and the
@@ -126,11 +131,22 @@ fn most_dropped_between_joins(run: &Run) -> f64 {
 fn delay_based_flows_drain_the_queue_a_join_overfilled() {
     let on = ["probe_drain_share=on", "probe_others_inconclusive=on"];
     let with = most_dropped_between_joins(&run_in("joins-geo-500", 1, &on, true));
-    assert!(with < 2000.0, "{with} packets dropped between two joins");
+    assert!(with < 600.0, "{with} packets dropped between two joins");
     let off = ["probe_drain_share=off", "probe_others_inconclusive=off"];
     let without = most_dropped_between_joins(&run_in("joins-geo-500", 1, &off, true));
     assert!(
-        without > 10_000.0,
+        without > 1000.0,
         "{without} packets dropped between two joins"
+    );
+}
+
+#[test]
+fn an_old_flow_does_not_regrow_into_the_queue_its_neighbours_emptied() {
+    let with = smallest_share(&run_in("joins-geo-500", 2, &["regrowth_alone=on"], true));
+    assert!(with > 0.85, "smallest flow at {with:.3} of the fair share");
+    let without = smallest_share(&run_in("joins-geo-500", 2, &["regrowth_alone=off"], true));
+    assert!(
+        without < 0.8,
+        "smallest flow at {without:.3} of the fair share"
     );
 }
