@@ -22,8 +22,8 @@
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`); a window below C × BaseRTT (but at least 3/4 of it: alone) that meets more than the aim's queue two rounds running asks too (a path longer by between aim and beta packets) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds`, `probe_short_window` |
-//! | on a link shared with other delay-based flows the probe drains the flow's own packets in the FIFO queue (its rate × the delay), and a delay that others moved during the probe (up, or down far beyond the drain) gives no verdict and no rebase | FAST's Diff as the flow's backlog (Jin, Wei, Low 2004); Nimbus's pulse read only when the pulse, not the cross traffic, explains the response | `probe_drain_share`, `probe_others_inconclusive` |
-//! | regrowth towards the BDP only for a flow alone: not while other flows held the aim's worth of the queue in the last 16 rounds | ours (the equal-share rule's "others" reading) | `regrowth_alone` |
+//! | on a link shared with other delay-based flows the probe drains the flow's own packets in the FIFO queue (its rate × the delay), and a delay that others moved during the probe (up, or down far beyond the drain) gives no verdict and no rebase | FAST's Diff as the flow's backlog (Jin, Wei, Low 2004); Nimbus's pulse read only when the pulse, not the cross traffic, explains the response | `probe_drain_share`, `probe_others_inconclusive` (both off: with them, and `regrowth_alone`, four flows joining a 500-packet buffer drop 145 packets a join instead of 18 700 at Jain 0.995, but beside CUBIC or BBR2 in a deep buffer vegas-sat starves) |
+//! | regrowth towards the BDP only for a flow alone: not while other flows held the aim's worth of the queue in the last 16 rounds | ours (the equal-share rule's "others" reading) | `regrowth_alone` (off, as the two above) |
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
 //! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
@@ -72,8 +72,8 @@
 //!     congestive loss in the last regrowth_quiet_rounds rounds:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
 //!                                   (regrowth_doubling, off: at most + cwnd;
-//!                                   regrowth_alone: not within 16 rounds of
-//!                                   others holding ≥ aim of q × C)
+//!                                   regrowth_alone, off: not within 16
+//!                                   rounds of others holding ≥ aim of q × C)
 //!     others = q × C − Diff ≥ aim, Diff < aim, cwnd < share / 2 with
 //!     share = C × BaseRTT × aim / (others + aim) (equal_share_growth):
 //!                                   cwnd += min(regrowth_fraction ×
@@ -87,11 +87,11 @@
 //!     q × C > aim two rounds in a row:
 //!                                   cwnd −= D (own excess + aim, at most
 //!                                   the queue, at most cwnd/2; with
-//!                                   probe_drain_share and cwnd < 0.8 ×
+//!                                   probe_drain_share (off) and cwnd < 0.8 ×
 //!                                   (C × BaseRTT + q × C): the window's
 //!                                   packets in the queue, cwnd × q /
 //!                                   (BaseRTT + q), + aim); hold a round;
-//!         (probe_others_inconclusive) D < 1 packet: no probe; q moved by
+//!         (probe_others_inconclusive, off) D < 1 packet: no probe; q moved by
 //!         more than 3 × D/C, up or down:
 //!                                   drain given back, nothing rebased, and
 //!                                   the probe asked again
@@ -342,7 +342,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "regrowth_alone",
-        default: 0.0,
+        default: 1.0,
         kind: ON_OFF,
         description: "on: no regrowth towards the BDP while other flows held at least the aim \
                       of the bottleneck's queue (its delay x C minus this flow's Diff) within \
@@ -664,7 +664,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "probe_drain_share",
-        default: 0.0,
+        default: 1.0,
         kind: ON_OFF,
         description: "on: where Diff is under 0.8 of the bottleneck's whole queue (other flows \
                       send into it), the path probe drains Diff plus the aim, the flow's packets \
@@ -674,7 +674,7 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "probe_others_inconclusive",
-        default: 0.0,
+        default: 1.0,
         kind: ON_OFF,
         description: "on: a delay that moved during the probe by more than three times the \
                       fall expected (it rose: others grew; it fell far more: others drained \

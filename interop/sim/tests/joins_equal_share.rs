@@ -12,8 +12,10 @@
 //!   queued packets, calls its losses random up to its budget every round,
 //!   and the buffer drops several times more).
 //!
-//! And on `joins-geo-500` (the 500-packet cell), the path probe on a queue
-//! the delay-based flows share: each join's jump overfills the buffer for
+//! And on `joins-geo-500` (the 500-packet cell), the shared-queue rules,
+//! off by default (beside a loss-based flow in a deep buffer they starve
+//! vegas-sat; docs/satellite.md) and switched on here: each join's jump
+//! overfills the buffer for
 //! everyone; with `probe_drain_share` each flow's probe drains its own
 //! packets of the queue (not only the aim) and finds the queue its own,
 //! and with `probe_others_inconclusive` a probe during which the others
@@ -106,14 +108,22 @@ fn a_flow_that_joined_late_reaches_an_equal_share() {
 #[test]
 fn flows_sharing_a_full_buffer_take_its_overflow_for_congestion() {
     let with = drops_with_four_flows(&run(1, &[BOTH[0], BOTH[1]], false));
-    assert!(with < 3000.0, "{with} packets dropped");
+    assert!(with < 5000.0, "{with} packets dropped");
     let without = drops_with_four_flows(&run(
         1,
         &[BOTH[0], "random_loss_bottleneck_queue=off"],
         false,
     ));
-    assert!(without > 6000.0, "{without} packets dropped");
+    assert!(without > 10_000.0, "{without} packets dropped");
 }
+
+/// The shared-queue rules (off by default: beside a loss-based flow in a
+/// deep buffer they starve vegas-sat, docs/satellite.md).
+const SHARED_QUEUE: [&str; 3] = [
+    "probe_drain_share=on",
+    "probe_others_inconclusive=on",
+    "regrowth_alone=on",
+];
 
 /// The most packets the forward buffer dropped between one join and the
 /// next (or the end).
@@ -129,10 +139,13 @@ fn most_dropped_between_joins(run: &Run) -> f64 {
 
 #[test]
 fn delay_based_flows_drain_the_queue_a_join_overfilled() {
-    let on = ["probe_drain_share=on", "probe_others_inconclusive=on"];
-    let with = most_dropped_between_joins(&run_in("joins-geo-500", 1, &on, true));
+    let with = most_dropped_between_joins(&run_in("joins-geo-500", 1, &SHARED_QUEUE, true));
     assert!(with < 600.0, "{with} packets dropped between two joins");
-    let off = ["probe_drain_share=off", "probe_others_inconclusive=off"];
+    let off = [
+        "probe_drain_share=off",
+        "probe_others_inconclusive=off",
+        "regrowth_alone=on",
+    ];
     let without = most_dropped_between_joins(&run_in("joins-geo-500", 1, &off, true));
     assert!(
         without > 1000.0,
@@ -142,9 +155,14 @@ fn delay_based_flows_drain_the_queue_a_join_overfilled() {
 
 #[test]
 fn an_old_flow_does_not_regrow_into_the_queue_its_neighbours_emptied() {
-    let with = smallest_share(&run_in("joins-geo-500", 2, &["regrowth_alone=on"], true));
+    let with = smallest_share(&run_in("joins-geo-500", 2, &SHARED_QUEUE, true));
     assert!(with > 0.85, "smallest flow at {with:.3} of the fair share");
-    let without = smallest_share(&run_in("joins-geo-500", 2, &["regrowth_alone=off"], true));
+    let without = smallest_share(&run_in(
+        "joins-geo-500",
+        2,
+        &[SHARED_QUEUE[0], SHARED_QUEUE[1], "regrowth_alone=off"],
+        true,
+    ));
     assert!(
         without < 0.8,
         "smallest flow at {without:.3} of the fair share"
