@@ -137,7 +137,7 @@ use crate::params::{concat_params, ChoiceParam, Key, ParamInfo, ParamKind, Param
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::peer_reports::GRANULARITY;
 use crate::shared::queueing_estimate::{
-    EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM,
+    AckEstimate, EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM,
 };
 use crate::shared::window::Window;
 use crate::vegas::{
@@ -270,13 +270,14 @@ impl SourcePolicy {
     }
 }
 
-/// The queueing times applied to an ACK.
+/// The queueing times applied to an ACK, in nanoseconds (a queueing time
+/// is shorter than an RTT sample of ours, so it fits a u64).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Applied {
     source: DelaySource,
     /// QTf of the packet that gave the ACK's BaseRTT sample.
-    qt_forward: Duration,
-    qt_backward: Duration,
+    qt_forward: u64,
+    qt_backward: u64,
 }
 
 /// Between the decided points, qlog shows QTf or QTb anew when it moved from
@@ -287,27 +288,34 @@ pub const SHOW_MOVE_DIVISOR: u64 = 10;
 /// kGranularity), below which a queueing time is noise.
 pub const SHOW_MOVE_AT_LEAST: Duration = GRANULARITY;
 
+/// Nanoseconds of a queueing time (see [`Applied`]), saturating.
+fn queueing_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 impl Applied {
     const NONE: Applied = Applied {
         source: DelaySource::None,
-        qt_forward: Duration::ZERO,
-        qt_backward: Duration::ZERO,
+        qt_forward: 0,
+        qt_backward: 0,
     };
 
-    /// Whether qlog, showing `shown`, is to show `self` between decided
-    /// points (see the module documentation).
-    fn moved_from(&self, shown: &Applied) -> bool {
-        /// One value against the one shown, in nanoseconds (a queueing time
-        /// is shorter than an RTT sample of ours, so it fits a u64).
-        fn moved(now: Duration, shown: Duration) -> bool {
-            let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
-            let shown = u64::try_from(shown.as_nanos()).unwrap_or(u64::MAX);
-            const AT_LEAST: u64 = SHOW_MOVE_AT_LEAST.as_nanos() as u64;
-            now.abs_diff(shown) > (shown / SHOW_MOVE_DIVISOR).max(AT_LEAST)
-        }
+    /// How far each value may move from this one, shown, before qlog shows
+    /// it anew (see the module documentation): (QTf, QTb).
+    fn show_tolerance(&self) -> (u64, u64) {
+        const AT_LEAST: u64 = SHOW_MOVE_AT_LEAST.as_nanos() as u64;
+        let tolerance = |shown: u64| (shown / SHOW_MOVE_DIVISOR).max(AT_LEAST);
+        (tolerance(self.qt_forward), tolerance(self.qt_backward))
+    }
+
+    /// Whether qlog, showing `shown` with `tolerance` (its
+    /// [`Applied::show_tolerance`]), is to show `self` between decided
+    /// points.
+    #[inline]
+    fn moved_from(&self, shown: &Applied, tolerance: (u64, u64)) -> bool {
         self.source != shown.source
-            || moved(self.qt_forward, shown.qt_forward)
-            || moved(self.qt_backward, shown.qt_backward)
+            || self.qt_forward.abs_diff(shown.qt_forward) > tolerance.0
+            || self.qt_backward.abs_diff(shown.qt_backward) > tolerance.1
     }
 }
 
@@ -342,16 +350,16 @@ pub struct RoVegasRules {
     applied: Applied,
     /// What qlog shows (the module documentation says when it is updated).
     shown: Applied,
+    /// `shown`'s [`Applied::show_tolerance`], kept with it.
+    shown_tolerance: (u64, u64),
     /// How often `shown` changed.
     shown_changes: u64,
     /// BaseRTT as last seen, to tell the ACKs that changed it.
     base_rtt_seen: Option<Duration>,
     /// Extension values ignored as impossible.
     rejected_values: u64,
-    /// Per packet of the ACK being handled: QTf from the source tried.
+    /// Per packet of the ACK being handled: QTf from the AQT extension.
     forward: Vec<Option<Duration>>,
-    /// Per packet: the estimator's QTf.
-    estimated_forward: Vec<Option<Duration>>,
     internals_generation: KeyedGeneration<OwnInternalsKey>,
 }
 
@@ -374,11 +382,11 @@ impl RoVegasRules {
             estimator,
             applied: Applied::NONE,
             shown: Applied::NONE,
+            shown_tolerance: Applied::NONE.show_tolerance(),
             shown_changes: 0,
             base_rtt_seen: None,
             rejected_values: 0,
             forward: Vec::new(),
-            estimated_forward: Vec::new(),
             internals_generation: KeyedGeneration::default(),
         }
     }
@@ -434,88 +442,42 @@ impl RoVegasRules {
         (qb, qt_backward.is_some() || any_forward)
     }
 
-    /// Whether keep_possible() would keep every value in `self.forward`
-    /// and `qt_backward` (the estimator's values always are).
-    fn all_possible(&self, ack: &AckEvent<'_>, qt_backward: Duration) -> bool {
-        ack.acked.iter().zip(&self.forward).all(|(p, qf)| {
-            p.rtt.is_zero()
-                || (qt_backward < p.rtt
-                    && qf.is_none_or(|qf| qf.saturating_add(qt_backward) < p.rtt))
-        }) && (ack.acked.iter().any(|p| !p.rtt.is_zero()) || qt_backward.is_zero())
-    }
-
     /// Shows `applied` in qlog from now on.
     fn show_applied(&mut self) {
         if self.shown != self.applied {
             self.shown = self.applied;
+            self.shown_tolerance = self.shown.show_tolerance();
             self.shown_changes = self.shown_changes.wrapping_add(1);
         }
     }
 
-    /// Picks the ACK's source (module documentation, sources 1 to 3) and
-    /// leaves its per-packet QTf in `self.forward`. Returns it with QTb.
-    fn choose_source(
+    /// Applies `applied` to the ACK, shown in qlog if it moved.
+    #[inline]
+    fn apply(&mut self, applied: Applied) {
+        self.applied = applied;
+        if applied.moved_from(&self.shown, self.shown_tolerance) {
+            self.show_applied();
+        }
+    }
+
+    /// Source 1, AQT, for an ACK that carries some: the adjustment, `None`
+    /// if nothing of it is usable. Out of line: the extension is rare.
+    #[inline(never)]
+    fn aqt_adjustment(
         &mut self,
         ack: &AckEvent<'_>,
-        estimated_backward: Option<Duration>,
-    ) -> (DelaySource, Duration) {
-        let aqt_present = ack.backward_queueing.is_some()
-            || ack.acked.iter().any(|p| p.forward_queueing.is_some());
-        if self.policy.permits(DelaySource::Aqt) && aqt_present {
-            self.forward.clear();
-            self.forward
-                .extend(ack.acked.iter().map(|p| p.forward_queueing));
-            let (qb, usable) = self.keep_possible(ack, ack.backward_queueing);
-            if usable {
-                return (DelaySource::Aqt, qb);
-            }
-        }
-        let estimated =
-            estimated_backward.is_some() || self.estimated_forward.iter().any(|q| q.is_some());
-        if self.policy.permits(DelaySource::ReceiveTimestamps) && estimated {
-            // The estimates are refilled on the next ACK: take them. They
-            // are possible by construction (the estimator's joint bound:
-            // QTf + QTb <= RTT - min RTT < RTT for every packet with an
-            // RTT), so keep_possible() would keep every one of them.
-            std::mem::swap(&mut self.forward, &mut self.estimated_forward);
-            let qb = estimated_backward.unwrap_or(Duration::ZERO);
-            debug_assert!(self.all_possible(ack, qb));
-            return (DelaySource::ReceiveTimestamps, qb);
-        }
+        min_sample_size: usize,
+    ) -> Option<RttAdjustment> {
         self.forward.clear();
-        self.forward.resize(ack.acked.len(), None);
-        (DelaySource::None, Duration::ZERO)
-    }
-}
-
-impl VegasRules for RoVegasRules {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-
-    /// Picks the ACK's source; a probing ACK gives BaseRTT the sample
-    /// RTT − (AQT + AQT-echo) and every RTT becomes RTT − QTb (eq. 2).
-    fn rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
-        let estimated_backward = if self.policy.permits(DelaySource::ReceiveTimestamps) {
-            self.estimator.on_ack(ack, &mut self.estimated_forward)
-        } else {
-            self.estimated_forward.clear();
-            None
-        };
-        let (source, qt_backward) = self.choose_source(ack, estimated_backward);
-        if source == DelaySource::None {
-            // Non-probing ACK: "if (RTT < baseRTT) baseRTT = RTT", and
-            // actual' = actual. Exactly Vegas.
-            self.applied = Applied::NONE;
-            if self.applied.moved_from(&self.shown) {
-                self.show_applied();
-            }
-            return RttAdjustment::default();
+        self.forward
+            .extend(ack.acked.iter().map(|p| p.forward_queueing));
+        let (qt_backward, usable) = self.keep_possible(ack, ack.backward_queueing);
+        if !usable {
+            return None;
         }
-
-        // Probing ACK: baseRTTtemp = RTT − (AQT + AQT-echo), the smallest
-        // over the ACK's packets. keep_possible() made every term positive.
-        // Only full-size packets' RTTs are samples, as in Vegas.
+        // baseRTTtemp = RTT − (AQT + AQT-echo), the smallest over the
+        // ACK's packets. keep_possible() made every term positive. Only
+        // full-size packets' RTTs are samples, as in Vegas.
         let mut base_sample: Option<(Duration, Duration)> = None;
         for (packet, qf) in ack.acked.iter().zip(&self.forward) {
             if packet.rtt.is_zero() || packet.size < min_sample_size {
@@ -527,20 +489,65 @@ impl VegasRules for RoVegasRules {
                 base_sample = Some((temp, qf));
             }
         }
-        self.applied = Applied {
-            source,
-            qt_forward: base_sample.map_or(Duration::ZERO, |(_, qf)| qf),
-            qt_backward,
-        };
-        if self.applied.moved_from(&self.shown) {
-            self.show_applied();
-        }
-        RttAdjustment {
-            // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
+        self.apply(Applied {
+            source: DelaySource::Aqt,
+            qt_forward: base_sample.map_or(0, |(_, qf)| queueing_nanos(qf)),
+            qt_backward: queueing_nanos(qt_backward),
+        });
+        Some(RttAdjustment {
             subtract: qt_backward,
-            // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
             base_rtt_probe: base_sample.map(|(temp, _)| temp),
+        })
+    }
+}
+
+impl VegasRules for RoVegasRules {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    /// Picks the ACK's source (module documentation, sources 1 to 3); a
+    /// probing ACK gives BaseRTT the sample RTT − (AQT + AQT-echo) and every
+    /// RTT becomes RTT − QTb (eq. 2).
+    fn rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
+        // The estimator sees every ACK, so that it is ready when AQT is not.
+        let timestamps = self.policy.permits(DelaySource::ReceiveTimestamps);
+        let estimate = if timestamps {
+            self.estimator.on_ack_nanos(ack, min_sample_size)
+        } else {
+            AckEstimate::default()
+        };
+        let aqt_present = ack.backward_queueing.is_some()
+            || ack.acked.iter().any(|p| p.forward_queueing.is_some());
+        if aqt_present && self.policy.permits(DelaySource::Aqt) {
+            if let Some(adjustment) = self.aqt_adjustment(ack, min_sample_size) {
+                return adjustment;
+            }
         }
+        if timestamps && (estimate.backward.is_some() || estimate.any_forward) {
+            // Probing ACK, source 2. The estimates are possible by
+            // construction (the estimator's joint bound: QTf + QTb <= RTT -
+            // min RTT < RTT for every packet with an RTT), so every term of
+            // baseRTTtemp (the estimator's least queued packet) is positive.
+            let qt_backward = estimate.backward.unwrap_or(0);
+            self.apply(Applied {
+                source: DelaySource::ReceiveTimestamps,
+                qt_forward: estimate.least_queued.map_or(0, |(_, qf)| qf),
+                qt_backward,
+            });
+            return RttAdjustment {
+                // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
+                subtract: Duration::from_nanos(qt_backward),
+                // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
+                base_rtt_probe: estimate
+                    .least_queued
+                    .map(|(temp, _)| Duration::from_nanos(temp)),
+            };
+        }
+        // Non-probing ACK: "if (RTT < baseRTT) baseRTT = RTT", and
+        // actual' = actual. Exactly Vegas.
+        self.apply(Applied::NONE);
+        RttAdjustment::default()
     }
 
     /// The pseudo-code's "if (RTT < baseRTT) baseRTT = RTT" (002, section
@@ -586,8 +593,8 @@ impl VegasRules for RoVegasRules {
         vegas.write_measurements("rtt_minus_qtb_ms", out);
         vegas.write_growth_round(out);
         out.text("delay_source", self.shown.source.as_str());
-        out.millis("qt_forward_ms", self.shown.qt_forward);
-        out.millis("qt_backward_ms", self.shown.qt_backward);
+        out.millis("qt_forward_ms", Duration::from_nanos(self.shown.qt_forward));
+        out.millis("qt_backward_ms", Duration::from_nanos(self.shown.qt_backward));
         out.int("queueing_rejects", self.queueing_rejects());
         // The floors restarted on a new peer clock (the host's verdict).
         out.int("estimator_resyncs", self.estimator.clock_steps());

@@ -175,6 +175,24 @@ impl DelayFloor {
     }
 }
 
+/// A packet without a forward estimate in
+/// [`QueueingEstimator::forward_nanos`] (estimates are below 2^63 ns).
+pub const NO_ESTIMATE: u64 = u64::MAX;
+
+/// One ACK's estimates in nanoseconds ([`QueueingEstimator::on_ack_nanos`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckEstimate {
+    /// The ACK's backward queueing time, `None` if it has none.
+    pub backward: Option<u64>,
+    /// Whether some packet of the ACK has a forward queueing time.
+    pub any_forward: bool,
+    /// Among the packets with a non-zero RTT of at least the size asked
+    /// for, the first with the smallest RTT − (backward + forward queueing)
+    /// (a missing value counts as zero): that difference and the packet's
+    /// forward queueing time. RoVegas's baseRTTtemp.
+    pub least_queued: Option<(u64, u64)>,
+}
+
 /// Forward and backward queueing times from receive timestamps and ACK delay;
 /// see the module documentation.
 #[derive(Clone, Debug)]
@@ -193,6 +211,9 @@ pub struct QueueingEstimator {
     largest_acked: Option<u64>,
     rejected_samples: u64,
     clock_steps: u64,
+    /// The last ACK's forward estimates, one per packet ([`NO_ESTIMATE`]
+    /// where none): kept for the joint bound, which may scale them all.
+    forward_nanos: Vec<u64>,
 }
 
 impl Default for QueueingEstimator {
@@ -213,6 +234,7 @@ impl QueueingEstimator {
             largest_acked: None,
             rejected_samples: 0,
             clock_steps: 0,
+            forward_nanos: Vec::new(),
         }
     }
 
@@ -230,17 +252,32 @@ impl QueueingEstimator {
         self.clock_steps
     }
 
+    /// The last ACK's forward queueing times in nanoseconds, one per
+    /// packet, [`NO_ESTIMATE`] where there is none.
+    pub fn forward_nanos(&self) -> &[u64] {
+        &self.forward_nanos
+    }
+
     /// Whether a stamp on the peer's clock `clock_epoch` can be compared
     /// with the floors: on their clock, or on a newer one, which restarts
     /// them.
+    #[inline]
     fn on_clock(&mut self, clock_epoch: u32) -> bool {
         if clock_epoch > self.clock_epoch {
-            self.clock_epoch = clock_epoch;
-            self.clock_steps = self.clock_steps.saturating_add(1);
-            self.forward.reset();
-            self.backward.reset();
+            self.new_clock(clock_epoch);
         }
         clock_epoch == self.clock_epoch
+    }
+
+    /// The host believes the peer's clock stepped (rare): both floors
+    /// start over.
+    #[cold]
+    #[inline(never)]
+    fn new_clock(&mut self, clock_epoch: u32) {
+        self.clock_epoch = clock_epoch;
+        self.clock_steps = self.clock_steps.saturating_add(1);
+        self.forward.reset();
+        self.backward.reset();
     }
 
     /// Estimates the queueing of one ACK. `forward` is cleared and filled with
@@ -257,24 +294,43 @@ impl QueueingEstimator {
         ack: &AckEvent<'_>,
         forward: &mut Vec<Option<Duration>>,
     ) -> Option<Duration> {
+        let estimate = self.on_ack_nanos(ack, usize::MAX);
         forward.clear();
+        forward.extend(
+            self.forward_nanos
+                .iter()
+                .map(|&q| (q != NO_ESTIMATE).then(|| Duration::from_nanos(q))),
+        );
+        estimate.backward.map(Duration::from_nanos)
+    }
+
+    /// [`QueueingEstimator::on_ack`] in nanoseconds: the forward times are
+    /// left in [`QueueingEstimator::forward_nanos`]; with them comes the
+    /// least queued packet of at least `min_size` bytes
+    /// ([`AckEstimate::least_queued`]), found in the same walk.
+    pub fn on_ack_nanos(&mut self, ack: &AckEvent<'_>, min_size: usize) -> AckEstimate {
+        self.forward_nanos.clear();
         // Packets come in ascending packet-number order.
-        let largest = ack.acked.last()?;
+        let Some(largest) = ack.acked.last() else {
+            return AckEstimate::default();
+        };
         let new_largest = self.largest_acked.is_none_or(|l| largest.pkt_num > l);
         if new_largest {
             self.largest_acked = Some(largest.pkt_num);
         }
         // Peers often stamp only the largest: look from there.
         if !ack.acked.iter().rev().any(|p| p.receive_time.is_some()) {
-            forward.resize(ack.acked.len(), None);
-            return None;
+            self.forward_nanos.resize(ack.acked.len(), NO_ESTIMATE);
+            return AckEstimate::default();
         }
         // Our clock is the host's send clock of the packets' `sent_nanos`:
         // the ACK's arrival is a packet's send time plus its RTT sample,
         // without a subtraction of instants (some 50 instructions). Only
         // differences of these times are taken (the floors remove the
         // clocks' offsets), so any fixed origin gives the same estimates.
-        let now = ack.now_nanos()?;
+        let Some(now) = ack.now_nanos() else {
+            return AckEstimate::default();
+        };
         let drift_ppm = self.drift_ppm;
 
         // Backward: ACK arrival − (receive time of the largest acknowledged +
@@ -296,68 +352,109 @@ impl QueueingEstimator {
         }
 
         // Forward, per packet: receive time − send time, the peer's clock
-        // minus ours. The same walk takes the ACK's RTTs into the minimum
-        // and checks the joint bound against the minimum so far: the final
-        // one is no larger, so a packet within this bound is within that.
-        // In nanoseconds throughout: each `Duration` is read once.
+        // minus ours. The same walk takes the ACK's RTTs into the minimum,
+        // checks the joint bound against the minimum so far (the final one
+        // is no larger, so a packet within this bound is within that) and
+        // finds the least queued packet. In nanoseconds throughout: each
+        // `Duration` is read once.
         let qt_backward = backward.unwrap_or(0);
         let mut min_rtt = self.min_rtt;
         let mut within_bound = true;
+        let mut any_forward = false;
+        // RTT − forward queueing of the least queued packet, and the latter.
+        let mut least: Option<(u64, u64)> = None;
         for packet in ack.acked {
             let rtt = rtt_nanos(packet.rtt);
             if rtt == 0 {
-                forward.push(None);
+                self.forward_nanos.push(NO_ESTIMATE);
                 continue;
             }
             min_rtt = min_rtt.min(rtt);
             let qt_forward = match packet.receive_time {
                 Some(received) if self.on_clock(packet.clock_epoch) => {
                     let delay = nanos(received).saturating_sub(packet.sent_nanos);
-                    Some(self.forward.offer_nanos(now, delay, drift_ppm))
+                    any_forward = true;
+                    self.forward.offer_nanos(now, delay, drift_ppm)
                 }
-                _ => None,
+                _ => NO_ESTIMATE,
             };
-            forward.push(qt_forward.map(Duration::from_nanos));
+            self.forward_nanos.push(qt_forward);
+            let qf = if qt_forward == NO_ESTIMATE { 0 } else { qt_forward };
             // Neither term exceeds i64::MAX: the sum fits.
-            within_bound &= qt_forward.unwrap_or(0) + qt_backward <= rtt - min_rtt;
+            within_bound &= qf + qt_backward <= rtt - min_rtt;
+            if packet.size >= min_size {
+                // Within the bound, RTT − forward ≥ backward: the order of
+                // these is that of RTT − (backward + forward). Beyond it,
+                // the joint bound finds the packet again.
+                let rest = rtt.wrapping_sub(qf);
+                if least.is_none_or(|(best, _)| rest < best) {
+                    least = Some((rest, qf));
+                }
+            }
         }
         self.min_rtt = min_rtt;
         if !within_bound {
-            self.bound_jointly(ack, forward, &mut backward);
+            return self.bound_jointly(ack, backward, any_forward, min_size);
         }
-        backward.map(Duration::from_nanos)
+        AckEstimate {
+            backward,
+            any_forward,
+            least_queued: least.map(|(rest, qf)| (rest - qt_backward, qf)),
+        }
     }
 
-    /// Scales the ACK's estimates (`forward`, and `backward` in
-    /// nanoseconds) down by one factor so that for every packet forward +
-    /// backward ≤ RTT − min RTT ([`peer_reports::bound_jointly`], here on
-    /// the nanoseconds the estimator keeps).
+    /// Scales the ACK's estimates (the forward ones kept, and `backward`)
+    /// down by one factor so that for every packet forward + backward ≤
+    /// RTT − min RTT ([`peer_reports::bound_jointly`], here on the
+    /// nanoseconds the estimator keeps), and finds the least queued packet
+    /// of at least `min_size` bytes among the scaled values.
+    #[cold]
+    #[inline(never)]
     fn bound_jointly(
-        &self,
+        &mut self,
         ack: &AckEvent<'_>,
-        forward: &mut [Option<Duration>],
-        backward: &mut Option<u64>,
-    ) {
+        mut backward: Option<u64>,
+        any_forward: bool,
+        min_size: usize,
+    ) -> AckEstimate {
         let qt_backward = backward.unwrap_or(0);
         let min_rtt = self.min_rtt;
+        let forward = &mut self.forward_nanos;
         // Each forward value is a u64 of nanoseconds (below 2^63) and so is
         // the backward one: the sum fits.
         let pairs = ack
             .acked
             .iter()
             .zip(forward.iter())
-            .filter_map(|(packet, qf)| {
+            .filter_map(|(packet, &qf)| {
                 let rtt = rtt_nanos(packet.rtt);
-                let qf = qf.map_or(0, rtt_nanos);
+                let qf = if qf == NO_ESTIMATE { 0 } else { qf };
                 (rtt != 0).then(|| (qf + qt_backward, rtt - min_rtt))
             });
-        let Some(scale) = peer_reports::joint_scale(pairs) else {
-            return;
-        };
-        for qf in forward.iter_mut() {
-            *qf = qf.map(|d| Duration::from_nanos(peer_reports::scale_nanos(rtt_nanos(d), scale)));
+        if let Some(scale) = peer_reports::joint_scale(pairs) {
+            for qf in forward.iter_mut().filter(|q| **q != NO_ESTIMATE) {
+                *qf = peer_reports::scale_nanos(*qf, scale);
+            }
+            backward = backward.map(|b| peer_reports::scale_nanos(b, scale));
         }
-        *backward = backward.map(|b| peer_reports::scale_nanos(b, scale));
+        let qt_backward = backward.unwrap_or(0);
+        let mut least: Option<(u64, u64)> = None;
+        for (packet, &qf) in ack.acked.iter().zip(forward.iter()) {
+            let rtt = rtt_nanos(packet.rtt);
+            if rtt == 0 || packet.size < min_size {
+                continue;
+            }
+            let qf = if qf == NO_ESTIMATE { 0 } else { qf };
+            let temp = rtt.saturating_sub(qt_backward).saturating_sub(qf);
+            if least.is_none_or(|(best, _)| temp < best) {
+                least = Some((temp, qf));
+            }
+        }
+        AckEstimate {
+            backward,
+            any_forward,
+            least_queued: least,
+        }
     }
 }
 
