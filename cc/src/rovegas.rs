@@ -511,8 +511,7 @@ impl VegasRules for RoVegasRules {
     /// RTT becomes RTT − QTb (eq. 2).
     fn rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
         // The estimator sees every ACK, so that it is ready when AQT is not.
-        let timestamps = self.policy.permits(DelaySource::ReceiveTimestamps);
-        let estimate = if timestamps {
+        let estimate = if self.policy.permits(DelaySource::ReceiveTimestamps) {
             self.estimator.on_ack_nanos(ack, min_sample_size)
         } else {
             AckEstimate::default()
@@ -524,11 +523,12 @@ impl VegasRules for RoVegasRules {
                 return adjustment;
             }
         }
-        if timestamps && (estimate.backward.is_some() || estimate.any_forward) {
-            // Probing ACK, source 2. The estimates are possible by
-            // construction (the estimator's joint bound: QTf + QTb <= RTT -
-            // min RTT < RTT for every packet with an RTT), so every term of
-            // baseRTTtemp (the estimator's least queued packet) is positive.
+        // Source 2 (an estimate exists only if the policy permits it).
+        if estimate.backward.is_some() || estimate.any_forward {
+            // Probing ACK. The estimates are possible by construction (the
+            // estimator's joint bound: QTf + QTb <= RTT - min RTT < RTT for
+            // every packet with an RTT), so every term of baseRTTtemp (the
+            // estimator's least queued packet) is positive.
             let qt_backward = estimate.backward.unwrap_or(0);
             self.apply(Applied {
                 source: DelaySource::ReceiveTimestamps,
