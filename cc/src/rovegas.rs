@@ -300,24 +300,34 @@ impl Applied {
         qt_backward: 0,
     };
 
-    /// How far each value may move from this one, shown, before qlog shows
-    /// it anew (see the module documentation): (QTf, QTb).
-    fn show_tolerance(&self) -> (u64, u64) {
+    /// The values qlog may stay at while it shows `self`: for QTf and QTb,
+    /// the lowest and highest within a [`SHOW_MOVE_DIVISOR`]th of the
+    /// value shown and at least [`SHOW_MOVE_AT_LEAST`] (see the module
+    /// documentation).
+    fn unmoved_ranges(&self) -> UnmovedRanges {
         const AT_LEAST: u64 = SHOW_MOVE_AT_LEAST.as_nanos() as u64;
-        let tolerance = |shown: u64| (shown / SHOW_MOVE_DIVISOR).max(AT_LEAST);
-        (tolerance(self.qt_forward), tolerance(self.qt_backward))
+        let range = |shown: u64| {
+            let tolerance = (shown / SHOW_MOVE_DIVISOR).max(AT_LEAST);
+            (shown.saturating_sub(tolerance), shown.saturating_add(tolerance))
+        };
+        [range(self.qt_forward), range(self.qt_backward)]
     }
 
-    /// Whether qlog, showing `shown` with `tolerance` (its
-    /// [`Applied::show_tolerance`]), is to show `self` between decided
-    /// points.
+    /// Whether qlog, showing `shown` with `unmoved` (its
+    /// [`Applied::unmoved_ranges`]), is to show `self` between decided
+    /// points: one of the values left its range (moved from the value shown
+    /// by more than the tolerance) or the source changed.
     #[inline]
-    fn moved_from(&self, shown: &Applied, tolerance: (u64, u64)) -> bool {
+    fn moved_from(&self, shown: &Applied, unmoved: &UnmovedRanges) -> bool {
+        let out = |value: u64, (low, high): (u64, u64)| value < low || value > high;
         self.source != shown.source
-            || self.qt_forward.abs_diff(shown.qt_forward) > tolerance.0
-            || self.qt_backward.abs_diff(shown.qt_backward) > tolerance.1
+            || out(self.qt_forward, unmoved[0])
+            || out(self.qt_backward, unmoved[1])
     }
 }
+
+/// [`Applied::unmoved_ranges`]: (lowest, highest) of QTf, then of QTb.
+type UnmovedRanges = [(u64, u64); 2];
 
 /// The `rovegas` controller: the Vegas skeleton with RoVegas's rules.
 pub type RoVegas = Vegas<RoVegasRules>;
@@ -345,13 +355,15 @@ pub struct RoVegasRules {
     step: LinearStep,
     loss: ScaledLoss,
     policy: SourcePolicy,
+    /// Whether `policy` permits receive timestamps.
+    timestamps: bool,
     estimator: QueueingEstimator,
     /// What the last ACK applied.
     applied: Applied,
     /// What qlog shows (the module documentation says when it is updated).
     shown: Applied,
-    /// `shown`'s [`Applied::show_tolerance`], kept with it.
-    shown_tolerance: (u64, u64),
+    /// `shown`'s [`Applied::unmoved_ranges`], kept with it.
+    shown_unmoved: UnmovedRanges,
     /// How often `shown` changed.
     shown_changes: u64,
     /// BaseRTT as last seen, to tell the ACKs that changed it.
@@ -375,14 +387,16 @@ impl RoVegasRules {
         let estimator = QueueingEstimator::new(EstimatorConfig {
             clock_drift_ppm: params.value(keys.clock_drift_ppm),
         });
+        let policy: SourcePolicy = params.value(keys.delay_source);
         RoVegasRules {
             step: LinearStep::from_params(params, &keys.paper.thresholds),
             loss: ScaledLoss::from_params(params, &keys.paper.loss),
-            policy: params.value(keys.delay_source),
+            policy,
+            timestamps: policy.permits(DelaySource::ReceiveTimestamps),
             estimator,
             applied: Applied::NONE,
             shown: Applied::NONE,
-            shown_tolerance: Applied::NONE.show_tolerance(),
+            shown_unmoved: Applied::NONE.unmoved_ranges(),
             shown_changes: 0,
             base_rtt_seen: None,
             rejected_values: 0,
@@ -446,7 +460,7 @@ impl RoVegasRules {
     fn show_applied(&mut self) {
         if self.shown != self.applied {
             self.shown = self.applied;
-            self.shown_tolerance = self.shown.show_tolerance();
+            self.shown_unmoved = self.shown.unmoved_ranges();
             self.shown_changes = self.shown_changes.wrapping_add(1);
         }
     }
@@ -455,8 +469,56 @@ impl RoVegasRules {
     #[inline]
     fn apply(&mut self, applied: Applied) {
         self.applied = applied;
-        if applied.moved_from(&self.shown, self.shown_tolerance) {
+        if applied.moved_from(&self.shown, &self.shown_unmoved) {
             self.show_applied();
+        }
+    }
+
+    /// [`VegasRules::rtt_adjustment`] for any ACK.
+    #[inline(never)]
+    fn any_rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
+        // The estimator sees every ACK, so that it is ready when AQT is not.
+        let estimate = if self.timestamps {
+            self.estimator.on_ack_nanos(ack, min_sample_size)
+        } else {
+            AckEstimate::default()
+        };
+        let aqt_present = ack.backward_queueing.is_some()
+            || ack.acked.iter().any(|p| p.forward_queueing.is_some());
+        if aqt_present && self.policy.permits(DelaySource::Aqt) {
+            if let Some(adjustment) = self.aqt_adjustment(ack, min_sample_size) {
+                return adjustment;
+            }
+        }
+        // Source 2 (an estimate exists only if the policy permits it).
+        if estimate.backward.is_some() || estimate.any_forward {
+            return self.estimated(estimate);
+        }
+        // Non-probing ACK: "if (RTT < baseRTT) baseRTT = RTT", and
+        // actual' = actual. Exactly Vegas.
+        self.apply(Applied::NONE);
+        RttAdjustment::default()
+    }
+
+    /// Source 2, the estimator's values: a probing ACK. They are possible
+    /// by construction (its joint bound: QTf + QTb <= RTT - min RTT < RTT
+    /// for every packet with an RTT), so every term of baseRTTtemp (the
+    /// estimator's least queued packet) is positive.
+    #[inline(always)]
+    fn estimated(&mut self, estimate: AckEstimate) -> RttAdjustment {
+        let qt_backward = estimate.backward.unwrap_or(0);
+        self.apply(Applied {
+            source: DelaySource::ReceiveTimestamps,
+            qt_forward: estimate.least_queued.map_or(0, |(_, qf)| qf),
+            qt_backward,
+        });
+        RttAdjustment {
+            // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
+            subtract: Duration::from_nanos(qt_backward),
+            // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
+            base_rtt_probe: estimate
+                .least_queued
+                .map(|(temp, _)| Duration::from_nanos(temp)),
         }
     }
 
@@ -510,44 +572,19 @@ impl VegasRules for RoVegasRules {
     /// probing ACK gives BaseRTT the sample RTT − (AQT + AQT-echo) and every
     /// RTT becomes RTT − QTb (eq. 2).
     fn rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
-        // The estimator sees every ACK, so that it is ready when AQT is not.
-        let estimate = if self.policy.permits(DelaySource::ReceiveTimestamps) {
-            self.estimator.on_ack_nanos(ack, min_sample_size)
-        } else {
-            AckEstimate::default()
-        };
-        let aqt_present = ack.backward_queueing.is_some()
-            || ack.acked.iter().any(|p| p.forward_queueing.is_some());
-        if aqt_present && self.policy.permits(DelaySource::Aqt) {
-            if let Some(adjustment) = self.aqt_adjustment(ack, min_sample_size) {
-                return adjustment;
+        // The usual ACK: one packet, no AQT, the estimator's usual case.
+        if let [packet] = ack.acked {
+            if self.timestamps
+                && ack.backward_queueing.is_none()
+                && packet.forward_queueing.is_none()
+            {
+                if let Some(estimate) = self.estimator.on_usual_ack(ack, packet, min_sample_size)
+                {
+                    return self.estimated(estimate);
+                }
             }
         }
-        // Source 2 (an estimate exists only if the policy permits it).
-        if estimate.backward.is_some() || estimate.any_forward {
-            // Probing ACK. The estimates are possible by construction (the
-            // estimator's joint bound: QTf + QTb <= RTT - min RTT < RTT for
-            // every packet with an RTT), so every term of baseRTTtemp (the
-            // estimator's least queued packet) is positive.
-            let qt_backward = estimate.backward.unwrap_or(0);
-            self.apply(Applied {
-                source: DelaySource::ReceiveTimestamps,
-                qt_forward: estimate.least_queued.map_or(0, |(_, qf)| qf),
-                qt_backward,
-            });
-            return RttAdjustment {
-                // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
-                subtract: Duration::from_nanos(qt_backward),
-                // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
-                base_rtt_probe: estimate
-                    .least_queued
-                    .map(|(temp, _)| Duration::from_nanos(temp)),
-            };
-        }
-        // Non-probing ACK: "if (RTT < baseRTT) baseRTT = RTT", and
-        // actual' = actual. Exactly Vegas.
-        self.apply(Applied::NONE);
-        RttAdjustment::default()
+        self.any_rtt_adjustment(ack, min_sample_size)
     }
 
     /// The pseudo-code's "if (RTT < baseRTT) baseRTT = RTT" (002, section

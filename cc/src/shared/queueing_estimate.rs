@@ -121,16 +121,37 @@ fn rtt_nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Below this many nanoseconds (2^61, 73 years), sums and differences of
-/// three times cannot overflow an i64.
-const SMALL_NANOS: i64 = 1 << 61;
+/// Below this magnitude in nanoseconds (2^60, 36 years), sums and
+/// differences of three times cannot overflow an i64.
+const SMALL_NANOS: i64 = 1 << 60;
 
-/// Nanoseconds of `d` if it is shorter than 2^31 s (68 years, so below
-/// [`SMALL_NANOS`]): two instructions without a check of overflow.
+/// Durations of fewer seconds are below [`SMALL_NANOS`] in nanoseconds.
+const SMALL_SECS: u64 = 1 << 30;
+
+/// Floors whose values are within ± this (2^62) are "small": every value
+/// computed from small times is, and rising them cannot overflow.
+const SMALL_FLOOR: i64 = 1 << 62;
+
+/// The largest drift rate for which a small floor rises without overflow
+/// over any elapsed time below 2^63 ns (1 %, the parameter's maximum).
+const PLAIN_DRIFT_PPM: f64 = 10_000.0;
+
+/// Whether `t` is within ±[`SMALL_NANOS`].
 #[inline]
-fn small_nanos(d: Duration) -> Option<i64> {
-    let secs = d.as_secs();
-    (secs < 1 << 31).then(|| secs as i64 * 1_000_000_000 + i64::from(d.subsec_nanos()))
+fn is_small(t: i64) -> bool {
+    (-SMALL_NANOS..SMALL_NANOS).contains(&t)
+}
+
+/// Whether `floor` is set at values within ±[`SMALL_FLOOR`].
+fn small_floor(floor: &DelayFloor) -> bool {
+    let small = |t: i64| (-SMALL_FLOOR..SMALL_FLOOR).contains(&t);
+    floor.floor.is_some_and(|(raw, at)| small(raw) && small(at))
+}
+
+/// Nanoseconds of `d`, shorter than [`SMALL_SECS`]: two instructions.
+#[inline]
+fn plain_nanos(d: Duration) -> i64 {
+    d.as_secs() as i64 * 1_000_000_000 + i64::from(d.subsec_nanos())
 }
 
 /// `elapsed × drift_ppm / 10⁶` in nanoseconds, for `elapsed_nanos` of
@@ -184,6 +205,20 @@ impl DelayFloor {
         delay.saturating_sub(risen).unsigned_abs()
     }
 
+    /// [`DelayFloor::offer_nanos`] on a floor `(raw, at)` and times within
+    /// ±[`SMALL_NANOS`] (`now` within twice that) and a drift of at most
+    /// [`PLAIN_DRIFT_PPM`]: the same value without saturating arithmetic,
+    /// which none of these sums can need.
+    #[inline(always)]
+    fn offer_plain(&mut self, now: i64, delay: i64, (raw, at): (i64, i64), drift_ppm: f64) -> u64 {
+        let risen = raw + drift_allowance(now - at, drift_ppm);
+        if delay <= risen {
+            self.floor = Some((delay, now));
+            return 0;
+        }
+        (delay - risen) as u64
+    }
+
     pub fn reset(&mut self) {
         self.floor = None;
     }
@@ -228,6 +263,15 @@ pub struct QueueingEstimator {
     /// The last ACK's forward estimates, one per packet ([`NO_ESTIMATE`]
     /// where none): kept for the joint bound, which may scale them all.
     forward_nanos: Vec<u64>,
+    /// Instead, the one estimate of a usual ACK
+    /// ([`QueueingEstimator::on_usual_ack`]): one store, not a vector's.
+    single_forward: Option<u64>,
+    /// Whether the drift rate allows plain arithmetic on the floors.
+    plain_drift: bool,
+    /// Whether both floors are small ([`small_floor`]) and the drift rate
+    /// allows plain arithmetic: kept by the walk, which alone may make
+    /// them otherwise (a usual ACK sets small values only).
+    plain_floors: bool,
 }
 
 impl Default for QueueingEstimator {
@@ -249,6 +293,9 @@ impl QueueingEstimator {
             rejected_samples: 0,
             clock_steps: 0,
             forward_nanos: Vec::new(),
+            single_forward: None,
+            plain_drift: config.drift_ppm() <= PLAIN_DRIFT_PPM,
+            plain_floors: false,
         }
     }
 
@@ -269,7 +316,10 @@ impl QueueingEstimator {
     /// The last ACK's forward queueing times in nanoseconds, one per
     /// packet, [`NO_ESTIMATE`] where there is none.
     pub fn forward_nanos(&self) -> &[u64] {
-        &self.forward_nanos
+        match &self.single_forward {
+            Some(single) => std::slice::from_ref(single),
+            None => &self.forward_nanos,
+        }
     }
 
     /// Whether a stamp on the peer's clock `clock_epoch` can be compared
@@ -311,7 +361,7 @@ impl QueueingEstimator {
         let estimate = self.on_ack_nanos(ack, usize::MAX);
         forward.clear();
         forward.extend(
-            self.forward_nanos
+            self.forward_nanos()
                 .iter()
                 .map(|&q| (q != NO_ESTIMATE).then(|| Duration::from_nanos(q))),
         );
@@ -325,7 +375,7 @@ impl QueueingEstimator {
     #[inline]
     pub fn on_ack_nanos(&mut self, ack: &AckEvent<'_>, min_size: usize) -> AckEstimate {
         if let [packet] = ack.acked {
-            if let Some(estimate) = self.one_packet(ack, packet, min_size) {
+            if let Some(estimate) = self.on_usual_ack(ack, packet, min_size) {
                 return estimate;
             }
         }
@@ -334,40 +384,52 @@ impl QueueingEstimator {
 
     /// [`QueueingEstimator::on_ack_nanos`] for the usual ACK: one new
     /// largest packet, stamped on the floors' clock, acknowledged at the
-    /// ACK's arrival, with an ACK delay shorter than its RTT, and every
-    /// time small enough (see [`small_nanos`]) that the walk's saturating
-    /// arithmetic cannot saturate: the same values in plain arithmetic.
-    /// `None`, with nothing changed, for any other ACK.
-    #[inline]
-    fn one_packet(
+    /// ACK's arrival, with an ACK delay shorter than its RTT, every time
+    /// small enough (see [`small_nanos`]) and floors set, at small values,
+    /// with a drift of at most [`PLAIN_DRIFT_PPM`]: then the walk's
+    /// saturating arithmetic cannot saturate, and plain arithmetic gives the
+    /// same values. `None`, with nothing changed, for any other ACK.
+    #[inline(always)]
+    pub(crate) fn on_usual_ack(
         &mut self,
         ack: &AckEvent<'_>,
         packet: &AckedPacket,
         min_size: usize,
     ) -> Option<AckEstimate> {
-        let received = small_nanos(packet.receive_time?)?;
-        let rtt = small_nanos(packet.rtt)?;
-        let ack_delay = small_nanos(ack.ack_delay)?;
-        let sent = packet.sent_nanos;
-        if self.largest_acked.is_some_and(|l| packet.pkt_num <= l)
+        let received = packet.receive_time?;
+        let (rtt, ack_delay) = (packet.rtt, ack.ack_delay);
+        if !self.plain_floors
+            || (received.as_secs() | rtt.as_secs() | ack_delay.as_secs()) >= SMALL_SECS
+            || !is_small(packet.sent_nanos)
             || packet.clock_epoch != self.clock_epoch
-            || ack_delay >= rtt
-            || rtt == 0
-            || !(-SMALL_NANOS..SMALL_NANOS).contains(&sent)
-            || packet.time_acked != ack.now
+            || self.largest_acked.is_some_and(|l| packet.pkt_num <= l)
         {
             return None;
         }
+        let (Some((backward_floor, backward_at)), Some((forward_floor, forward_at))) =
+            (self.backward.floor, self.forward.floor)
+        else {
+            return None;
+        };
+        let (received, rtt, ack_delay) = (plain_nanos(received), plain_nanos(rtt), plain_nanos(ack_delay));
+        if ack_delay >= rtt || packet.time_acked != ack.now {
+            return None;
+        }
         self.largest_acked = Some(packet.pkt_num);
+        let sent = packet.sent_nanos;
         let now = sent + rtt;
         let drift_ppm = self.drift_ppm;
-        let qt_backward = self
-            .backward
-            .offer_nanos(now, now - received - ack_delay, drift_ppm);
-        let qt_forward = self.forward.offer_nanos(now, received - sent, drift_ppm);
-        self.forward_nanos.clear();
-        self.forward_nanos.push(qt_forward);
-        // Both positive, below 2^61 each: unsigned from here.
+        let qt_backward = self.backward.offer_plain(
+            now,
+            now - received - ack_delay,
+            (backward_floor, backward_at),
+            drift_ppm,
+        );
+        let qt_forward =
+            self.forward
+                .offer_plain(now, received - sent, (forward_floor, forward_at), drift_ppm);
+        self.single_forward = Some(qt_forward);
+        // Both positive (ack_delay >= 0), below 2^61: unsigned from here.
         let rtt = rtt as u64;
         let min_rtt = self.min_rtt.min(rtt);
         self.min_rtt = min_rtt;
@@ -392,13 +454,24 @@ impl QueueingEstimator {
     fn bound_one(&mut self, qt_forward: u64, qt_backward: u64, excess: u64) -> (u64, u64) {
         let scale = (excess, qt_forward + qt_backward);
         let qt_forward = peer_reports::scale_nanos(qt_forward, scale);
-        self.forward_nanos[0] = qt_forward;
+        self.single_forward = Some(qt_forward);
         (qt_forward, peer_reports::scale_nanos(qt_backward, scale))
     }
 
-    /// [`QueueingEstimator::on_ack_nanos`] for any ACK: every packet in turn.
+    /// [`QueueingEstimator::on_ack_nanos`] for any ACK: every packet in
+    /// turn, then whether the floors allow the usual ACK's arithmetic.
     #[inline(never)]
     fn walk(&mut self, ack: &AckEvent<'_>, min_size: usize) -> AckEstimate {
+        let estimate = self.walk_packets(ack, min_size);
+        self.plain_floors =
+            self.plain_drift && small_floor(&self.forward) && small_floor(&self.backward);
+        estimate
+    }
+
+    /// [`QueueingEstimator::walk`]'s walk.
+    #[inline(always)]
+    fn walk_packets(&mut self, ack: &AckEvent<'_>, min_size: usize) -> AckEstimate {
+        self.single_forward = None;
         self.forward_nanos.clear();
         // Packets come in ascending packet-number order.
         let Some(largest) = ack.acked.last() else {
