@@ -368,6 +368,8 @@ pub struct RoVegasRules {
     shown_changes: u64,
     /// BaseRTT as last seen, to tell the ACKs that changed it.
     base_rtt_seen: Option<Duration>,
+    /// `base_rtt_seen` in nanoseconds, `u64::MAX` before the first.
+    base_rtt_seen_nanos: u64,
     /// Extension values ignored as impossible.
     rejected_values: u64,
     /// Per packet of the ACK being handled: QTf from the AQT extension.
@@ -399,6 +401,7 @@ impl RoVegasRules {
             shown_unmoved: Applied::NONE.unmoved_ranges(),
             shown_changes: 0,
             base_rtt_seen: None,
+            base_rtt_seen_nanos: u64::MAX,
             rejected_values: 0,
             forward: Vec::new(),
             internals_generation: KeyedGeneration::default(),
@@ -515,9 +518,14 @@ impl RoVegasRules {
         RttAdjustment {
             // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
             subtract: Duration::from_nanos(qt_backward),
-            // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
+            // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp": a sample
+            // not below BaseRTT is not offered. BaseRTT moves only by this
+            // probe and by on_base_rtt_sample(), which follows every ACK
+            // with a probe and keeps `base_rtt_seen` (the skeleton's only
+            // other writer of BaseRTT, a rule's round end, is not used).
             base_rtt_probe: estimate
                 .least_queued
+                .filter(|&(temp, _)| temp < self.base_rtt_seen_nanos)
                 .map(|(temp, _)| Duration::from_nanos(temp)),
         }
     }
@@ -572,12 +580,11 @@ impl VegasRules for RoVegasRules {
     /// probing ACK gives BaseRTT the sample RTT − (AQT + AQT-echo) and every
     /// RTT becomes RTT − QTb (eq. 2).
     fn rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
-        // The usual ACK: one packet, no AQT, the estimator's usual case.
+        // The usual ACK: one packet, no AQT, the estimator's usual case
+        // (which needs floors, so an estimator fed before: only if the
+        // policy permits receive timestamps).
         if let [packet] = ack.acked {
-            if self.timestamps
-                && ack.backward_queueing.is_none()
-                && packet.forward_queueing.is_none()
-            {
+            if ack.backward_queueing.is_none() && packet.forward_queueing.is_none() {
                 if let Some(estimate) = self.estimator.on_usual_ack(ack, packet, min_sample_size)
                 {
                     return self.estimated(estimate);
@@ -601,6 +608,7 @@ impl VegasRules for RoVegasRules {
         let current = base_rtt.base_rtt();
         if current != self.base_rtt_seen {
             self.base_rtt_seen = current;
+            self.base_rtt_seen_nanos = current.map_or(u64::MAX, queueing_nanos);
             self.show_applied();
         }
     }

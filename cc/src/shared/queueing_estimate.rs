@@ -145,7 +145,7 @@ fn is_small(t: i64) -> bool {
 /// Whether `floor` is set at values within ±[`SMALL_FLOOR`].
 fn small_floor(floor: &DelayFloor) -> bool {
     let small = |t: i64| (-SMALL_FLOOR..SMALL_FLOOR).contains(&t);
-    floor.floor.is_some_and(|(raw, at)| small(raw) && small(at))
+    floor.get().is_some_and(|(raw, at)| small(raw) && small(at))
 }
 
 /// Nanoseconds of `d`, shorter than [`SMALL_SECS`]: two instructions.
@@ -167,8 +167,11 @@ fn drift_allowance(elapsed_nanos: i64, drift_ppm: f64) -> i64 {
 /// times signed nanoseconds of our clock since any fixed instant.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DelayFloor {
-    /// The floor sample and when it was taken.
-    floor: Option<(i64, i64)>,
+    /// The floor sample and when it was taken, if `set` (both zero if
+    /// not): apart, so that the usual ACK reads them without a branch.
+    raw: i64,
+    at: i64,
+    set: bool,
 }
 
 impl DelayFloor {
@@ -176,9 +179,24 @@ impl DelayFloor {
         Self::default()
     }
 
+    /// The floor sample and when it was taken, `None` before the first.
+    #[inline]
+    fn get(&self) -> Option<(i64, i64)> {
+        self.set.then_some((self.raw, self.at))
+    }
+
+    #[inline]
+    fn set_to(&mut self, delay: i64, now: i64) {
+        *self = DelayFloor {
+            raw: delay,
+            at: now,
+            set: true,
+        };
+    }
+
     /// The floor at `now`, risen by `drift_ppm` since it was set.
     pub fn floor(&self, now: i64, drift_ppm: f64) -> Option<i64> {
-        self.floor.map(|(value, at)| {
+        self.get().map(|(value, at)| {
             value.saturating_add(drift_allowance(now.saturating_sub(at), drift_ppm))
         })
     }
@@ -193,34 +211,34 @@ impl DelayFloor {
     /// [`DelayFloor::offer`] in nanoseconds. Inlined: two per ACK.
     #[inline(always)]
     fn offer_nanos(&mut self, now: i64, delay: i64, drift_ppm: f64) -> u64 {
-        let Some((raw, at)) = self.floor else {
-            self.floor = Some((delay, now));
+        let Some((raw, at)) = self.get() else {
+            self.set_to(delay, now);
             return 0;
         };
         let risen = raw.saturating_add(drift_allowance(now.saturating_sub(at), drift_ppm));
         if delay <= risen {
-            self.floor = Some((delay, now));
+            self.set_to(delay, now);
             return 0;
         }
         delay.saturating_sub(risen).unsigned_abs()
     }
 
-    /// [`DelayFloor::offer_nanos`] on a floor `(raw, at)` and times within
-    /// ±[`SMALL_NANOS`] (`now` within twice that) and a drift of at most
-    /// [`PLAIN_DRIFT_PPM`]: the same value without saturating arithmetic,
-    /// which none of these sums can need.
+    /// [`DelayFloor::offer_nanos`] on a floor that is set and small
+    /// ([`small_floor`]), with `now` and `delay` within ±2^61 and a drift of
+    /// at most [`PLAIN_DRIFT_PPM`]: the same value without saturating
+    /// arithmetic, which none of these sums can need.
     #[inline(always)]
-    fn offer_plain(&mut self, now: i64, delay: i64, (raw, at): (i64, i64), drift_ppm: f64) -> u64 {
-        let risen = raw + drift_allowance(now - at, drift_ppm);
+    fn offer_plain(&mut self, now: i64, delay: i64, drift_ppm: f64) -> u64 {
+        let risen = self.raw + drift_allowance(now - self.at, drift_ppm);
         if delay <= risen {
-            self.floor = Some((delay, now));
+            self.set_to(delay, now);
             return 0;
         }
         (delay - risen) as u64
     }
 
     pub fn reset(&mut self) {
-        self.floor = None;
+        *self = DelayFloor::default();
     }
 }
 
@@ -398,19 +416,16 @@ impl QueueingEstimator {
     ) -> Option<AckEstimate> {
         let received = packet.receive_time?;
         let (rtt, ack_delay) = (packet.rtt, ack.ack_delay);
+        // Floors are set only after the largest acknowledged: with them, it
+        // is known (and `unwrap_or` takes no branch).
         if !self.plain_floors
             || (received.as_secs() | rtt.as_secs() | ack_delay.as_secs()) >= SMALL_SECS
             || !is_small(packet.sent_nanos)
             || packet.clock_epoch != self.clock_epoch
-            || self.largest_acked.is_some_and(|l| packet.pkt_num <= l)
+            || packet.pkt_num <= self.largest_acked.unwrap_or(u64::MAX)
         {
             return None;
         }
-        let (Some((backward_floor, backward_at)), Some((forward_floor, forward_at))) =
-            (self.backward.floor, self.forward.floor)
-        else {
-            return None;
-        };
         let (received, rtt, ack_delay) = (plain_nanos(received), plain_nanos(rtt), plain_nanos(ack_delay));
         if ack_delay >= rtt || packet.time_acked != ack.now {
             return None;
@@ -419,15 +434,10 @@ impl QueueingEstimator {
         let sent = packet.sent_nanos;
         let now = sent + rtt;
         let drift_ppm = self.drift_ppm;
-        let qt_backward = self.backward.offer_plain(
-            now,
-            now - received - ack_delay,
-            (backward_floor, backward_at),
-            drift_ppm,
-        );
-        let qt_forward =
-            self.forward
-                .offer_plain(now, received - sent, (forward_floor, forward_at), drift_ppm);
+        let qt_backward = self
+            .backward
+            .offer_plain(now, now - received - ack_delay, drift_ppm);
+        let qt_forward = self.forward.offer_plain(now, received - sent, drift_ppm);
         self.single_forward = Some(qt_forward);
         // Both positive (ack_delay >= 0), below 2^61: unsigned from here.
         let rtt = rtt as u64;
