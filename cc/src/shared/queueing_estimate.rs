@@ -459,8 +459,8 @@ impl QueueingEstimator {
 
     /// The joint bound of [`QueueingEstimator::bound_jointly`] for one
     /// packet: both values scaled by `excess / (forward + backward)`.
-    #[cold]
-    #[inline(never)]
+    /// Inlined: on paths that queue in both directions, most ACKs need it.
+    #[inline(always)]
     fn bound_one(&mut self, qt_forward: u64, qt_backward: u64, excess: u64) -> (u64, u64) {
         let scale = (excess, qt_forward + qt_backward);
         let qt_forward = peer_reports::scale_nanos(qt_forward, scale);
