@@ -308,7 +308,10 @@ impl Applied {
         const AT_LEAST: u64 = SHOW_MOVE_AT_LEAST.as_nanos() as u64;
         let range = |shown: u64| {
             let tolerance = (shown / SHOW_MOVE_DIVISOR).max(AT_LEAST);
-            (shown.saturating_sub(tolerance), shown.saturating_add(tolerance))
+            (
+                shown.saturating_sub(tolerance),
+                shown.saturating_add(tolerance),
+            )
         };
         [range(self.qt_forward), range(self.qt_backward)]
     }
@@ -587,8 +590,7 @@ impl VegasRules for RoVegasRules {
         // policy permits receive timestamps).
         if let [packet] = ack.acked {
             if ack.backward_queueing.is_none() && packet.forward_queueing.is_none() {
-                if let Some(estimate) = self.estimator.on_usual_ack(ack, packet, min_sample_size)
-                {
+                if let Some(estimate) = self.estimator.on_usual_ack(ack, packet, min_sample_size) {
                     return self.estimated(estimate);
                 }
             }
@@ -641,7 +643,10 @@ impl VegasRules for RoVegasRules {
         vegas.write_growth_round(out);
         out.text("delay_source", self.shown.source.as_str());
         out.millis("qt_forward_ms", Duration::from_nanos(self.shown.qt_forward));
-        out.millis("qt_backward_ms", Duration::from_nanos(self.shown.qt_backward));
+        out.millis(
+            "qt_backward_ms",
+            Duration::from_nanos(self.shown.qt_backward),
+        );
         out.int("queueing_rejects", self.queueing_rejects());
         // The floors restarted on a new peer clock (the host's verdict).
         out.int("estimator_resyncs", self.estimator.clock_steps());
@@ -686,6 +691,132 @@ mod tests {
             3.0,
             "section 4: b = 3"
         );
+    }
+
+    #[test]
+    fn qlog_shows_a_value_anew_exactly_when_it_moved_beyond_the_tolerance() {
+        // The reference: |value − shown| > max(shown / 10, 1 ms).
+        let moved = |value: u64, shown: u64| {
+            value.abs_diff(shown) > (shown / SHOW_MOVE_DIVISOR).max(1_000_000)
+        };
+        let values = [
+            0,
+            1,
+            999_999,
+            1_000_000,
+            1_000_001,
+            9_999_999,
+            10_000_000,
+            11_000_000,
+            11_000_001,
+            u64::MAX / 2,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let applied = |qt_forward, qt_backward| Applied {
+            source: DelaySource::ReceiveTimestamps,
+            qt_forward,
+            qt_backward,
+        };
+        for &shown in &values {
+            for &value in &values {
+                let shown_applied = applied(shown, 0);
+                let ranges = shown_applied.unmoved_ranges();
+                assert_eq!(
+                    applied(value, 0).moved_from(&shown_applied, &ranges),
+                    moved(value, shown),
+                    "forward {value} shown {shown}"
+                );
+                let shown_applied = applied(0, shown);
+                let ranges = shown_applied.unmoved_ranges();
+                assert_eq!(
+                    applied(0, value).moved_from(&shown_applied, &ranges),
+                    moved(value, shown),
+                    "backward {value} shown {shown}"
+                );
+            }
+        }
+        let shown = applied(5, 5);
+        let none = Applied::NONE;
+        assert!(none.moved_from(&shown, &shown.unmoved_ranges()), "source");
+    }
+
+    #[test]
+    fn base_rtt_is_the_minimum_of_every_probe_and_sample() {
+        // RoVegas offers BaseRTT only the probes below it (and takes its
+        // usual ACKs apart from the others): BaseRTT must still be the
+        // pseudo-code's minimum over every probe RTT − (QTb + QTf) and every
+        // sample RTT − QTb, computed here with an estimator of its own.
+        use crate::controller::WindowConfig;
+        use crate::events::{AckSummary, AckedPacket, RttSnapshot};
+        let params = ParamValues::defaults(INFO.name, PARAMS);
+        let mut rules = RoVegasRules::new(&params, &KEYS);
+        let mut reference = QueueingEstimator::new(EstimatorConfig::default());
+        let window = Window::new(WindowConfig {
+            max_datagram_size: 1200,
+            initial_cwnd_packets: 10,
+        });
+        let mut base_rtt = BaseRttTracker::new();
+        let mut want: Option<Duration> = None;
+        let full = 1000;
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let us = Duration::from_micros;
+        let mut pkt = 0;
+        for k in 0u64..3000 {
+            // The path's fixed delay falls now and then (BaseRTT follows),
+            // queueing swells and drains in both directions.
+            let fixed = ms(600) - ms(k / 300 * 7);
+            let (qf, qb) = (us((k * 37) % 9000), us((k * 53) % 7000));
+            let sent = t0 + ms(k * 3);
+            let rtt = fixed + qf + qb;
+            let count = if k % 89 == 0 { 2 } else { 1 };
+            let mut packets = Vec::new();
+            for _ in 0..count {
+                let size = if k % 4 == 0 { 600 } else { 1200 };
+                let mut p = AckedPacket::new(pkt, size, sent, sent + rtt);
+                p.receive_time = Some(ms(9_000) + (sent - t0) + fixed / 2 + qf);
+                packets.push(p);
+                pkt += 1;
+            }
+            let ack = AckEvent {
+                now: sent + rtt,
+                acked: &packets,
+                summary: AckSummary::of(&packets, full),
+                ack_delay: ms(1),
+                rtt: RttSnapshot::uniform(rtt),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            };
+            // As the skeleton does: the probe, then the ACK's sample.
+            let adjustment = rules.rtt_adjustment(&ack, full);
+            if let Some(probe) = adjustment.base_rtt_probe {
+                base_rtt.on_rtt_sample(probe);
+            }
+            if let Some(sample) = ack.summary.min_rtt {
+                rules.on_base_rtt_sample(
+                    sample - adjustment.subtract,
+                    ack.now,
+                    &window,
+                    &mut base_rtt,
+                );
+            }
+            // The reference.
+            let mut forward = Vec::new();
+            let backward = reference.on_ack(&ack, &mut forward);
+            let qb = backward.unwrap_or(Duration::ZERO);
+            assert_eq!(adjustment.subtract, qb, "ACK {k}");
+            for (p, qf) in packets.iter().zip(&forward) {
+                if p.size >= full {
+                    let temp = p.rtt - qb - qf.unwrap_or(Duration::ZERO);
+                    want = Some(want.map_or(temp, |w| w.min(temp)));
+                }
+            }
+            assert_eq!(base_rtt.base_rtt(), want, "ACK {k}");
+        }
+        // BaseRTT followed the path down (to its last fixed delay, 537 ms).
+        assert!(want.is_some_and(|w| w < ms(545)), "{want:?}");
     }
 
     #[test]

@@ -426,7 +426,11 @@ impl QueueingEstimator {
         {
             return None;
         }
-        let (received, rtt, ack_delay) = (plain_nanos(received), plain_nanos(rtt), plain_nanos(ack_delay));
+        let (received, rtt, ack_delay) = (
+            plain_nanos(received),
+            plain_nanos(rtt),
+            plain_nanos(ack_delay),
+        );
         if ack_delay >= rtt || packet.time_acked != ack.now {
             return None;
         }
@@ -552,7 +556,11 @@ impl QueueingEstimator {
                 _ => NO_ESTIMATE,
             };
             self.forward_nanos.push(qt_forward);
-            let qf = if qt_forward == NO_ESTIMATE { 0 } else { qt_forward };
+            let qf = if qt_forward == NO_ESTIMATE {
+                0
+            } else {
+                qt_forward
+            };
             // Neither term exceeds i64::MAX: the sum fits.
             within_bound &= qf + qt_backward <= rtt - min_rtt;
             if packet.size >= min_size {
@@ -978,6 +986,82 @@ mod tests {
         assert_eq!(forward[1], Some(ms(7)));
         // Within the joint bound (the RTTs are 50 and 8 ms above 600).
         assert_eq!(backward, Some(ms(1)));
+    }
+
+    /// Everything an estimate leaves behind, to compare two estimators.
+    fn state(est: &QueueingEstimator) -> impl PartialEq + std::fmt::Debug {
+        (
+            (est.forward, est.backward, est.clock_epoch, est.min_rtt),
+            (est.largest_acked, est.rejected_samples, est.clock_steps),
+            est.forward_nanos().to_vec(),
+        )
+    }
+
+    #[test]
+    fn usual_acks_give_what_the_walk_gives() {
+        // One estimator takes the usual ACK's plain arithmetic where it can,
+        // the other walks every ACK (the general code): every estimate and
+        // every state must agree, on usual ACKs and on the others mixed in
+        // (old packets, ACK delays beyond the RTT, a new peer clock, times
+        // too large for plain arithmetic, a lying peer that trips the joint
+        // bound, small packets, several packets).
+        let t0 = Instant::now();
+        let mut fast = QueueingEstimator::new(EstimatorConfig::default());
+        let mut walked = fast.clone();
+        let mut usual = 0;
+        let mut pkt = 0u64;
+        for k in 0u64..4000 {
+            let sent = t0 + ms(k * 3) + Duration::from_nanos(k * 7919 % 1_000_000);
+            // Queueing that swells and drains, in both directions.
+            let qf = us((k * 37) % 9000);
+            let qb = us((k * 53) % 7000);
+            let rtt = ms(550) + qf + qb;
+            let count = if k % 97 == 0 { 3 } else { 1 };
+            let mut packets = Vec::new();
+            for i in 0..count {
+                let mut p =
+                    AckedPacket::new(pkt, if k % 5 == 0 { 600 } else { 1200 }, sent, sent + rtt);
+                p.receive_time = Some(Duration::from_secs(40) + (sent - t0) + ms(270) + qf + us(i));
+                p.clock_epoch = u32::from(k >= 2500);
+                pkt += 1;
+                packets.push(p);
+            }
+            let last = packets.len() - 1;
+            match k % 211 {
+                // An old packet again: not a new largest.
+                13 => packets[last].pkt_num = 0,
+                // A stamp far beyond plain arithmetic: it also sets a
+                // backward floor beyond (no usual ACK until the new clock).
+                29 if k == 2139 => packets[last].receive_time = Some(Duration::from_secs(1 << 40)),
+                // A peer that reports receiving 50 ms early.
+                41 => packets[last].receive_time = packets[last].receive_time.map(|r| r - ms(50)),
+                // Acknowledged at another instant than the ACK's arrival.
+                57 => packets[last].time_acked += ms(1),
+                _ => {}
+            }
+            let ack_delay = if k % 131 == 0 { rtt + ms(1) } else { ms(2) };
+            let now = sent + rtt;
+            let ack = AckEvent {
+                now,
+                acked: &packets,
+                summary: crate::events::AckSummary::of(&packets, 0),
+                ack_delay,
+                rtt: RttSnapshot::uniform(rtt),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            };
+            let min_size = 1000;
+            let got = fast.on_ack_nanos(&ack, min_size);
+            if fast.single_forward.is_some() {
+                usual += 1;
+            }
+            let want = walked.walk(&ack, min_size);
+            assert_eq!(got, want, "ACK {k}");
+            assert_eq!(state(&fast), state(&walked), "ACK {k}");
+        }
+        // Most ACKs took the usual path.
+        assert!(usual > 3000, "{usual}");
     }
 
     #[test]
