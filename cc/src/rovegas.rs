@@ -519,8 +519,15 @@ impl RoVegasRules {
             qt_backward,
         });
         RttAdjustment {
-            // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
-            subtract: Duration::from_nanos(qt_backward),
+            // Eq. (2): Vegas's Actual on RTT − QTb is actual'. The skeleton
+            // reads only RTT samples (packets of its sample size with an
+            // RTT); an ACK without one has no least queued packet, nothing
+            // to subtract from, and is spared the adjusted event.
+            subtract: if estimate.least_queued.is_some() {
+                Duration::from_nanos(qt_backward)
+            } else {
+                Duration::ZERO
+            },
             // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp": a sample
             // not below BaseRTT is not offered. BaseRTT moves only by this
             // probe and by on_base_rtt_sample(), which follows every ACK
