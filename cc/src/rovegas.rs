@@ -597,7 +597,9 @@ impl VegasRules for RoVegasRules {
         // policy permits receive timestamps).
         if let [packet] = ack.acked {
             if ack.backward_queueing.is_none() && packet.forward_queueing.is_none() {
-                if let Some(estimate) = self.estimator.on_usual_ack(ack, packet, min_sample_size) {
+                if let Some((estimate, _)) =
+                    self.estimator.on_usual_ack(ack, packet, min_sample_size)
+                {
                     return self.estimated(estimate);
                 }
             }

@@ -393,7 +393,8 @@ impl QueueingEstimator {
     #[inline]
     pub fn on_ack_nanos(&mut self, ack: &AckEvent<'_>, min_size: usize) -> AckEstimate {
         if let [packet] = ack.acked {
-            if let Some(estimate) = self.on_usual_ack(ack, packet, min_size) {
+            if let Some((estimate, forward)) = self.on_usual_ack(ack, packet, min_size) {
+                self.single_forward = Some(forward);
                 return estimate;
             }
         }
@@ -406,14 +407,17 @@ impl QueueingEstimator {
     /// small enough (see [`small_nanos`]) and floors set, at small values,
     /// with a drift of at most [`PLAIN_DRIFT_PPM`]: then the walk's
     /// saturating arithmetic cannot saturate, and plain arithmetic gives the
-    /// same values. `None`, with nothing changed, for any other ACK.
+    /// same values. `None`, with nothing changed, for any other ACK. With
+    /// the estimate comes the packet's forward queueing time, which is not
+    /// kept for [`QueueingEstimator::forward_nanos`] (a store fewer for a
+    /// caller that does not need it).
     #[inline(always)]
     pub(crate) fn on_usual_ack(
         &mut self,
         ack: &AckEvent<'_>,
         packet: &AckedPacket,
         min_size: usize,
-    ) -> Option<AckEstimate> {
+    ) -> Option<(AckEstimate, u64)> {
         let received = packet.receive_time?;
         let (rtt, ack_delay) = (packet.rtt, ack.ack_delay);
         // Floors are set only after the largest acknowledged: with them, it
@@ -442,7 +446,6 @@ impl QueueingEstimator {
             .backward
             .offer_plain(now, now - received - ack_delay, drift_ppm);
         let qt_forward = self.forward.offer_plain(now, received - sent, drift_ppm);
-        self.single_forward = Some(qt_forward);
         // Both positive (ack_delay >= 0), below 2^61: unsigned from here.
         let rtt = rtt as u64;
         let min_rtt = self.min_rtt.min(rtt);
@@ -450,26 +453,28 @@ impl QueueingEstimator {
         let (qt_forward, qt_backward) = if qt_forward + qt_backward <= rtt - min_rtt {
             (qt_forward, qt_backward)
         } else {
-            self.bound_one(qt_forward, qt_backward, rtt - min_rtt)
+            Self::bound_one(qt_forward, qt_backward, rtt - min_rtt)
         };
         // Within the joint bound, so RTT − backward − forward ≥ min RTT.
-        Some(AckEstimate {
+        let estimate = AckEstimate {
             backward: Some(qt_backward),
             any_forward: true,
             least_queued: (packet.size >= min_size)
                 .then(|| (rtt - qt_backward - qt_forward, qt_forward)),
-        })
+        };
+        Some((estimate, qt_forward))
     }
 
     /// The joint bound of [`QueueingEstimator::bound_jointly`] for one
     /// packet: both values scaled by `excess / (forward + backward)`.
     /// Inlined: on paths that queue in both directions, most ACKs need it.
     #[inline(always)]
-    fn bound_one(&mut self, qt_forward: u64, qt_backward: u64, excess: u64) -> (u64, u64) {
+    fn bound_one(qt_forward: u64, qt_backward: u64, excess: u64) -> (u64, u64) {
         let scale = (excess, qt_forward + qt_backward);
-        let qt_forward = peer_reports::scale_nanos(qt_forward, scale);
-        self.single_forward = Some(qt_forward);
-        (qt_forward, peer_reports::scale_nanos(qt_backward, scale))
+        (
+            peer_reports::scale_nanos(qt_forward, scale),
+            peer_reports::scale_nanos(qt_backward, scale),
+        )
     }
 
     /// [`QueueingEstimator::on_ack_nanos`] for any ACK: every packet in
