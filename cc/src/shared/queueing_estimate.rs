@@ -121,11 +121,9 @@ fn rtt_nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Below this magnitude in nanoseconds (2^60, 36 years), sums and
-/// differences of three times cannot overflow an i64.
-const SMALL_NANOS: i64 = 1 << 60;
-
-/// Durations of fewer seconds are below [`SMALL_NANOS`] in nanoseconds.
+/// Durations of fewer seconds (34 years) are below 2^60 ns, and so are
+/// send times below this many nanoseconds times 2^30: small times, whose
+/// sums and differences (a few each) cannot overflow an i64.
 const SMALL_SECS: u64 = 1 << 30;
 
 /// Floors whose values are within ± this (2^62) are "small": every value
@@ -135,12 +133,6 @@ const SMALL_FLOOR: i64 = 1 << 62;
 /// The largest drift rate for which a small floor rises without overflow
 /// over any elapsed time below 2^63 ns (1 %, the parameter's maximum).
 const PLAIN_DRIFT_PPM: f64 = 10_000.0;
-
-/// Whether `t` is within ±[`SMALL_NANOS`].
-#[inline]
-fn is_small(t: i64) -> bool {
-    (-SMALL_NANOS..SMALL_NANOS).contains(&t)
-}
 
 /// Whether `floor` is set at values within ±[`SMALL_FLOOR`].
 fn small_floor(floor: &DelayFloor) -> bool {
@@ -224,7 +216,7 @@ impl DelayFloor {
     }
 
     /// [`DelayFloor::offer_nanos`] on a floor that is set and small
-    /// ([`small_floor`]), with `now` and `delay` within ±2^61 and a drift of
+    /// ([`small_floor`]), with `now` and `delay` within ±2^62 and a drift of
     /// at most [`PLAIN_DRIFT_PPM`]: the same value without saturating
     /// arithmetic, which none of these sums can need.
     #[inline(always)]
@@ -275,7 +267,10 @@ pub struct QueueingEstimator {
     /// (`u64::MAX` before the first).
     min_rtt: u64,
     /// Largest packet number acknowledged so far.
-    largest_acked: Option<u64>,
+    /// (A packet number and whether there is one, apart: the usual ACK
+    /// reads only the number, known to be there.)
+    largest_acked: u64,
+    any_acked: bool,
     rejected_samples: u64,
     clock_steps: u64,
     /// The last ACK's forward estimates, one per packet ([`NO_ESTIMATE`]
@@ -307,7 +302,8 @@ impl QueueingEstimator {
             backward: DelayFloor::new(),
             clock_epoch: 0,
             min_rtt: u64::MAX,
-            largest_acked: None,
+            largest_acked: 0,
+            any_acked: false,
             rejected_samples: 0,
             clock_steps: 0,
             forward_nanos: Vec::new(),
@@ -404,7 +400,7 @@ impl QueueingEstimator {
     /// [`QueueingEstimator::on_ack_nanos`] for the usual ACK: one new
     /// largest packet, stamped on the floors' clock, acknowledged at the
     /// ACK's arrival, with an ACK delay shorter than its RTT, every time
-    /// small enough (see [`small_nanos`]) and floors set, at small values,
+    /// small (see [`SMALL_SECS`]) and floors set, at small values,
     /// with a drift of at most [`PLAIN_DRIFT_PPM`]: then the walk's
     /// saturating arithmetic cannot saturate, and plain arithmetic gives the
     /// same values. `None`, with nothing changed, for any other ACK. With
@@ -420,13 +416,15 @@ impl QueueingEstimator {
     ) -> Option<(AckEstimate, u64)> {
         let received = packet.receive_time?;
         let (rtt, ack_delay) = (packet.rtt, ack.ack_delay);
-        // Floors are set only after the largest acknowledged: with them, it
-        // is known (and `unwrap_or` takes no branch).
+        // Floors are set only after a largest acknowledged: with them, it
+        // is there. A send time from 0 to 2^60 ns is small too (one test
+        // with the durations'; the host's clock starts at 0).
+        let sent = packet.sent_nanos;
         if !self.plain_floors
-            || (received.as_secs() | rtt.as_secs() | ack_delay.as_secs()) >= SMALL_SECS
-            || !is_small(packet.sent_nanos)
+            || (received.as_secs() | rtt.as_secs() | ack_delay.as_secs() | (sent as u64 >> 30))
+                >= SMALL_SECS
             || packet.clock_epoch != self.clock_epoch
-            || packet.pkt_num <= self.largest_acked.unwrap_or(u64::MAX)
+            || packet.pkt_num <= self.largest_acked
         {
             return None;
         }
@@ -438,15 +436,14 @@ impl QueueingEstimator {
         if ack_delay >= rtt || packet.time_acked != ack.now {
             return None;
         }
-        self.largest_acked = Some(packet.pkt_num);
-        let sent = packet.sent_nanos;
+        self.largest_acked = packet.pkt_num;
         let now = sent + rtt;
         let drift_ppm = self.drift_ppm;
         let qt_backward = self
             .backward
             .offer_plain(now, now - received - ack_delay, drift_ppm);
         let qt_forward = self.forward.offer_plain(now, received - sent, drift_ppm);
-        // Both positive (ack_delay >= 0), below 2^61: unsigned from here.
+        // Positive (above the ACK delay), below 2^60: unsigned from here.
         let rtt = rtt as u64;
         let min_rtt = self.min_rtt.min(rtt);
         self.min_rtt = min_rtt;
@@ -496,9 +493,10 @@ impl QueueingEstimator {
         let Some(largest) = ack.acked.last() else {
             return AckEstimate::default();
         };
-        let new_largest = self.largest_acked.is_none_or(|l| largest.pkt_num > l);
+        let new_largest = !self.any_acked || largest.pkt_num > self.largest_acked;
         if new_largest {
-            self.largest_acked = Some(largest.pkt_num);
+            self.largest_acked = largest.pkt_num;
+            self.any_acked = true;
         }
         // Peers often stamp only the largest: look from there.
         if !ack.acked.iter().rev().any(|p| p.receive_time.is_some()) {
@@ -997,7 +995,8 @@ mod tests {
     fn state(est: &QueueingEstimator) -> impl PartialEq + std::fmt::Debug {
         (
             (est.forward, est.backward, est.clock_epoch, est.min_rtt),
-            (est.largest_acked, est.rejected_samples, est.clock_steps),
+            (est.any_acked, est.largest_acked),
+            (est.rejected_samples, est.clock_steps),
             est.forward_nanos().to_vec(),
         )
     }
