@@ -216,12 +216,14 @@ impl DelayFloor {
     }
 
     /// [`DelayFloor::offer_nanos`] on a floor that is set and small
-    /// ([`small_floor`]), with `now` and `delay` within ±2^62 and a drift of
+    /// ([`small_floor`]) no later than `now`, with `now` and `delay` within
+    /// ±2^62 and a drift of
     /// at most [`PLAIN_DRIFT_PPM`]: the same value without saturating
     /// arithmetic, which none of these sums can need.
     #[inline(always)]
     fn offer_plain(&mut self, now: i64, delay: i64, drift_ppm: f64) -> u64 {
-        let risen = self.raw + drift_allowance(now - self.at, drift_ppm);
+        // Set at or before `now` (the caller's check): no negative time.
+        let risen = self.raw + ((now - self.at) as f64 * drift_ppm / 1e6) as i64;
         if delay <= risen {
             self.set_to(delay, now);
             return 0;
@@ -285,6 +287,8 @@ pub struct QueueingEstimator {
     /// allows plain arithmetic: kept by the walk, which alone may make
     /// them otherwise (a usual ACK sets small values only).
     plain_floors: bool,
+    /// With `plain_floors`, a time no earlier than both floors were set.
+    floors_set_by: i64,
 }
 
 impl Default for QueueingEstimator {
@@ -310,6 +314,7 @@ impl QueueingEstimator {
             single_forward: None,
             plain_drift: config.drift_ppm() <= PLAIN_DRIFT_PPM,
             plain_floors: false,
+            floors_set_by: 0,
         }
     }
 
@@ -433,11 +438,14 @@ impl QueueingEstimator {
             plain_nanos(rtt),
             plain_nanos(ack_delay),
         );
-        if ack_delay >= rtt || packet.time_acked != ack.now {
+        let now = sent + rtt;
+        if ack_delay >= rtt || packet.time_acked != ack.now || now < self.floors_set_by {
             return None;
         }
         self.largest_acked = packet.pkt_num;
-        let now = sent + rtt;
+        // Both floors are set at or before `now` (and stay so if one is set
+        // now): no elapsed time is negative.
+        self.floors_set_by = now;
         let drift_ppm = self.drift_ppm;
         let qt_backward = self
             .backward
@@ -481,6 +489,7 @@ impl QueueingEstimator {
         let estimate = self.walk_packets(ack, min_size);
         self.plain_floors =
             self.plain_drift && small_floor(&self.forward) && small_floor(&self.backward);
+        self.floors_set_by = self.forward.at.max(self.backward.at);
         estimate
     }
 
@@ -1015,7 +1024,14 @@ mod tests {
         let mut usual = 0;
         let mut pkt = 0u64;
         for k in 0u64..4000 {
-            let sent = t0 + ms(k * 3) + Duration::from_nanos(k * 7919 % 1_000_000);
+            // Now and then an ACK arrives before the floors were set
+            // (a clock that went back): not a usual ACK.
+            let back = if k % 211 == 71 {
+                ms(30)
+            } else {
+                Duration::ZERO
+            };
+            let sent = t0 + ms(30 + k * 3) + Duration::from_nanos(k * 7919 % 1_000_000) - back;
             // Queueing that swells and drains, in both directions.
             let qf = us((k * 37) % 9000);
             let qb = us((k * 53) % 7000);
