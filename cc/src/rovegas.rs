@@ -137,7 +137,7 @@ use crate::params::{concat_params, ChoiceParam, Key, ParamInfo, ParamKind, Param
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::peer_reports::GRANULARITY;
 use crate::shared::queueing_estimate::{
-    EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM,
+    AckEstimate, EstimatorConfig, QueueingEstimator, DEFAULT_CLOCK_DRIFT_PPM,
 };
 use crate::shared::window::Window;
 use crate::vegas::{
@@ -270,13 +270,14 @@ impl SourcePolicy {
     }
 }
 
-/// The queueing times applied to an ACK.
+/// The queueing times applied to an ACK, in nanoseconds (a queueing time
+/// is shorter than an RTT sample of ours, so it fits a u64).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Applied {
     source: DelaySource,
     /// QTf of the packet that gave the ACK's BaseRTT sample.
-    qt_forward: Duration,
-    qt_backward: Duration,
+    qt_forward: u64,
+    qt_backward: u64,
 }
 
 /// Between the decided points, qlog shows QTf or QTb anew when it moved from
@@ -287,29 +288,49 @@ pub const SHOW_MOVE_DIVISOR: u64 = 10;
 /// kGranularity), below which a queueing time is noise.
 pub const SHOW_MOVE_AT_LEAST: Duration = GRANULARITY;
 
+/// Nanoseconds of a queueing time (see [`Applied`]), saturating.
+fn queueing_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 impl Applied {
     const NONE: Applied = Applied {
         source: DelaySource::None,
-        qt_forward: Duration::ZERO,
-        qt_backward: Duration::ZERO,
+        qt_forward: 0,
+        qt_backward: 0,
     };
 
-    /// Whether qlog, showing `shown`, is to show `self` between decided
-    /// points (see the module documentation).
-    fn moved_from(&self, shown: &Applied) -> bool {
-        /// One value against the one shown, in nanoseconds (a queueing time
-        /// is shorter than an RTT sample of ours, so it fits a u64).
-        fn moved(now: Duration, shown: Duration) -> bool {
-            let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
-            let shown = u64::try_from(shown.as_nanos()).unwrap_or(u64::MAX);
-            const AT_LEAST: u64 = SHOW_MOVE_AT_LEAST.as_nanos() as u64;
-            now.abs_diff(shown) > (shown / SHOW_MOVE_DIVISOR).max(AT_LEAST)
-        }
+    /// The values qlog may stay at while it shows `self`: for QTf and QTb,
+    /// the lowest and highest within a [`SHOW_MOVE_DIVISOR`]th of the
+    /// value shown and at least [`SHOW_MOVE_AT_LEAST`] (see the module
+    /// documentation).
+    fn unmoved_ranges(&self) -> UnmovedRanges {
+        const AT_LEAST: u64 = SHOW_MOVE_AT_LEAST.as_nanos() as u64;
+        let range = |shown: u64| {
+            let tolerance = (shown / SHOW_MOVE_DIVISOR).max(AT_LEAST);
+            (
+                shown.saturating_sub(tolerance),
+                shown.saturating_add(tolerance),
+            )
+        };
+        [range(self.qt_forward), range(self.qt_backward)]
+    }
+
+    /// Whether qlog, showing `shown` with `unmoved` (its
+    /// [`Applied::unmoved_ranges`]), is to show `self` between decided
+    /// points: one of the values left its range (moved from the value shown
+    /// by more than the tolerance) or the source changed.
+    #[inline]
+    fn moved_from(&self, shown: &Applied, unmoved: &UnmovedRanges) -> bool {
+        let out = |value: u64, (low, high): (u64, u64)| value < low || value > high;
         self.source != shown.source
-            || moved(self.qt_forward, shown.qt_forward)
-            || moved(self.qt_backward, shown.qt_backward)
+            || out(self.qt_forward, unmoved[0])
+            || out(self.qt_backward, unmoved[1])
     }
 }
+
+/// [`Applied::unmoved_ranges`]: (lowest, highest) of QTf, then of QTb.
+type UnmovedRanges = [(u64, u64); 2];
 
 /// The `rovegas` controller: the Vegas skeleton with RoVegas's rules.
 pub type RoVegas = Vegas<RoVegasRules>;
@@ -337,21 +358,25 @@ pub struct RoVegasRules {
     step: LinearStep,
     loss: ScaledLoss,
     policy: SourcePolicy,
+    /// Whether `policy` permits receive timestamps.
+    timestamps: bool,
     estimator: QueueingEstimator,
     /// What the last ACK applied.
     applied: Applied,
     /// What qlog shows (the module documentation says when it is updated).
     shown: Applied,
+    /// `shown`'s [`Applied::unmoved_ranges`], kept with it.
+    shown_unmoved: UnmovedRanges,
     /// How often `shown` changed.
     shown_changes: u64,
     /// BaseRTT as last seen, to tell the ACKs that changed it.
     base_rtt_seen: Option<Duration>,
+    /// `base_rtt_seen` in nanoseconds, `u64::MAX` before the first.
+    base_rtt_seen_nanos: u64,
     /// Extension values ignored as impossible.
     rejected_values: u64,
-    /// Per packet of the ACK being handled: QTf from the source tried.
+    /// Per packet of the ACK being handled: QTf from the AQT extension.
     forward: Vec<Option<Duration>>,
-    /// Per packet: the estimator's QTf.
-    estimated_forward: Vec<Option<Duration>>,
     internals_generation: KeyedGeneration<OwnInternalsKey>,
 }
 
@@ -367,18 +392,21 @@ impl RoVegasRules {
         let estimator = QueueingEstimator::new(EstimatorConfig {
             clock_drift_ppm: params.value(keys.clock_drift_ppm),
         });
+        let policy: SourcePolicy = params.value(keys.delay_source);
         RoVegasRules {
             step: LinearStep::from_params(params, &keys.paper.thresholds),
             loss: ScaledLoss::from_params(params, &keys.paper.loss),
-            policy: params.value(keys.delay_source),
+            policy,
+            timestamps: policy.permits(DelaySource::ReceiveTimestamps),
             estimator,
             applied: Applied::NONE,
             shown: Applied::NONE,
+            shown_unmoved: Applied::NONE.unmoved_ranges(),
             shown_changes: 0,
             base_rtt_seen: None,
+            base_rtt_seen_nanos: u64::MAX,
             rejected_values: 0,
             forward: Vec::new(),
-            estimated_forward: Vec::new(),
             internals_generation: KeyedGeneration::default(),
         }
     }
@@ -434,88 +462,102 @@ impl RoVegasRules {
         (qb, qt_backward.is_some() || any_forward)
     }
 
-    /// Whether keep_possible() would keep every value in `self.forward`
-    /// and `qt_backward` (the estimator's values always are).
-    fn all_possible(&self, ack: &AckEvent<'_>, qt_backward: Duration) -> bool {
-        ack.acked.iter().zip(&self.forward).all(|(p, qf)| {
-            p.rtt.is_zero()
-                || (qt_backward < p.rtt
-                    && qf.is_none_or(|qf| qf.saturating_add(qt_backward) < p.rtt))
-        }) && (ack.acked.iter().any(|p| !p.rtt.is_zero()) || qt_backward.is_zero())
-    }
-
     /// Shows `applied` in qlog from now on.
     fn show_applied(&mut self) {
         if self.shown != self.applied {
             self.shown = self.applied;
+            self.shown_unmoved = self.shown.unmoved_ranges();
             self.shown_changes = self.shown_changes.wrapping_add(1);
         }
     }
 
-    /// Picks the ACK's source (module documentation, sources 1 to 3) and
-    /// leaves its per-packet QTf in `self.forward`. Returns it with QTb.
-    fn choose_source(
-        &mut self,
-        ack: &AckEvent<'_>,
-        estimated_backward: Option<Duration>,
-    ) -> (DelaySource, Duration) {
+    /// Applies `applied` to the ACK, shown in qlog if it moved.
+    #[inline]
+    fn apply(&mut self, applied: Applied) {
+        self.applied = applied;
+        if applied.moved_from(&self.shown, &self.shown_unmoved) {
+            self.show_applied();
+        }
+    }
+
+    /// [`VegasRules::rtt_adjustment`] for any ACK.
+    #[inline(never)]
+    fn any_rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
+        // The estimator sees every ACK, so that it is ready when AQT is not.
+        let estimate = if self.timestamps {
+            self.estimator.on_ack_nanos(ack, min_sample_size)
+        } else {
+            AckEstimate::default()
+        };
         let aqt_present = ack.backward_queueing.is_some()
             || ack.acked.iter().any(|p| p.forward_queueing.is_some());
-        if self.policy.permits(DelaySource::Aqt) && aqt_present {
-            self.forward.clear();
-            self.forward
-                .extend(ack.acked.iter().map(|p| p.forward_queueing));
-            let (qb, usable) = self.keep_possible(ack, ack.backward_queueing);
-            if usable {
-                return (DelaySource::Aqt, qb);
+        if aqt_present && self.policy.permits(DelaySource::Aqt) {
+            if let Some(adjustment) = self.aqt_adjustment(ack, min_sample_size) {
+                return adjustment;
             }
         }
-        let estimated =
-            estimated_backward.is_some() || self.estimated_forward.iter().any(|q| q.is_some());
-        if self.policy.permits(DelaySource::ReceiveTimestamps) && estimated {
-            // The estimates are refilled on the next ACK: take them. They
-            // are possible by construction (the estimator's joint bound:
-            // QTf + QTb <= RTT - min RTT < RTT for every packet with an
-            // RTT), so keep_possible() would keep every one of them.
-            std::mem::swap(&mut self.forward, &mut self.estimated_forward);
-            let qb = estimated_backward.unwrap_or(Duration::ZERO);
-            debug_assert!(self.all_possible(ack, qb));
-            return (DelaySource::ReceiveTimestamps, qb);
+        // Source 2 (an estimate exists only if the policy permits it).
+        if estimate.backward.is_some() || estimate.any_forward {
+            return self.estimated(estimate);
         }
+        // Non-probing ACK: "if (RTT < baseRTT) baseRTT = RTT", and
+        // actual' = actual. Exactly Vegas.
+        self.apply(Applied::NONE);
+        RttAdjustment::default()
+    }
+
+    /// Source 2, the estimator's values: a probing ACK. They are possible
+    /// by construction (its joint bound: QTf + QTb <= RTT - min RTT < RTT
+    /// for every packet with an RTT), so every term of baseRTTtemp (the
+    /// estimator's least queued packet) is positive.
+    #[inline(always)]
+    fn estimated(&mut self, estimate: AckEstimate) -> RttAdjustment {
+        let qt_backward = estimate.backward.unwrap_or(0);
+        self.apply(Applied {
+            source: DelaySource::ReceiveTimestamps,
+            qt_forward: estimate.least_queued.map_or(0, |(_, qf)| qf),
+            qt_backward,
+        });
+        RttAdjustment {
+            // Eq. (2): Vegas's Actual on RTT − QTb is actual'. The skeleton
+            // reads only RTT samples (packets of its sample size with an
+            // RTT); an ACK without one has no least queued packet, nothing
+            // to subtract from, and is spared the adjusted event.
+            subtract: if estimate.least_queued.is_some() {
+                Duration::from_nanos(qt_backward)
+            } else {
+                Duration::ZERO
+            },
+            // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp": a sample
+            // not below BaseRTT is not offered. BaseRTT moves only by this
+            // probe and by on_base_rtt_sample(), which follows every ACK
+            // with a probe and keeps `base_rtt_seen` (the skeleton's only
+            // other writer of BaseRTT, a rule's round end, is not used).
+            base_rtt_probe: estimate
+                .least_queued
+                .filter(|&(temp, _)| temp < self.base_rtt_seen_nanos)
+                .map(|(temp, _)| Duration::from_nanos(temp)),
+        }
+    }
+
+    /// Source 1, AQT, for an ACK that carries some: the adjustment, `None`
+    /// if nothing of it is usable. Out of line: the extension is rare.
+    #[inline(never)]
+    fn aqt_adjustment(
+        &mut self,
+        ack: &AckEvent<'_>,
+        min_sample_size: usize,
+    ) -> Option<RttAdjustment> {
         self.forward.clear();
-        self.forward.resize(ack.acked.len(), None);
-        (DelaySource::None, Duration::ZERO)
-    }
-}
-
-impl VegasRules for RoVegasRules {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-
-    /// Picks the ACK's source; a probing ACK gives BaseRTT the sample
-    /// RTT − (AQT + AQT-echo) and every RTT becomes RTT − QTb (eq. 2).
-    fn rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
-        let estimated_backward = if self.policy.permits(DelaySource::ReceiveTimestamps) {
-            self.estimator.on_ack(ack, &mut self.estimated_forward)
-        } else {
-            self.estimated_forward.clear();
-            None
-        };
-        let (source, qt_backward) = self.choose_source(ack, estimated_backward);
-        if source == DelaySource::None {
-            // Non-probing ACK: "if (RTT < baseRTT) baseRTT = RTT", and
-            // actual' = actual. Exactly Vegas.
-            self.applied = Applied::NONE;
-            if self.applied.moved_from(&self.shown) {
-                self.show_applied();
-            }
-            return RttAdjustment::default();
+        self.forward
+            .extend(ack.acked.iter().map(|p| p.forward_queueing));
+        let (qt_backward, usable) = self.keep_possible(ack, ack.backward_queueing);
+        if !usable {
+            return None;
         }
-
-        // Probing ACK: baseRTTtemp = RTT − (AQT + AQT-echo), the smallest
-        // over the ACK's packets. keep_possible() made every term positive.
-        // Only full-size packets' RTTs are samples, as in Vegas.
+        // baseRTTtemp = RTT − (AQT + AQT-echo), the smallest over the
+        // ACK's packets. keep_possible() made every term positive. Only
+        // full-size packets' RTTs are samples, as in Vegas.
         let mut base_sample: Option<(Duration, Duration)> = None;
         for (packet, qf) in ack.acked.iter().zip(&self.forward) {
             if packet.rtt.is_zero() || packet.size < min_sample_size {
@@ -527,20 +569,42 @@ impl VegasRules for RoVegasRules {
                 base_sample = Some((temp, qf));
             }
         }
-        self.applied = Applied {
-            source,
-            qt_forward: base_sample.map_or(Duration::ZERO, |(_, qf)| qf),
-            qt_backward,
-        };
-        if self.applied.moved_from(&self.shown) {
-            self.show_applied();
-        }
-        RttAdjustment {
-            // Eq. (2): Vegas's Actual on RTT − QTb is actual'.
+        self.apply(Applied {
+            source: DelaySource::Aqt,
+            qt_forward: base_sample.map_or(0, |(_, qf)| queueing_nanos(qf)),
+            qt_backward: queueing_nanos(qt_backward),
+        });
+        Some(RttAdjustment {
             subtract: qt_backward,
-            // "if (baseRTTtemp < baseRTT) baseRTT = baseRTTtemp".
             base_rtt_probe: base_sample.map(|(temp, _)| temp),
+        })
+    }
+}
+
+impl VegasRules for RoVegasRules {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    /// Picks the ACK's source (module documentation, sources 1 to 3); a
+    /// probing ACK gives BaseRTT the sample RTT − (AQT + AQT-echo) and every
+    /// RTT becomes RTT − QTb (eq. 2). Inlined into the skeleton's ACK:
+    /// the adjustment then stays in registers.
+    #[inline(always)]
+    fn rtt_adjustment(&mut self, ack: &AckEvent<'_>, min_sample_size: usize) -> RttAdjustment {
+        // The usual ACK: one packet, no AQT, the estimator's usual case
+        // (which needs floors, so an estimator fed before: only if the
+        // policy permits receive timestamps).
+        if let [packet] = ack.acked {
+            if ack.backward_queueing.is_none() && packet.forward_queueing.is_none() {
+                if let Some((estimate, _)) =
+                    self.estimator.on_usual_ack(ack, packet, min_sample_size)
+                {
+                    return self.estimated(estimate);
+                }
+            }
         }
+        self.any_rtt_adjustment(ack, min_sample_size)
     }
 
     /// The pseudo-code's "if (RTT < baseRTT) baseRTT = RTT" (002, section
@@ -557,6 +621,7 @@ impl VegasRules for RoVegasRules {
         let current = base_rtt.base_rtt();
         if current != self.base_rtt_seen {
             self.base_rtt_seen = current;
+            self.base_rtt_seen_nanos = current.map_or(u64::MAX, queueing_nanos);
             self.show_applied();
         }
     }
@@ -586,8 +651,11 @@ impl VegasRules for RoVegasRules {
         vegas.write_measurements("rtt_minus_qtb_ms", out);
         vegas.write_growth_round(out);
         out.text("delay_source", self.shown.source.as_str());
-        out.millis("qt_forward_ms", self.shown.qt_forward);
-        out.millis("qt_backward_ms", self.shown.qt_backward);
+        out.millis("qt_forward_ms", Duration::from_nanos(self.shown.qt_forward));
+        out.millis(
+            "qt_backward_ms",
+            Duration::from_nanos(self.shown.qt_backward),
+        );
         out.int("queueing_rejects", self.queueing_rejects());
         // The floors restarted on a new peer clock (the host's verdict).
         out.int("estimator_resyncs", self.estimator.clock_steps());
@@ -632,6 +700,136 @@ mod tests {
             3.0,
             "section 4: b = 3"
         );
+    }
+
+    #[test]
+    fn qlog_shows_a_value_anew_exactly_when_it_moved_beyond_the_tolerance() {
+        // The reference: |value − shown| > max(shown / 10, 1 ms).
+        let moved = |value: u64, shown: u64| {
+            value.abs_diff(shown) > (shown / SHOW_MOVE_DIVISOR).max(1_000_000)
+        };
+        let values = [
+            0,
+            1,
+            999_999,
+            1_000_000,
+            1_000_001,
+            9_999_999,
+            10_000_000,
+            11_000_000,
+            11_000_001,
+            u64::MAX / 2,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let applied = |qt_forward, qt_backward| Applied {
+            source: DelaySource::ReceiveTimestamps,
+            qt_forward,
+            qt_backward,
+        };
+        for &shown in &values {
+            for &value in &values {
+                let shown_applied = applied(shown, 0);
+                let ranges = shown_applied.unmoved_ranges();
+                assert_eq!(
+                    applied(value, 0).moved_from(&shown_applied, &ranges),
+                    moved(value, shown),
+                    "forward {value} shown {shown}"
+                );
+                let shown_applied = applied(0, shown);
+                let ranges = shown_applied.unmoved_ranges();
+                assert_eq!(
+                    applied(0, value).moved_from(&shown_applied, &ranges),
+                    moved(value, shown),
+                    "backward {value} shown {shown}"
+                );
+            }
+        }
+        let shown = applied(5, 5);
+        let none = Applied::NONE;
+        assert!(none.moved_from(&shown, &shown.unmoved_ranges()), "source");
+    }
+
+    #[test]
+    fn base_rtt_is_the_minimum_of_every_probe_and_sample() {
+        // RoVegas offers BaseRTT only the probes below it (and takes its
+        // usual ACKs apart from the others): BaseRTT must still be the
+        // pseudo-code's minimum over every probe RTT − (QTb + QTf) and every
+        // sample RTT − QTb, computed here with an estimator of its own.
+        use crate::controller::WindowConfig;
+        use crate::events::{AckSummary, AckedPacket, RttSnapshot};
+        let params = ParamValues::defaults(INFO.name, PARAMS);
+        let mut rules = RoVegasRules::new(&params, &KEYS);
+        let mut reference = QueueingEstimator::new(EstimatorConfig::default());
+        let window = Window::new(WindowConfig {
+            max_datagram_size: 1200,
+            initial_cwnd_packets: 10,
+        });
+        let mut base_rtt = BaseRttTracker::new();
+        let mut want: Option<Duration> = None;
+        let full = 1000;
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let us = Duration::from_micros;
+        let mut pkt = 0;
+        for k in 0u64..3000 {
+            // The path's fixed delay falls now and then (BaseRTT follows),
+            // queueing swells and drains in both directions.
+            let fixed = ms(600) - ms(k / 300 * 7);
+            let (qf, qb) = (us((k * 37) % 9000), us((k * 53) % 7000));
+            let sent = t0 + ms(k * 3);
+            let rtt = fixed + qf + qb;
+            let count = if k % 89 == 0 { 2 } else { 1 };
+            let mut packets = Vec::new();
+            for _ in 0..count {
+                let size = if k % 4 == 0 { 600 } else { 1200 };
+                let mut p = AckedPacket::new(pkt, size, sent, sent + rtt);
+                p.receive_time = Some(ms(9_000) + (sent - t0) + fixed / 2 + qf);
+                packets.push(p);
+                pkt += 1;
+            }
+            let ack = AckEvent {
+                now: sent + rtt,
+                acked: &packets,
+                summary: AckSummary::of(&packets, full),
+                ack_delay: ms(1),
+                rtt: RttSnapshot::uniform(rtt),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            };
+            // As the skeleton does: the probe, then the ACK's sample.
+            let adjustment = rules.rtt_adjustment(&ack, full);
+            if let Some(probe) = adjustment.base_rtt_probe {
+                base_rtt.on_rtt_sample(probe);
+            }
+            if let Some(sample) = ack.summary.min_rtt {
+                rules.on_base_rtt_sample(
+                    sample - adjustment.subtract,
+                    ack.now,
+                    &window,
+                    &mut base_rtt,
+                );
+            }
+            // The reference.
+            let mut forward = Vec::new();
+            let backward = reference.on_ack(&ack, &mut forward);
+            let qb = backward.unwrap_or(Duration::ZERO);
+            // QTb is subtracted from RTT samples: an ACK without one
+            // (only small packets) needs none.
+            let sampled = packets.iter().any(|p| p.size >= full);
+            let want_subtract = if sampled { qb } else { Duration::ZERO };
+            assert_eq!(adjustment.subtract, want_subtract, "ACK {k}");
+            for (p, qf) in packets.iter().zip(&forward) {
+                if p.size >= full {
+                    let temp = p.rtt - qb - qf.unwrap_or(Duration::ZERO);
+                    want = Some(want.map_or(temp, |w| w.min(temp)));
+                }
+            }
+            assert_eq!(base_rtt.base_rtt(), want, "ACK {k}");
+        }
+        // BaseRTT followed the path down (to its last fixed delay, 537 ms).
+        assert!(want.is_some_and(|w| w < ms(545)), "{want:?}");
     }
 
     #[test]

@@ -75,7 +75,7 @@
 
 use std::time::Duration;
 
-use crate::events::AckEvent;
+use crate::events::{AckEvent, AckedPacket};
 use crate::shared::peer_reports;
 
 /// Default of [`EstimatorConfig::clock_drift_ppm`]: twice the 50 ppm a pair
@@ -121,8 +121,34 @@ fn rtt_nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// Durations of fewer seconds (34 years) are below 2^60 ns, and so are
+/// send times below this many nanoseconds times 2^30: small times, whose
+/// sums and differences (a few each) cannot overflow an i64.
+const SMALL_SECS: u64 = 1 << 30;
+
+/// Floors whose values are within ± this (2^62) are "small": every value
+/// computed from small times is, and rising them cannot overflow.
+const SMALL_FLOOR: i64 = 1 << 62;
+
+/// The largest drift rate for which a small floor rises without overflow
+/// over any elapsed time below 2^63 ns (1 %, the parameter's maximum).
+const PLAIN_DRIFT_PPM: f64 = 10_000.0;
+
+/// Whether `floor` is set at values within ±[`SMALL_FLOOR`].
+fn small_floor(floor: &DelayFloor) -> bool {
+    let small = |t: i64| (-SMALL_FLOOR..SMALL_FLOOR).contains(&t);
+    floor.get().is_some_and(|(raw, at)| small(raw) && small(at))
+}
+
+/// Nanoseconds of `d`, shorter than [`SMALL_SECS`]: two instructions.
+#[inline]
+fn plain_nanos(d: Duration) -> i64 {
+    d.as_secs() as i64 * 1_000_000_000 + i64::from(d.subsec_nanos())
+}
+
 /// `elapsed × drift_ppm / 10⁶` in nanoseconds, for `elapsed_nanos` of
 /// our time (none if negative).
+#[inline]
 fn drift_allowance(elapsed_nanos: i64, drift_ppm: f64) -> i64 {
     // An f64 to integer cast saturates (NaN gives 0).
     (elapsed_nanos.max(0) as f64 * drift_ppm / 1e6) as i64
@@ -133,8 +159,11 @@ fn drift_allowance(elapsed_nanos: i64, drift_ppm: f64) -> i64 {
 /// times signed nanoseconds of our clock since any fixed instant.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DelayFloor {
-    /// The floor sample and when it was taken.
-    floor: Option<(i64, i64)>,
+    /// The floor sample and when it was taken, if `set` (both zero if
+    /// not): apart, so that the usual ACK reads them without a branch.
+    raw: i64,
+    at: i64,
+    set: bool,
 }
 
 impl DelayFloor {
@@ -142,9 +171,24 @@ impl DelayFloor {
         Self::default()
     }
 
+    /// The floor sample and when it was taken, `None` before the first.
+    #[inline]
+    fn get(&self) -> Option<(i64, i64)> {
+        self.set.then_some((self.raw, self.at))
+    }
+
+    #[inline]
+    fn set_to(&mut self, delay: i64, now: i64) {
+        *self = DelayFloor {
+            raw: delay,
+            at: now,
+            set: true,
+        };
+    }
+
     /// The floor at `now`, risen by `drift_ppm` since it was set.
     pub fn floor(&self, now: i64, drift_ppm: f64) -> Option<i64> {
-        self.floor.map(|(value, at)| {
+        self.get().map(|(value, at)| {
             value.saturating_add(drift_allowance(now.saturating_sub(at), drift_ppm))
         })
     }
@@ -156,23 +200,58 @@ impl DelayFloor {
         Duration::from_nanos(self.offer_nanos(now, delay, drift_ppm))
     }
 
-    /// [`DelayFloor::offer`] in nanoseconds.
+    /// [`DelayFloor::offer`] in nanoseconds. Inlined: two per ACK.
+    #[inline(always)]
     fn offer_nanos(&mut self, now: i64, delay: i64, drift_ppm: f64) -> u64 {
-        let Some((raw, at)) = self.floor else {
-            self.floor = Some((delay, now));
+        let Some((raw, at)) = self.get() else {
+            self.set_to(delay, now);
             return 0;
         };
         let risen = raw.saturating_add(drift_allowance(now.saturating_sub(at), drift_ppm));
         if delay <= risen {
-            self.floor = Some((delay, now));
+            self.set_to(delay, now);
             return 0;
         }
         delay.saturating_sub(risen).unsigned_abs()
     }
 
-    pub fn reset(&mut self) {
-        self.floor = None;
+    /// [`DelayFloor::offer_nanos`] on a floor that is set and small
+    /// ([`small_floor`]) no later than `now`, with `now` and `delay` within
+    /// ±2^62 and a drift of
+    /// at most [`PLAIN_DRIFT_PPM`]: the same value without saturating
+    /// arithmetic, which none of these sums can need.
+    #[inline(always)]
+    fn offer_plain(&mut self, now: i64, delay: i64, drift_ppm: f64) -> u64 {
+        // Set at or before `now` (the caller's check): no negative time.
+        let risen = self.raw + ((now - self.at) as f64 * drift_ppm / 1e6) as i64;
+        if delay <= risen {
+            self.set_to(delay, now);
+            return 0;
+        }
+        (delay - risen) as u64
     }
+
+    pub fn reset(&mut self) {
+        *self = DelayFloor::default();
+    }
+}
+
+/// A packet without a forward estimate in
+/// [`QueueingEstimator::forward_nanos`] (estimates are below 2^63 ns).
+pub const NO_ESTIMATE: u64 = u64::MAX;
+
+/// One ACK's estimates in nanoseconds ([`QueueingEstimator::on_ack_nanos`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckEstimate {
+    /// The ACK's backward queueing time, `None` if it has none.
+    pub backward: Option<u64>,
+    /// Whether some packet of the ACK has a forward queueing time.
+    pub any_forward: bool,
+    /// Among the packets with a non-zero RTT of at least the size asked
+    /// for, the first with the smallest RTT − (backward + forward queueing)
+    /// (a missing value counts as zero): that difference and the packet's
+    /// forward queueing time. RoVegas's baseRTTtemp.
+    pub least_queued: Option<(u64, u64)>,
 }
 
 /// Forward and backward queueing times from receive timestamps and ACK delay;
@@ -190,9 +269,26 @@ pub struct QueueingEstimator {
     /// (`u64::MAX` before the first).
     min_rtt: u64,
     /// Largest packet number acknowledged so far.
-    largest_acked: Option<u64>,
+    /// (A packet number and whether there is one, apart: the usual ACK
+    /// reads only the number, known to be there.)
+    largest_acked: u64,
+    any_acked: bool,
     rejected_samples: u64,
     clock_steps: u64,
+    /// The last ACK's forward estimates, one per packet ([`NO_ESTIMATE`]
+    /// where none): kept for the joint bound, which may scale them all.
+    forward_nanos: Vec<u64>,
+    /// Instead, the one estimate of a usual ACK
+    /// ([`QueueingEstimator::on_usual_ack`]): one store, not a vector's.
+    single_forward: Option<u64>,
+    /// Whether the drift rate allows plain arithmetic on the floors.
+    plain_drift: bool,
+    /// Whether both floors are small ([`small_floor`]) and the drift rate
+    /// allows plain arithmetic: kept by the walk, which alone may make
+    /// them otherwise (a usual ACK sets small values only).
+    plain_floors: bool,
+    /// With `plain_floors`, a time no earlier than both floors were set.
+    floors_set_by: i64,
 }
 
 impl Default for QueueingEstimator {
@@ -210,9 +306,15 @@ impl QueueingEstimator {
             backward: DelayFloor::new(),
             clock_epoch: 0,
             min_rtt: u64::MAX,
-            largest_acked: None,
+            largest_acked: 0,
+            any_acked: false,
             rejected_samples: 0,
             clock_steps: 0,
+            forward_nanos: Vec::new(),
+            single_forward: None,
+            plain_drift: config.drift_ppm() <= PLAIN_DRIFT_PPM,
+            plain_floors: false,
+            floors_set_by: 0,
         }
     }
 
@@ -230,17 +332,35 @@ impl QueueingEstimator {
         self.clock_steps
     }
 
+    /// The last ACK's forward queueing times in nanoseconds, one per
+    /// packet, [`NO_ESTIMATE`] where there is none.
+    pub fn forward_nanos(&self) -> &[u64] {
+        match &self.single_forward {
+            Some(single) => std::slice::from_ref(single),
+            None => &self.forward_nanos,
+        }
+    }
+
     /// Whether a stamp on the peer's clock `clock_epoch` can be compared
     /// with the floors: on their clock, or on a newer one, which restarts
     /// them.
+    #[inline]
     fn on_clock(&mut self, clock_epoch: u32) -> bool {
         if clock_epoch > self.clock_epoch {
-            self.clock_epoch = clock_epoch;
-            self.clock_steps = self.clock_steps.saturating_add(1);
-            self.forward.reset();
-            self.backward.reset();
+            self.new_clock(clock_epoch);
         }
         clock_epoch == self.clock_epoch
+    }
+
+    /// The host believes the peer's clock stepped (rare): both floors
+    /// start over.
+    #[cold]
+    #[inline(never)]
+    fn new_clock(&mut self, clock_epoch: u32) {
+        self.clock_epoch = clock_epoch;
+        self.clock_steps = self.clock_steps.saturating_add(1);
+        self.forward.reset();
+        self.backward.reset();
     }
 
     /// Estimates the queueing of one ACK. `forward` is cleared and filled with
@@ -257,24 +377,149 @@ impl QueueingEstimator {
         ack: &AckEvent<'_>,
         forward: &mut Vec<Option<Duration>>,
     ) -> Option<Duration> {
+        let estimate = self.on_ack_nanos(ack, usize::MAX);
         forward.clear();
+        forward.extend(
+            self.forward_nanos()
+                .iter()
+                .map(|&q| (q != NO_ESTIMATE).then(|| Duration::from_nanos(q))),
+        );
+        estimate.backward.map(Duration::from_nanos)
+    }
+
+    /// [`QueueingEstimator::on_ack`] in nanoseconds: the forward times are
+    /// left in [`QueueingEstimator::forward_nanos`]; with them comes the
+    /// least queued packet of at least `min_size` bytes
+    /// ([`AckEstimate::least_queued`]), found in the same walk.
+    #[inline]
+    pub fn on_ack_nanos(&mut self, ack: &AckEvent<'_>, min_size: usize) -> AckEstimate {
+        if let [packet] = ack.acked {
+            if let Some((estimate, forward)) = self.on_usual_ack(ack, packet, min_size) {
+                self.single_forward = Some(forward);
+                return estimate;
+            }
+        }
+        self.walk(ack, min_size)
+    }
+
+    /// [`QueueingEstimator::on_ack_nanos`] for the usual ACK: one new
+    /// largest packet, stamped on the floors' clock, acknowledged at the
+    /// ACK's arrival, with an ACK delay shorter than its RTT, every time
+    /// small (see [`SMALL_SECS`]) and floors set, at small values,
+    /// with a drift of at most [`PLAIN_DRIFT_PPM`]: then the walk's
+    /// saturating arithmetic cannot saturate, and plain arithmetic gives the
+    /// same values. `None`, with nothing changed, for any other ACK. With
+    /// the estimate comes the packet's forward queueing time, which is not
+    /// kept for [`QueueingEstimator::forward_nanos`] (a store fewer for a
+    /// caller that does not need it).
+    #[inline(always)]
+    pub(crate) fn on_usual_ack(
+        &mut self,
+        ack: &AckEvent<'_>,
+        packet: &AckedPacket,
+        min_size: usize,
+    ) -> Option<(AckEstimate, u64)> {
+        let received = packet.receive_time?;
+        let (rtt, ack_delay) = (packet.rtt, ack.ack_delay);
+        // Floors are set only after a largest acknowledged: with them, it
+        // is there. A send time from 0 to 2^60 ns is small too (one test
+        // with the durations'; the host's clock starts at 0).
+        let sent = packet.sent_nanos;
+        if !self.plain_floors
+            || (received.as_secs() | rtt.as_secs() | ack_delay.as_secs() | (sent as u64 >> 30))
+                >= SMALL_SECS
+            || packet.clock_epoch != self.clock_epoch
+            || packet.pkt_num <= self.largest_acked
+        {
+            return None;
+        }
+        let (received, rtt, ack_delay) = (
+            plain_nanos(received),
+            plain_nanos(rtt),
+            plain_nanos(ack_delay),
+        );
+        let now = sent + rtt;
+        if ack_delay >= rtt || packet.time_acked != ack.now || now < self.floors_set_by {
+            return None;
+        }
+        self.largest_acked = packet.pkt_num;
+        // Both floors are set at or before `now` (and stay so if one is set
+        // now): no elapsed time is negative.
+        self.floors_set_by = now;
+        let drift_ppm = self.drift_ppm;
+        let qt_backward = self
+            .backward
+            .offer_plain(now, now - received - ack_delay, drift_ppm);
+        let qt_forward = self.forward.offer_plain(now, received - sent, drift_ppm);
+        // Positive (above the ACK delay), below 2^60: unsigned from here.
+        let rtt = rtt as u64;
+        let min_rtt = self.min_rtt.min(rtt);
+        self.min_rtt = min_rtt;
+        let (qt_forward, qt_backward) = if qt_forward + qt_backward <= rtt - min_rtt {
+            (qt_forward, qt_backward)
+        } else {
+            Self::bound_one(qt_forward, qt_backward, rtt - min_rtt)
+        };
+        // Within the joint bound, so RTT − backward − forward ≥ min RTT.
+        let estimate = AckEstimate {
+            backward: Some(qt_backward),
+            any_forward: true,
+            least_queued: (packet.size >= min_size)
+                .then(|| (rtt - qt_backward - qt_forward, qt_forward)),
+        };
+        Some((estimate, qt_forward))
+    }
+
+    /// The joint bound of [`QueueingEstimator::bound_jointly`] for one
+    /// packet: both values scaled by `excess / (forward + backward)`.
+    /// Inlined: on paths that queue in both directions, most ACKs need it.
+    #[inline(always)]
+    fn bound_one(qt_forward: u64, qt_backward: u64, excess: u64) -> (u64, u64) {
+        let scale = (excess, qt_forward + qt_backward);
+        (
+            peer_reports::scale_nanos(qt_forward, scale),
+            peer_reports::scale_nanos(qt_backward, scale),
+        )
+    }
+
+    /// [`QueueingEstimator::on_ack_nanos`] for any ACK: every packet in
+    /// turn, then whether the floors allow the usual ACK's arithmetic.
+    #[inline(never)]
+    fn walk(&mut self, ack: &AckEvent<'_>, min_size: usize) -> AckEstimate {
+        let estimate = self.walk_packets(ack, min_size);
+        self.plain_floors =
+            self.plain_drift && small_floor(&self.forward) && small_floor(&self.backward);
+        self.floors_set_by = self.forward.at.max(self.backward.at);
+        estimate
+    }
+
+    /// [`QueueingEstimator::walk`]'s walk.
+    #[inline(always)]
+    fn walk_packets(&mut self, ack: &AckEvent<'_>, min_size: usize) -> AckEstimate {
+        self.single_forward = None;
+        self.forward_nanos.clear();
         // Packets come in ascending packet-number order.
-        let largest = ack.acked.last()?;
-        let new_largest = self.largest_acked.is_none_or(|l| largest.pkt_num > l);
+        let Some(largest) = ack.acked.last() else {
+            return AckEstimate::default();
+        };
+        let new_largest = !self.any_acked || largest.pkt_num > self.largest_acked;
         if new_largest {
-            self.largest_acked = Some(largest.pkt_num);
+            self.largest_acked = largest.pkt_num;
+            self.any_acked = true;
         }
         // Peers often stamp only the largest: look from there.
         if !ack.acked.iter().rev().any(|p| p.receive_time.is_some()) {
-            forward.resize(ack.acked.len(), None);
-            return None;
+            self.forward_nanos.resize(ack.acked.len(), NO_ESTIMATE);
+            return AckEstimate::default();
         }
         // Our clock is the host's send clock of the packets' `sent_nanos`:
         // the ACK's arrival is a packet's send time plus its RTT sample,
         // without a subtraction of instants (some 50 instructions). Only
         // differences of these times are taken (the floors remove the
         // clocks' offsets), so any fixed origin gives the same estimates.
-        let now = ack.now_nanos()?;
+        let Some(now) = ack.now_nanos() else {
+            return AckEstimate::default();
+        };
         let drift_ppm = self.drift_ppm;
 
         // Backward: ACK arrival − (receive time of the largest acknowledged +
@@ -296,68 +541,113 @@ impl QueueingEstimator {
         }
 
         // Forward, per packet: receive time − send time, the peer's clock
-        // minus ours. The same walk takes the ACK's RTTs into the minimum
-        // and checks the joint bound against the minimum so far: the final
-        // one is no larger, so a packet within this bound is within that.
-        // In nanoseconds throughout: each `Duration` is read once.
+        // minus ours. The same walk takes the ACK's RTTs into the minimum,
+        // checks the joint bound against the minimum so far (the final one
+        // is no larger, so a packet within this bound is within that) and
+        // finds the least queued packet. In nanoseconds throughout: each
+        // `Duration` is read once.
         let qt_backward = backward.unwrap_or(0);
         let mut min_rtt = self.min_rtt;
         let mut within_bound = true;
+        let mut any_forward = false;
+        // RTT − forward queueing of the least queued packet, and the latter.
+        let mut least: Option<(u64, u64)> = None;
         for packet in ack.acked {
             let rtt = rtt_nanos(packet.rtt);
             if rtt == 0 {
-                forward.push(None);
+                self.forward_nanos.push(NO_ESTIMATE);
                 continue;
             }
             min_rtt = min_rtt.min(rtt);
             let qt_forward = match packet.receive_time {
                 Some(received) if self.on_clock(packet.clock_epoch) => {
                     let delay = nanos(received).saturating_sub(packet.sent_nanos);
-                    Some(self.forward.offer_nanos(now, delay, drift_ppm))
+                    any_forward = true;
+                    self.forward.offer_nanos(now, delay, drift_ppm)
                 }
-                _ => None,
+                _ => NO_ESTIMATE,
             };
-            forward.push(qt_forward.map(Duration::from_nanos));
+            self.forward_nanos.push(qt_forward);
+            let qf = if qt_forward == NO_ESTIMATE {
+                0
+            } else {
+                qt_forward
+            };
             // Neither term exceeds i64::MAX: the sum fits.
-            within_bound &= qt_forward.unwrap_or(0) + qt_backward <= rtt - min_rtt;
+            within_bound &= qf + qt_backward <= rtt - min_rtt;
+            if packet.size >= min_size {
+                // Within the bound, RTT − forward ≥ backward: the order of
+                // these is that of RTT − (backward + forward). Beyond it,
+                // the joint bound finds the packet again.
+                let rest = rtt.wrapping_sub(qf);
+                if least.is_none_or(|(best, _)| rest < best) {
+                    least = Some((rest, qf));
+                }
+            }
         }
         self.min_rtt = min_rtt;
         if !within_bound {
-            self.bound_jointly(ack, forward, &mut backward);
+            return self.bound_jointly(ack, backward, any_forward, min_size);
         }
-        backward.map(Duration::from_nanos)
+        AckEstimate {
+            backward,
+            any_forward,
+            least_queued: least.map(|(rest, qf)| (rest - qt_backward, qf)),
+        }
     }
 
-    /// Scales the ACK's estimates (`forward`, and `backward` in
-    /// nanoseconds) down by one factor so that for every packet forward +
-    /// backward ≤ RTT − min RTT ([`peer_reports::bound_jointly`], here on
-    /// the nanoseconds the estimator keeps).
+    /// Scales the ACK's estimates (the forward ones kept, and `backward`)
+    /// down by one factor so that for every packet forward + backward ≤
+    /// RTT − min RTT ([`peer_reports::bound_jointly`], here on the
+    /// nanoseconds the estimator keeps), and finds the least queued packet
+    /// of at least `min_size` bytes among the scaled values.
+    #[cold]
+    #[inline(never)]
     fn bound_jointly(
-        &self,
+        &mut self,
         ack: &AckEvent<'_>,
-        forward: &mut [Option<Duration>],
-        backward: &mut Option<u64>,
-    ) {
+        mut backward: Option<u64>,
+        any_forward: bool,
+        min_size: usize,
+    ) -> AckEstimate {
         let qt_backward = backward.unwrap_or(0);
         let min_rtt = self.min_rtt;
+        let forward = &mut self.forward_nanos;
         // Each forward value is a u64 of nanoseconds (below 2^63) and so is
         // the backward one: the sum fits.
         let pairs = ack
             .acked
             .iter()
             .zip(forward.iter())
-            .filter_map(|(packet, qf)| {
+            .filter_map(|(packet, &qf)| {
                 let rtt = rtt_nanos(packet.rtt);
-                let qf = qf.map_or(0, rtt_nanos);
+                let qf = if qf == NO_ESTIMATE { 0 } else { qf };
                 (rtt != 0).then(|| (qf + qt_backward, rtt - min_rtt))
             });
-        let Some(scale) = peer_reports::joint_scale(pairs) else {
-            return;
-        };
-        for qf in forward.iter_mut() {
-            *qf = qf.map(|d| Duration::from_nanos(peer_reports::scale_nanos(rtt_nanos(d), scale)));
+        if let Some(scale) = peer_reports::joint_scale(pairs) {
+            for qf in forward.iter_mut().filter(|q| **q != NO_ESTIMATE) {
+                *qf = peer_reports::scale_nanos(*qf, scale);
+            }
+            backward = backward.map(|b| peer_reports::scale_nanos(b, scale));
         }
-        *backward = backward.map(|b| peer_reports::scale_nanos(b, scale));
+        let qt_backward = backward.unwrap_or(0);
+        let mut least: Option<(u64, u64)> = None;
+        for (packet, &qf) in ack.acked.iter().zip(forward.iter()) {
+            let rtt = rtt_nanos(packet.rtt);
+            if rtt == 0 || packet.size < min_size {
+                continue;
+            }
+            let qf = if qf == NO_ESTIMATE { 0 } else { qf };
+            let temp = rtt.saturating_sub(qt_backward).saturating_sub(qf);
+            if least.is_none_or(|(best, _)| temp < best) {
+                least = Some((temp, qf));
+            }
+        }
+        AckEstimate {
+            backward,
+            any_forward,
+            least_queued: least,
+        }
     }
 }
 
@@ -708,6 +998,90 @@ mod tests {
         assert_eq!(forward[1], Some(ms(7)));
         // Within the joint bound (the RTTs are 50 and 8 ms above 600).
         assert_eq!(backward, Some(ms(1)));
+    }
+
+    /// Everything an estimate leaves behind, to compare two estimators.
+    fn state(est: &QueueingEstimator) -> impl PartialEq + std::fmt::Debug {
+        (
+            (est.forward, est.backward, est.clock_epoch, est.min_rtt),
+            (est.any_acked, est.largest_acked),
+            (est.rejected_samples, est.clock_steps),
+            est.forward_nanos().to_vec(),
+        )
+    }
+
+    #[test]
+    fn usual_acks_give_what_the_walk_gives() {
+        // One estimator takes the usual ACK's plain arithmetic where it can,
+        // the other walks every ACK (the general code): every estimate and
+        // every state must agree, on usual ACKs and on the others mixed in
+        // (old packets, ACK delays beyond the RTT, a new peer clock, times
+        // too large for plain arithmetic, a lying peer that trips the joint
+        // bound, small packets, several packets).
+        let t0 = Instant::now();
+        let mut fast = QueueingEstimator::new(EstimatorConfig::default());
+        let mut walked = fast.clone();
+        let mut usual = 0;
+        let mut pkt = 0u64;
+        for k in 0u64..4000 {
+            // Now and then an ACK arrives before the floors were set
+            // (a clock that went back): not a usual ACK.
+            let back = if k % 211 == 71 {
+                ms(30)
+            } else {
+                Duration::ZERO
+            };
+            let sent = t0 + ms(30 + k * 3) + Duration::from_nanos(k * 7919 % 1_000_000) - back;
+            // Queueing that swells and drains, in both directions.
+            let qf = us((k * 37) % 9000);
+            let qb = us((k * 53) % 7000);
+            let rtt = ms(550) + qf + qb;
+            let count = if k % 97 == 0 { 3 } else { 1 };
+            let mut packets = Vec::new();
+            for i in 0..count {
+                let mut p =
+                    AckedPacket::new(pkt, if k % 5 == 0 { 600 } else { 1200 }, sent, sent + rtt);
+                p.receive_time = Some(Duration::from_secs(40) + (sent - t0) + ms(270) + qf + us(i));
+                p.clock_epoch = u32::from(k >= 2500);
+                pkt += 1;
+                packets.push(p);
+            }
+            let last = packets.len() - 1;
+            match k % 211 {
+                // An old packet again: not a new largest.
+                13 => packets[last].pkt_num = 0,
+                // A stamp far beyond plain arithmetic: it also sets a
+                // backward floor beyond (no usual ACK until the new clock).
+                29 if k == 2139 => packets[last].receive_time = Some(Duration::from_secs(1 << 40)),
+                // A peer that reports receiving 50 ms early.
+                41 => packets[last].receive_time = packets[last].receive_time.map(|r| r - ms(50)),
+                // Acknowledged at another instant than the ACK's arrival.
+                57 => packets[last].time_acked += ms(1),
+                _ => {}
+            }
+            let ack_delay = if k % 131 == 0 { rtt + ms(1) } else { ms(2) };
+            let now = sent + rtt;
+            let ack = AckEvent {
+                now,
+                acked: &packets,
+                summary: crate::events::AckSummary::of(&packets, 0),
+                ack_delay,
+                rtt: RttSnapshot::uniform(rtt),
+                bytes_in_flight: 0,
+                app_limited: false,
+                backward_queueing: None,
+            };
+            let min_size = 1000;
+            let got = fast.on_ack_nanos(&ack, min_size);
+            if fast.single_forward.is_some() {
+                usual += 1;
+            }
+            let want = walked.walk(&ack, min_size);
+            assert_eq!(got, want, "ACK {k}");
+            assert_eq!(state(&fast), state(&walked), "ACK {k}");
+        }
+        // Most ACKs took the usual path.
+        assert!(usual > 3000, "{usual}");
     }
 
     #[test]
