@@ -48,7 +48,10 @@
 //! (others fill the rest) the drain takes those out instead
 //! (`drain_shared_diff`). A queue kept by
 //! delay-based flows then falls by it (theirs hold still); one a loss-based
-//! flow keeps full does not.
+//! flow keeps full does not. Both this and `others_inconclusive` are off in
+//! vegas-sat by default: beside CUBIC or BBR2 in a deep buffer they took
+//! away the rebases by which it keeps a share (docs/satellite.md,
+//! "Delay-based flows sharing a queue").
 
 use std::time::Duration;
 
