@@ -347,7 +347,8 @@ pub const PARAMS: &[ParamInfo] = &[
         description: "on: no regrowth towards the BDP while other flows held at least the aim \
                       of the bottleneck's queue (its delay x C minus this flow's Diff) within \
                       the last 16 rounds: the queue emptying beside them is not room for half a \
-                      BDP; off: regrowth whenever the flow's own queue is short",
+                      BDP; off (the default, as probe_drain_share): regrowth whenever the \
+                      flow's own queue is short",
     },
     ParamInfo {
         name: "equal_share_growth",
@@ -666,11 +667,13 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "probe_drain_share",
         default: 1.0,
         kind: ON_OFF,
-        description: "on: where Diff is under 0.8 of the bottleneck's whole queue (other flows \
-                      send into it), the path probe drains Diff plus the aim, the flow's packets \
-                      in a FIFO queue, so that delay-based flows that together overfilled it \
-                      (a join) find it theirs; off: the window's excess over capacity x BaseRTT \
-                      plus the aim (zero plus the aim for every flow of a shared link)",
+        description: "on: where the window holds under 0.8 of capacity x (BaseRTT + the \
+                      standing queue's delay) (other flows fill the rest), the path probe drains \
+                      the flow's packets in the FIFO queue, cwnd x q / (BaseRTT + q), plus the \
+                      aim, so that delay-based flows that together overfilled it (a join) find \
+                      it theirs; off (the default: beside CUBIC or BBR2 in a deep buffer it \
+                      starves vegas-sat): the window's excess over capacity x BaseRTT plus the \
+                      aim (zero plus the aim for every flow of a shared link)",
     },
     ParamInfo {
         name: "probe_others_inconclusive",
@@ -680,8 +683,9 @@ pub const PARAMS: &[ParamInfo] = &[
                       fall expected (it rose: others grew; it fell far more: others drained \
                       too) tells nothing about this flow's queue: the drain is given back \
                       without a rebase and the probe asked again; a probe that would drain \
-                      less than a packet does not start; off: both read as a queue not ours \
-                      (a rebase onto the round's smallest RTT)",
+                      less than a packet does not start; off (the default, as \
+                      probe_drain_share): both read as a queue not ours (a rebase onto the \
+                      round's smallest RTT)",
     },
     ParamInfo {
         name: "startup_pacing_gain",
