@@ -346,8 +346,8 @@ pub const PARAMS: &[ParamInfo] = &[
         kind: ON_OFF,
         description: "on: no regrowth towards the BDP while other flows held at least the aim \
                       of the bottleneck's queue (its delay x C minus this flow's Diff) within \
-                      the last 16 rounds: the queue emptying beside them is not room for half a \
-                      BDP; off (the default, as probe_drain_share): regrowth whenever the \
+                      the last 16 rounds, unless a probe found the queue not ours in those \
+                      rounds: the queue emptying beside them is not room for half a BDP; off (the default, as probe_drain_share): regrowth whenever the \
                       flow's own queue is short",
     },
     ParamInfo {
@@ -681,8 +681,9 @@ pub const PARAMS: &[ParamInfo] = &[
         kind: ON_OFF,
         description: "on: a delay that moved during the probe by more than three times the \
                       fall expected (it rose: others grew; it fell far more: others drained \
-                      too) tells nothing about this flow's queue: the drain is given back \
-                      without a rebase and the probe asked again; a probe that would drain \
+                      too) tells nothing about this flow's queue, once a probe has found the \
+                      queue ours (the neighbours held still): the drain is given back without \
+                      a rebase and the probe asked again; a probe that would drain \
                       less than a packet does not start; off (the default, as \
                       probe_drain_share): both read as a queue not ours (a rebase onto the \
                       round's smallest RTT)",
@@ -1645,8 +1646,13 @@ impl SatRules {
         {
             self.others_seen_round = Some(self.rounds_ended);
         }
-        self.others_seen_round
-            .is_some_and(|at| self.rounds_ended.saturating_sub(at) < REGROWTH_ALONE_ROUNDS)
+        let recent = |round: Option<u64>| {
+            round.is_some_and(|at| self.rounds_ended.saturating_sub(at) < REGROWTH_ALONE_ROUNDS)
+        };
+        // A probe that recently found the queue not ours met a competitor
+        // that does not yield (a loss-based flow in a deep buffer): there
+        // the regrowth after the rebase is how the flow keeps its share.
+        recent(self.others_seen_round) && !recent(self.last_not_ours)
     }
 
     /// The path probe's window change for this round, if it takes the
@@ -2448,6 +2454,14 @@ mod tests {
             assert!((fast_only(&mut v, queue(0.0)) - 3.75).abs() < 0.01);
         }
         assert!(fast_only(&mut v, queue(0.0)) > 100.0, "regrowth again");
+        // A probe found the queue not ours in the last 16 rounds (a
+        // competitor that does not yield): regrowth as without the rule.
+        let mut beside = sat(&["regrowth_alone=on"]);
+        measured(&mut beside, true);
+        avoiding(&mut beside, 600);
+        let now = beside.rules().rounds_ended;
+        beside.rules_mut().last_not_ours = Some(now);
+        assert!(fast_only(&mut beside, others) > 100.0);
         // Off: the same first round regrows at once.
         let mut off = sat(&["regrowth_alone=off"]);
         measured(&mut off, true);

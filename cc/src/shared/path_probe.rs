@@ -115,7 +115,9 @@ pub struct PathProbeConfig {
     /// regrowth) or fell far more (others drained at the same time, or a
     /// loss-based flow backed off). The drain is given back and the probe
     /// asked again later; no rebase onto a round whose RTTs carry the
-    /// return path's queue.
+    /// return path's queue. Only once a probe has found the queue ours (the
+    /// neighbours were seen to hold still): beside a flow that grows into
+    /// whatever it is left, a moved delay is a queue not ours, as before.
     pub others_inconclusive: bool,
 }
 
@@ -216,6 +218,9 @@ pub struct PathProbe {
     wait_rounds: u64,
     /// Probes in a row that found our own queue.
     own_in_a_row: u32,
+    /// The last verdict found the queue ours (`others_inconclusive`
+    /// applies only then: the neighbours were seen to hold still).
+    last_was_ours: bool,
     /// Rounds in a row whose Diff exceeded the trigger.
     high_diff_rounds: u32,
     /// Rounds in a row of a queue above the aim with a window below the
@@ -232,6 +237,7 @@ impl PathProbe {
             state: State::Idle,
             wait_rounds: 0,
             own_in_a_row: 0,
+            last_was_ours: false,
             high_diff_rounds: 0,
             short_window_rounds: 0,
             probes: 0,
@@ -347,12 +353,16 @@ impl PathProbe {
                 // flow's, emptying on its own (a loss-based flow after its
                 // loss); alone, the fall is at most what we drained.
                 let others_moved = fell > OTHERS_FALL_FACTOR * expected;
-                if self.config.others_inconclusive && fell.abs() > OTHERS_FALL_FACTOR * expected {
+                if self.config.others_inconclusive
+                    && self.last_was_ours
+                    && fell.abs() > OTHERS_FALL_FACTOR * expected
+                {
                     return ProbeAction::Inconclusive {
                         restore_packets: packets,
                     };
                 }
                 if fell < self.config.response_fraction * expected || others_moved {
+                    self.last_was_ours = false;
                     self.not_ours = self.not_ours.saturating_add(1);
                     self.own_in_a_row = 0;
                     ProbeAction::NotOurs {
@@ -364,6 +374,7 @@ impl PathProbe {
                         .backoff_rounds
                         .saturating_mul(1 << self.own_in_a_row.min(MAX_BACKOFF_DOUBLINGS));
                     self.own_in_a_row = self.own_in_a_row.saturating_add(1);
+                    self.last_was_ours = true;
                     ProbeAction::Ours
                 }
             }
@@ -626,13 +637,29 @@ mod tests {
         ..SHARED
     };
 
+    /// A probe that finds the queue ours (the neighbours held still),
+    /// then the eight rounds it waits.
+    fn after_an_ours_verdict(config: PathProbeConfig) -> PathProbe {
+        let mut p = PathProbe::new(config);
+        assert!(matches!(
+            p.on_round(&round(2.0, 310.0)),
+            ProbeAction::Drain(_)
+        ));
+        p.on_round(&round(2.0, 302.5));
+        assert_eq!(p.on_round(&round(1.4, 302.5)), ProbeAction::Ours);
+        for _ in 0..8 {
+            assert_eq!(p.on_round(&round(0.5, 300.0)), ProbeAction::None);
+        }
+        p
+    }
+
     #[test]
     fn a_delay_others_moved_during_the_probe_is_inconclusive() {
         // Drained 15 packets (1.5 ms expected at C); the delay rose by 5 ms
         // (others grew) or fell by 4.8 ms (others drained too): both more
         // than three times the expected fall.
         for after_ms in [10.0, 0.2] {
-            let mut p = PathProbe::new(SHARED);
+            let mut p = after_an_ours_verdict(SHARED);
             assert_eq!(p.on_round(&round(5.0, 327.5)), ProbeAction::Drain(15.0));
             assert_eq!(p.on_round(&round(5.0, 312.5)), ProbeAction::Hold);
             assert_eq!(
@@ -644,7 +671,7 @@ mod tests {
             assert_eq!(p.not_ours(), 0);
             assert!(!p.active());
             // Switched off, both are a queue not ours.
-            let mut off = PathProbe::new(PathProbeConfig {
+            let mut off = after_an_ours_verdict(PathProbeConfig {
                 others_inconclusive: false,
                 ..SHARED
             });
@@ -656,14 +683,35 @@ mod tests {
                     restore_packets: 15.0
                 }
             );
+            // Before any verdict found the queue ours (a competitor that
+            // never held still: a loss-based flow growing into the
+            // buffer), a moved delay is a queue not ours too.
+            let mut first = PathProbe::new(SHARED);
+            first.on_round(&round(5.0, 327.5));
+            first.on_round(&round(5.0, 312.5));
+            assert!(matches!(
+                first.on_round(&round(after_ms, 312.5)),
+                ProbeAction::NotOurs { .. }
+            ));
         }
         // A rise within three times the expected fall (4 ms of 4.5) is
         // still a queue that did not respond.
-        let mut p = PathProbe::new(SHARED);
+        let mut p = after_an_ours_verdict(SHARED);
         p.on_round(&round(5.0, 327.5));
         p.on_round(&round(5.0, 312.5));
         assert!(matches!(
             p.on_round(&round(9.0, 312.5)),
+            ProbeAction::NotOurs { .. }
+        ));
+        // After a not-ours verdict the gate closes again.
+        let mut q = after_an_ours_verdict(SHARED);
+        q.on_round(&round(5.0, 327.5));
+        q.on_round(&round(5.0, 312.5));
+        q.on_round(&round(4.9, 312.5));
+        q.on_round(&round(5.0, 327.5));
+        q.on_round(&round(5.0, 312.5));
+        assert!(matches!(
+            q.on_round(&round(10.0, 312.5)),
             ProbeAction::NotOurs { .. }
         ));
     }
