@@ -21,11 +21,10 @@
 //! and with `probe_others_inconclusive` a probe during which the others
 //! moved the queue rebases nobody. Both off, the flows rebase onto each
 //! other's queue and keep hundreds of packets standing (seed 1 with
-//! stamps: 1 340 packets dropped between two joins against 235; with
-//! `regrowth_alone` off as well, about 20 000).
+//! stamps: 20 250 packets dropped between two joins against 235).
 //! With `regrowth_alone` the oldest flow does not regrow by half the BDP
 //! whenever its neighbours' probes empty the queue (off: it keeps about
-//! twice their share, the smallest flow at 0.71 of the fair share in seed
+//! twice their share, the smallest flow at 0.61 of the fair share in seed
 //! 2 against 0.91).
 //!
 //! Shares are computed here from the flows' delivered bytes over the last
