@@ -589,6 +589,13 @@ impl<F: BufFactory> Connection<F> {
         self.ext.state.set_next_datagram_received_at(at);
     }
 
+    /// The first path's congestion window in bytes: `path_stats()`'s `cwnd`
+    /// without building the path's whole statistics, for an application
+    /// that looks at the window around every flush.
+    pub fn congestion_window(&self) -> Option<usize> {
+        self.paths.iter().next().map(|(_, p)| p.recovery.cwnd())
+    }
+
     /// Counters of our extensions on this connection, and what the
     /// congestion controller was given.
     pub fn extension_stats(&self) -> ExtensionStats {

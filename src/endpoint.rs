@@ -242,7 +242,7 @@ impl<A: App> Endpoint<A> {
     }
 
     fn cwnd(&self) -> usize {
-        self.conn.path_stats().next().map_or(0, |p| p.cwnd)
+        self.conn.congestion_window().unwrap_or(0)
     }
 
     /// When this endpoint next needs attention: quiche's timer or the release

@@ -77,6 +77,10 @@ pub struct AckReceiveTimestampsFrame {
     ack_ranges: Vec<AckRange>,
     ecn_counts: Option<EcnCounts>,
     timestamp_ranges: Vec<TimestampRange>,
+    /// What [`wire_len`](Self::wire_len) returns, measured whenever the
+    /// fields change: quiche asks for a frame's length several times per
+    /// packet, and each measure walks every range and timestamp.
+    wire_len: usize,
 }
 
 fn check_ack_ranges(ranges: &[AckRange]) -> Result<(), FrameError> {
@@ -106,12 +110,30 @@ impl AckReceiveTimestampsFrame {
         timestamp_ranges: Vec<TimestampRange>,
     ) -> Result<Self, FrameError> {
         check_ack_ranges(&ack_ranges)?;
-        Ok(AckReceiveTimestampsFrame {
-            ack_delay: ack_delay.min(octets::MAX_VAR_INT),
+        Ok(AckReceiveTimestampsFrame::measured(
+            ack_delay.min(octets::MAX_VAR_INT),
             ack_ranges,
             ecn_counts,
             timestamp_ranges,
-        })
+        ))
+    }
+
+    /// The frame with its length measured.
+    fn measured(
+        ack_delay: u64,
+        ack_ranges: Vec<AckRange>,
+        ecn_counts: Option<EcnCounts>,
+        timestamp_ranges: Vec<TimestampRange>,
+    ) -> Self {
+        let mut frame = AckReceiveTimestampsFrame {
+            ack_delay,
+            ack_ranges,
+            ecn_counts,
+            timestamp_ranges,
+            wire_len: 0,
+        };
+        frame.wire_len = frame.ack_part_len() + timestamps_len(&frame.timestamp_ranges);
+        frame
     }
 
     /// A frame acknowledging `ack_ranges` that reports `selection`: packets
@@ -159,24 +181,26 @@ impl AckReceiveTimestampsFrame {
     /// `max_len` bytes. Returns whether it fits (a frame without timestamps
     /// may still be too long).
     pub fn truncate_to_fit(&mut self, max_len: usize) -> bool {
-        if self.wire_len() <= max_len {
+        if self.wire_len <= max_len {
             return true;
         }
-        // Binary search on how many timestamps to keep.
+        // Binary search on how many timestamps to keep; the ACK part's
+        // length does not change.
+        let ack_part = self.ack_part_len();
         let total = self.timestamp_count() as usize;
         let all = std::mem::take(&mut self.timestamp_ranges);
         let (mut fits, mut too_many) = (0usize, total);
         while too_many - fits > 1 {
             let mid = (fits + too_many) / 2;
-            self.timestamp_ranges = keep_first(&all, mid);
-            if self.wire_len() <= max_len {
+            if ack_part + timestamps_len(&keep_first(&all, mid)) <= max_len {
                 fits = mid;
             } else {
                 too_many = mid;
             }
         }
         self.timestamp_ranges = keep_first(&all, fits);
-        self.wire_len() <= max_len
+        self.wire_len = ack_part + timestamps_len(&self.timestamp_ranges);
+        self.wire_len <= max_len
     }
 
     pub fn frame_type(&self) -> u64 {
@@ -285,12 +309,12 @@ impl AckReceiveTimestampsFrame {
                 deltas,
             });
         }
-        Ok(AckReceiveTimestampsFrame {
+        Ok(AckReceiveTimestampsFrame::measured(
             ack_delay,
             ack_ranges,
             ecn_counts,
             timestamp_ranges,
-        })
+        ))
     }
 
     /// Writes the frame, type included, and returns the bytes written.
@@ -333,6 +357,12 @@ impl AckReceiveTimestampsFrame {
 
     /// Bytes [`encode`](Self::encode) writes.
     pub fn wire_len(&self) -> usize {
+        self.wire_len
+    }
+
+    /// Bytes of the frame up to its timestamp ranges (type, ACK ranges,
+    /// ECN counts).
+    fn ack_part_len(&self) -> usize {
         let len = |v: u64| octets::varint_len(v.min(octets::MAX_VAR_INT));
         let first = self.ack_ranges.first().copied().unwrap_or(AckRange {
             smallest: 0,
@@ -353,11 +383,6 @@ impl AckReceiveTimestampsFrame {
         }
         if let Some(ecn) = self.ecn_counts {
             n += len(ecn.ect0) + len(ecn.ect1) + len(ecn.ce);
-        }
-        n += len(self.timestamp_ranges.len() as u64);
-        for range in &self.timestamp_ranges {
-            n += len(range.delta_largest_acknowledged) + len(range.deltas.len() as u64);
-            n += range.deltas.iter().map(|&d| len(d)).sum::<usize>();
         }
         n
     }
@@ -414,6 +439,17 @@ pub fn ranges_contain(ranges: &[AckRange], packet_number: u64) -> bool {
     // Descending: the first range whose smallest is <= pn is the only candidate.
     let i = ranges.partition_point(|r| r.smallest > packet_number);
     ranges.get(i).is_some_and(|r| packet_number <= r.largest)
+}
+
+/// Bytes of the timestamp ranges on the wire, their count included.
+fn timestamps_len(ranges: &[TimestampRange]) -> usize {
+    let len = |v: u64| octets::varint_len(v.min(octets::MAX_VAR_INT));
+    let mut n = len(ranges.len() as u64);
+    for range in ranges {
+        n += len(range.delta_largest_acknowledged) + len(range.deltas.len() as u64);
+        n += range.deltas.iter().map(|&d| len(d)).sum::<usize>();
+    }
+    n
 }
 
 /// The first `n` timestamps of `ranges`, as ranges.
@@ -722,9 +758,24 @@ mod tests {
         assert!(frame.wire_len() > 100);
         assert!(frame.truncate_to_fit(100));
         assert!(frame.wire_len() <= 100);
+        // The length kept with the frame is what encoding writes.
+        assert_eq!(encode(&frame).len(), frame.wire_len());
         let kept = times(&frame, 0);
         assert!(!kept.is_empty());
         assert_eq!(kept[..], received[..kept.len()]);
+        // As many as fit: one timestamp more, encoded, is too long.
+        let one_more = AckReceiveTimestampsFrame::build(
+            0,
+            vec![AckRange {
+                smallest: 0,
+                largest: 199,
+            }],
+            None,
+            &received[..kept.len() + 1],
+            0,
+        )
+        .unwrap();
+        assert!(encode(&one_more).len() > 100);
     }
 
     #[test]
