@@ -71,7 +71,10 @@
 //!     Diff < regrowth_below_packets (4), cwnd < target, no shared
 //!     congestive loss in the last regrowth_quiet_rounds rounds:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
-//!                                   (regrowth_doubling, off: at most + cwnd;
+//!                                   (regrowth_slow_start_pace, off: at least
+//!                                   min(target − cwnd, cwnd), slow start's,
+//!                                   until a congestive loss, probe or rebase;
+//!                                   regrowth_doubling, off: at most + cwnd;
 //!                                   regrowth_alone, off: not within 16
 //!                                   rounds of others holding ≥ aim of q × C)
 //!     others = q × C − Diff ≥ aim, Diff < aim, cwnd < share / 2 with
@@ -339,6 +342,16 @@ pub const PARAMS: &[ParamInfo] = &[
                       window of ten packets after a rebase onto another flow's queue grew by \
                       half the BDP at once and filled a shared 500-packet buffer); off: half \
                       the gap in one round",
+    },
+    ParamInfo {
+        name: "regrowth_slow_start_pace",
+        default: 1.0,
+        kind: ON_OFF,
+        description: "on: until a congestive loss, a path probe or a rebase says the path may \
+                      be shared, a round's regrowth towards the BDP is at least what slow start \
+                      would add, the window itself (at most the gap): from above half the \
+                      target the whole gap closes in one round, not half of it; off: \
+                      regrowth_fraction of the gap",
     },
     ParamInfo {
         name: "regrowth_alone",
@@ -750,6 +763,8 @@ mod keys {
     pub const REGROWTH_BELOW_PACKETS: Key<f64> = Key::in_table(PARAMS, "regrowth_below_packets");
     pub const REGROWTH_QUIET_ROUNDS: Key<u64> = Key::in_table(PARAMS, "regrowth_quiet_rounds");
     pub const REGROWTH_DOUBLING: Key<OnOff> = Key::in_table(PARAMS, "regrowth_doubling");
+    pub const REGROWTH_SLOW_START_PACE: Key<OnOff> =
+        Key::in_table(PARAMS, "regrowth_slow_start_pace");
     pub const REGROWTH_ALONE: Key<OnOff> = Key::in_table(PARAMS, "regrowth_alone");
     pub const EQUAL_SHARE_GROWTH: Key<OnOff> = Key::in_table(PARAMS, "equal_share_growth");
     pub const LOSS_ATTRIBUTION: Key<OnOff> = Key::in_table(PARAMS, "loss_attribution");
@@ -843,6 +858,7 @@ struct Config {
     regrowth_below_packets: f64,
     regrowth_quiet_rounds: u64,
     regrowth_doubling: bool,
+    regrowth_slow_start_pace: bool,
     regrowth_alone: bool,
     equal_share_growth: bool,
     loss_attribution: bool,
@@ -902,6 +918,7 @@ impl Config {
             regrowth_below_packets: p.value(keys::REGROWTH_BELOW_PACKETS),
             regrowth_quiet_rounds: p.value(keys::REGROWTH_QUIET_ROUNDS),
             regrowth_doubling: p.value(keys::REGROWTH_DOUBLING).is_on(),
+            regrowth_slow_start_pace: p.value(keys::REGROWTH_SLOW_START_PACE).is_on(),
             regrowth_alone: p.value(keys::REGROWTH_ALONE).is_on(),
             equal_share_growth: p.value(keys::EQUAL_SHARE_GROWTH).is_on(),
             loss_attribution: p.value(keys::LOSS_ATTRIBUTION).is_on(),
@@ -1514,6 +1531,10 @@ impl SatRules {
                 let gap = target as f64 / window.max_datagram_size() as f64 - cwnd;
                 if gap > 0.0 {
                     let mut step = self.config.regrowth_fraction * gap;
+                    if self.config.regrowth_slow_start_pace && self.met_only_its_path() {
+                        // Never slower than slow start from here.
+                        step = step.max(gap.min(cwnd));
+                    }
                     if self.config.regrowth_doubling {
                         step = step.min(cwnd);
                     }
@@ -1535,6 +1556,12 @@ impl SatRules {
         }
         self.track_standing_queue(queue, change);
         change
+    }
+
+    /// Nothing so far said the path is shared: no congestive loss, no
+    /// path probe, no rebase since the flow began.
+    fn met_only_its_path(&self) -> bool {
+        self.losses.congestive == 0 && self.probe.probes() == 0 && self.rebases == 0
     }
 
     /// Start-up ended at the target of a capacity that has since grown by
@@ -2426,6 +2453,49 @@ mod tests {
         avoidance_round(&mut near, &round(false), queue(0.0));
         let expected = 600.0 + 0.5 * (target - 600.0);
         assert!((packets(&near) - expected).abs() < 0.01);
+    }
+
+    #[test]
+    fn regrowth_slow_start_pace_closes_a_gap_smaller_than_the_window_at_once() {
+        // A window of 800 packets on a path of about 1 250: the gap is
+        // less than the window, so slow start would cover it in one round.
+        let target = CAPACITY * 0.6 / MDS as f64 + 7.5;
+        assert!(target - 800.0 < 800.0);
+        let mut on = sat(&["regrowth_slow_start_pace=on"]);
+        measured(&mut on, true);
+        avoiding(&mut on, 800);
+        on.rules_mut().round_max_in_flight = on.cwnd();
+        avoidance_round(&mut on, &round(false), queue(0.0));
+        assert!((packets(&on) - target).abs() < 0.01, "{}", packets(&on));
+        // Off (the default): half the gap.
+        let mut off = sat(&[]);
+        measured(&mut off, true);
+        avoiding(&mut off, 800);
+        off.rules_mut().round_max_in_flight = off.cwnd();
+        avoidance_round(&mut off, &round(false), queue(0.0));
+        let half = 800.0 + 0.5 * (target - 800.0);
+        assert!((packets(&off) - half).abs() < 0.01, "{}", packets(&off));
+        // On, once a congestive loss said the path may be shared: half.
+        let mut shared = sat(&["regrowth_slow_start_pace=on"]);
+        measured(&mut shared, true);
+        avoiding(&mut shared, 800);
+        shared.rules_mut().losses.congestive = 1;
+        shared.rules_mut().round_max_in_flight = shared.cwnd();
+        avoidance_round(&mut shared, &round(false), queue(0.0));
+        assert!(
+            (packets(&shared) - half).abs() < 0.01,
+            "{}",
+            packets(&shared)
+        );
+        // Far below the target half the gap is more than the window: the
+        // floor does not bind.
+        let mut low = sat(&["regrowth_slow_start_pace=on"]);
+        measured(&mut low, true);
+        avoiding(&mut low, 50);
+        low.rules_mut().round_max_in_flight = low.cwnd();
+        avoidance_round(&mut low, &round(false), queue(0.0));
+        let expected = 50.0 + 0.5 * (target - 50.0);
+        assert!((packets(&low) - expected).abs() < 0.01, "{}", packets(&low));
     }
 
     #[test]
