@@ -192,7 +192,7 @@ impl AckReceiveTimestampsFrame {
         let (mut fits, mut too_many) = (0usize, total);
         while too_many - fits > 1 {
             let mid = (fits + too_many) / 2;
-            if ack_part + timestamps_len(&keep_first(&all, mid)) <= max_len {
+            if ack_part + first_timestamps_len(&all, mid) <= max_len {
                 fits = mid;
             } else {
                 too_many = mid;
@@ -450,6 +450,26 @@ fn timestamps_len(ranges: &[TimestampRange]) -> usize {
         n += range.deltas.iter().map(|&d| len(d)).sum::<usize>();
     }
     n
+}
+
+/// `timestamps_len(&keep_first(ranges, n))` without making the ranges:
+/// the truncation's binary search asks it at every step.
+fn first_timestamps_len(ranges: &[TimestampRange], mut n: usize) -> usize {
+    let len = |v: u64| octets::varint_len(v.min(octets::MAX_VAR_INT));
+    let (mut bytes, mut kept_ranges) = (0, 0u64);
+    for range in ranges {
+        if n == 0 {
+            break;
+        }
+        let take = n.min(range.deltas.len());
+        if take > 0 {
+            kept_ranges += 1;
+            bytes += len(range.delta_largest_acknowledged) + len(take as u64);
+            bytes += range.deltas[..take].iter().map(|&d| len(d)).sum::<usize>();
+        }
+        n -= take;
+    }
+    bytes + len(kept_ranges)
 }
 
 /// The first `n` timestamps of `ranges`, as ranges.
@@ -738,6 +758,33 @@ mod tests {
             }
             let len = b.off();
             assert_eq!(parse(&bytes[..len]), Err(expected), "{fields:?}");
+        }
+    }
+
+    #[test]
+    fn first_timestamps_len_is_the_length_of_the_kept_ranges() {
+        // Ranges as a peer may send them: one empty, deltas of every
+        // varint size, a range offset past 63.
+        let ranges = vec![
+            TimestampRange {
+                delta_largest_acknowledged: 0,
+                deltas: vec![70_000, 3, 20_000],
+            },
+            TimestampRange {
+                delta_largest_acknowledged: 5,
+                deltas: vec![],
+            },
+            TimestampRange {
+                delta_largest_acknowledged: 100,
+                deltas: vec![1, 1 << 31, 64],
+            },
+        ];
+        for n in 0..=8 {
+            assert_eq!(
+                first_timestamps_len(&ranges, n),
+                timestamps_len(&keep_first(&ranges, n)),
+                "{n}"
+            );
         }
     }
 
