@@ -2425,6 +2425,19 @@ mod tests {
         assert!((packets(&v) - (600.0 + 0.5 * (7.5 - 4.0))).abs() < 0.01);
     }
 
+    /// The window in packets after one avoidance round with nothing queued
+    /// that starts at `cwnd` packets with the capacity measured, `params`
+    /// set and `prepare` applied (the regrowth tests' common round).
+    fn regrown(params: &[&str], cwnd: usize, prepare: impl FnOnce(&mut VegasSat)) -> f64 {
+        let mut v = sat(params);
+        measured(&mut v, true);
+        avoiding(&mut v, cwnd);
+        prepare(&mut v);
+        v.rules_mut().round_max_in_flight = v.cwnd();
+        avoidance_round(&mut v, &round(false), queue(0.0));
+        packets(&v)
+    }
+
     #[test]
     fn regrowth_doubling_caps_a_rounds_regrowth_at_the_window() {
         // A window of 50 packets on a path of about 1 000: half the gap is
@@ -2432,27 +2445,16 @@ mod tests {
         // at most the window itself, as slow start would.
         let target = CAPACITY * 0.6 / MDS as f64 + 7.5;
         assert!(0.5 * (target - 50.0) > 50.0);
-        let mut on = sat(&["regrowth_doubling=on"]);
-        measured(&mut on, true);
-        avoiding(&mut on, 50);
-        on.rules_mut().round_max_in_flight = on.cwnd();
-        avoidance_round(&mut on, &round(false), queue(0.0));
-        assert!((packets(&on) - 100.0).abs() < 0.01, "{}", packets(&on));
+        let on = regrown(&["regrowth_doubling=on"], 50, |_| {});
+        assert!((on - 100.0).abs() < 0.01, "{on}");
         // Off (the default): half the gap at once.
-        let mut off = sat(&[]);
-        measured(&mut off, true);
-        avoiding(&mut off, 50);
-        off.rules_mut().round_max_in_flight = off.cwnd();
-        avoidance_round(&mut off, &round(false), queue(0.0));
+        let off = regrown(&[], 50, |_| {});
         let expected = 50.0 + 0.5 * (target - 50.0);
-        assert!((packets(&off) - expected).abs() < 0.01, "{}", packets(&off));
+        assert!((off - expected).abs() < 0.01, "{off}");
         // Near the target the cap does not bind: half the gap either way.
-        let mut near = sat(&["regrowth_doubling=on"]);
-        measured(&mut near, true);
-        avoiding(&mut near, 600);
-        avoidance_round(&mut near, &round(false), queue(0.0));
+        let near = regrown(&["regrowth_doubling=on"], 600, |_| {});
         let expected = 600.0 + 0.5 * (target - 600.0);
-        assert!((packets(&near) - expected).abs() < 0.01);
+        assert!((near - expected).abs() < 0.01);
     }
 
     #[test]
@@ -2461,41 +2463,22 @@ mod tests {
         // less than the window, so slow start would cover it in one round.
         let target = CAPACITY * 0.6 / MDS as f64 + 7.5;
         assert!(target - 800.0 < 800.0);
-        let mut on = sat(&["regrowth_slow_start_pace=on"]);
-        measured(&mut on, true);
-        avoiding(&mut on, 800);
-        on.rules_mut().round_max_in_flight = on.cwnd();
-        avoidance_round(&mut on, &round(false), queue(0.0));
-        assert!((packets(&on) - target).abs() < 0.01, "{}", packets(&on));
+        let on = regrown(&["regrowth_slow_start_pace=on"], 800, |_| {});
+        assert!((on - target).abs() < 0.01, "{on}");
         // Off (the default): half the gap.
-        let mut off = sat(&[]);
-        measured(&mut off, true);
-        avoiding(&mut off, 800);
-        off.rules_mut().round_max_in_flight = off.cwnd();
-        avoidance_round(&mut off, &round(false), queue(0.0));
+        let off = regrown(&[], 800, |_| {});
         let half = 800.0 + 0.5 * (target - 800.0);
-        assert!((packets(&off) - half).abs() < 0.01, "{}", packets(&off));
+        assert!((off - half).abs() < 0.01, "{off}");
         // On, once a congestive loss said the path may be shared: half.
-        let mut shared = sat(&["regrowth_slow_start_pace=on"]);
-        measured(&mut shared, true);
-        avoiding(&mut shared, 800);
-        shared.rules_mut().losses.congestive = 1;
-        shared.rules_mut().round_max_in_flight = shared.cwnd();
-        avoidance_round(&mut shared, &round(false), queue(0.0));
-        assert!(
-            (packets(&shared) - half).abs() < 0.01,
-            "{}",
-            packets(&shared)
-        );
+        let shared = regrown(&["regrowth_slow_start_pace=on"], 800, |v| {
+            v.rules_mut().losses.congestive = 1;
+        });
+        assert!((shared - half).abs() < 0.01, "{shared}");
         // Far below the target half the gap is more than the window: the
         // floor does not bind.
-        let mut low = sat(&["regrowth_slow_start_pace=on"]);
-        measured(&mut low, true);
-        avoiding(&mut low, 50);
-        low.rules_mut().round_max_in_flight = low.cwnd();
-        avoidance_round(&mut low, &round(false), queue(0.0));
+        let low = regrown(&["regrowth_slow_start_pace=on"], 50, |_| {});
         let expected = 50.0 + 0.5 * (target - 50.0);
-        assert!((packets(&low) - expected).abs() < 0.01, "{}", packets(&low));
+        assert!((low - expected).abs() < 0.01, "{low}");
     }
 
     #[test]
