@@ -25,6 +25,7 @@
 //! | on a link shared with other delay-based flows the probe drains the flow's own packets in the FIFO queue (its rate × the delay), and a delay that others moved during the probe (up, or down far beyond the drain) gives no verdict and no rebase | FAST's Diff as the flow's backlog (Jin, Wei, Low 2004); Nimbus's pulse read only when the pulse, not the cross traffic, explains the response | `probe_drain_share`, `probe_others_inconclusive` (both off: with them, and `regrowth_alone`, four flows joining a 500-packet buffer drop 145 packets a join instead of 18 700 at Jain 0.995, but beside CUBIC or BBR2 in a deep buffer vegas-sat starves) |
 //! | regrowth towards the BDP only for a flow alone: not while other flows held the aim's worth of the queue in the last 16 rounds | ours (the equal-share rule's "others" reading) | `regrowth_alone` (off, as the two above) |
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
+//! | before the jump, the initial window's delays say whether others fill the link (each packet we add stays queued: the delay climbs a packet's time per packet); if so no jump, start-up ends at its window and no regrowth for 16 rounds; in a shallow buffer a round's equal-share step is at most half the room the buffer has left (unless a probe lately found a competitor's queue) | the self-loading of pathload and the probe-gap models of available bandwidth (Jain and Dovrolis 2002; Strauss et al. 2003), read from the flow's own first round (`shared/busy_link`) | `busy_link_test`, `shallow_growth_room` (both off: four flows joining a 25-packet buffer drop 167-1 238 packets a join instead of 2 600-3 500, but the joiners converge too slowly for Jain's 0.95) |
 //! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
@@ -219,10 +220,12 @@ use crate::events::{AckEvent, CongestionEvent, PacketSent};
 use crate::params::{ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::ack_train::{AckTrainEstimator, SpanRule, MAX_TRUSTED_ACK_DELAY};
 use crate::shared::base_rtt::BaseRttTracker;
+use crate::shared::busy_link::{BusyLinkTest, BusyVerdict};
 use crate::shared::forward_queue::ForwardQueue;
 use crate::shared::pacing_profile::{PacingProfile, Profile};
 use crate::shared::packet_pair::PacketPairEstimator;
 use crate::shared::path_probe::{PathProbe, PathProbeConfig, ProbeAction, ProbeRound};
+use crate::shared::peer_reports;
 use crate::shared::round_clock::{full_size_floor, CompletedRound, RoundRtt};
 use crate::shared::window::Window;
 use crate::vegas::{
@@ -375,6 +378,26 @@ pub const PARAMS: &[ParamInfo] = &[
                       rounds or not: a flow that joined late, or lost its start-up to a full \
                       buffer, reaches an equal share in a few rounds instead of FAST's few \
                       packets a round; off: FAST's update alone",
+    },
+    ParamInfo {
+        name: "busy_link_test",
+        default: 1.0,
+        kind: ON_OFF,
+        description: "on: before the start-up jump, the initial window's delays say whether \
+                      other flows already fill the link (each packet we add stays in the \
+                      queue: the delay climbs by a packet's time per packet sent); if so, no \
+                      jump: start-up ends at the window it has, and for 16 rounds no regrowth \
+                      towards the BDP (the equal-share step and FAST's update grow it); off: \
+                      the jump whatever the link carries",
+    },
+    ParamInfo {
+        name: "shallow_growth_room",
+        default: 1.0,
+        kind: ON_OFF,
+        description: "on: in a shallow buffer (shallow_buffer_packets), a round's growth \
+                      beyond FAST's update (regrowth, the equal-share step) is at most half the \
+                      room the buffer has left: the largest queue a congestive loss met less \
+                      the bottleneck's queue now; off: as the steps ask",
     },
     ParamInfo {
         name: "loss_attribution",
@@ -767,6 +790,8 @@ mod keys {
         Key::in_table(PARAMS, "regrowth_slow_start_pace");
     pub const REGROWTH_ALONE: Key<OnOff> = Key::in_table(PARAMS, "regrowth_alone");
     pub const EQUAL_SHARE_GROWTH: Key<OnOff> = Key::in_table(PARAMS, "equal_share_growth");
+    pub const BUSY_LINK_TEST: Key<OnOff> = Key::in_table(PARAMS, "busy_link_test");
+    pub const SHALLOW_GROWTH_ROOM: Key<OnOff> = Key::in_table(PARAMS, "shallow_growth_room");
     pub const LOSS_ATTRIBUTION: Key<OnOff> = Key::in_table(PARAMS, "loss_attribution");
     pub const SHARED_QUEUE_MARGIN: Key<f64> = Key::in_table(PARAMS, "shared_queue_margin");
     pub const OWN_LOSS_DRAINS: Key<OnOff> = Key::in_table(PARAMS, "own_loss_drains");
@@ -861,6 +886,8 @@ struct Config {
     regrowth_slow_start_pace: bool,
     regrowth_alone: bool,
     equal_share_growth: bool,
+    shallow_growth_room: bool,
+    busy_link_test: bool,
     loss_attribution: bool,
     shared_queue_margin: f64,
     own_loss_drains: bool,
@@ -921,6 +948,8 @@ impl Config {
             regrowth_slow_start_pace: p.value(keys::REGROWTH_SLOW_START_PACE).is_on(),
             regrowth_alone: p.value(keys::REGROWTH_ALONE).is_on(),
             equal_share_growth: p.value(keys::EQUAL_SHARE_GROWTH).is_on(),
+            shallow_growth_room: p.value(keys::SHALLOW_GROWTH_ROOM).is_on(),
+            busy_link_test: p.value(keys::BUSY_LINK_TEST).is_on(),
             loss_attribution: p.value(keys::LOSS_ATTRIBUTION).is_on(),
             shared_queue_margin: p.value(keys::SHARED_QUEUE_MARGIN),
             own_loss_drains: p.value(keys::OWN_LOSS_DRAINS).is_on(),
@@ -1175,6 +1204,16 @@ pub struct SatRules {
     /// The round other flows last held the aim's worth of the queue
     /// (`regrowth_alone`).
     others_seen_round: Option<u64>,
+    /// The initial window's delays (`busy_link_test`), and what they said
+    /// when the capacity first allowed a jump.
+    busy_link: BusyLinkTest,
+    busy_verdict: Option<BusyVerdict>,
+    /// The round at which start-up ended on a busy link instead of jumping.
+    busy_join_round: Option<u64>,
+    /// The last probe in a shallow buffer found the queue not ours: a
+    /// competitor that does not yield holds it (a model-based flow's
+    /// probing, a loss-based flow's fill), until a probe finds it ours.
+    shallow_competitor: bool,
     /// When the path probe last found a queue that was not ours.
     last_not_ours: Option<u64>,
     /// The longest queue (packets) a congestive loss met, for
@@ -1232,6 +1271,10 @@ impl SatRules {
             grace_opened: None,
             last_not_ours: None,
             others_seen_round: None,
+            busy_link: BusyLinkTest::new(),
+            busy_verdict: None,
+            busy_join_round: None,
+            shallow_competitor: false,
             loss_queue_max: None,
             internals_generation: KeyedGeneration::default(),
         }
@@ -1427,6 +1470,50 @@ impl SatRules {
         }
     }
 
+    /// The initial window's delays for the busy-link test: each stamped
+    /// full-size packet's stamp less its send time, or without stamps the
+    /// RTT of the ACK's largest packet less the ACK delay the peer reported.
+    fn sample_busy_link(&mut self, ack: &AckEvent<'_>, min_size: usize) {
+        if self.stamped {
+            for packet in ack.acked.iter().filter(|p| p.size >= min_size) {
+                if let Some(receive) = packet.receive_time {
+                    let delay = peer_reports::nanos(receive) - i128::from(packet.sent_nanos);
+                    self.busy_link.on_sample(packet.sent_nanos, delay);
+                }
+            }
+        } else if let Some(largest) = ack.acked.iter().max_by_key(|p| p.pkt_num) {
+            if largest.size >= min_size {
+                let rtt = largest.rtt.saturating_sub(ack.ack_delay);
+                self.busy_link
+                    .on_sample(largest.sent_nanos, peer_reports::nanos(rtt));
+            }
+        }
+    }
+
+    /// `busy_link_test`, once, when the capacity first allows the jump:
+    /// whether the initial window found the link busy.
+    fn link_found_busy(&mut self, window: &Window) -> bool {
+        if !self.config.busy_link_test {
+            return false;
+        }
+        let Some(capacity) = self.capacity() else {
+            return false;
+        };
+        self.busy_verdict = self
+            .busy_link
+            .verdict(capacity, window.max_datagram_size() as f64);
+        self.busy_verdict.is_some_and(|v| v.busy)
+    }
+
+    /// Start-up ended on a busy link within the last
+    /// `REGROWTH_ALONE_ROUNDS` rounds: the window is a share of a link
+    /// others fill, and regrowth towards the whole BDP would be the jump
+    /// the test held back, a round later.
+    fn joined_busy_recently(&self) -> bool {
+        self.busy_join_round
+            .is_some_and(|at| self.rounds_ended.saturating_sub(at) < REGROWTH_ALONE_ROUNDS)
+    }
+
     /// Start-up with a capacity: jump once to `jump_fraction` of the
     /// target as soon as the capacity is known, and end at the target.
     fn startup_jump(&mut self, window: &Window, base_rtt: Option<Duration>) -> SlowStartStep {
@@ -1435,6 +1522,16 @@ impl SatRules {
         };
         let mut cwnd = window.cwnd();
         let mut step = SlowStartStep::Continue;
+        if !self.jumped && self.link_found_busy(window) {
+            // Others fill the link: no jump onto it. Start-up ends at the
+            // window it has; FAST's update and the equal-share step grow it.
+            self.jumped = true;
+            self.jump_capacity = self.capacity();
+            self.busy_join_round = Some(self.rounds_ended);
+            self.phase = Phase::Avoidance;
+            self.startup_exit_capacity = self.capacity();
+            return SlowStartStep::ExitAt(cwnd);
+        }
         // Again only on an idle link: a flow joining others sees their queue.
         let idle = || {
             self.current_queue_packets(window, base_rtt)
@@ -1525,7 +1622,7 @@ impl SatRules {
         };
         self.rounds_since_congestion = self.rounds_since_congestion.saturating_add(1);
         let quiet = self.rounds_since_congestion > self.config.regrowth_quiet_rounds;
-        let others = self.others_seen_recently(window, queue);
+        let others = self.others_seen_recently(window, queue) || self.joined_busy_recently();
         if quiet && !others && queue < self.config.regrowth_below_packets {
             if let Some(target) = self.target_window(window, round.base_rtt) {
                 let gap = target as f64 / window.max_datagram_size() as f64 - cwnd;
@@ -1542,7 +1639,10 @@ impl SatRules {
                 }
             }
         }
-        if let Some(step) = self.equal_share_step(window, round.base_rtt, queue) {
+        if let Some(mut step) = self.equal_share_step(window, round.base_rtt, queue) {
+            if let Some(room) = self.shallow_room(window) {
+                step = step.min(room / 2.0);
+            }
             change = change.max(step);
         }
         // A window the round did not fill must not grow (RFC 9002 section
@@ -1706,13 +1806,18 @@ impl SatRules {
             diff_packets: round.diff_packets.unwrap_or(0.0),
         });
         match action {
-            ProbeAction::None | ProbeAction::Ours => None,
+            ProbeAction::None => None,
+            ProbeAction::Ours => {
+                self.shallow_competitor = false;
+                None
+            }
             ProbeAction::Drain(packets) => Some(-packets),
             ProbeAction::Hold => Some(0.0),
             ProbeAction::Inconclusive { restore_packets } => Some(restore_packets),
             ProbeAction::NotOurs { restore_packets } => {
                 if self.shallow_buffer() {
                     // A competitor's few packets: leave them to the update.
+                    self.shallow_competitor = true;
                     self.probe.defer(self.config.probe_backoff_rounds);
                     return Some(restore_packets);
                 }
@@ -1751,6 +1856,26 @@ impl SatRules {
     fn shallow_buffer(&self) -> bool {
         let limit = self.config.shallow_buffer_packets;
         limit > 0.0 && self.loss_queue_max.is_some_and(|q| q <= limit)
+    }
+
+    /// With `shallow_growth_room`, in a shallow buffer: the packets the
+    /// buffer has left, the largest queue a congestive loss met (about
+    /// the buffer) less the bottleneck's queue this round. On a link
+    /// others fill, a window grows by its whole step within a round before
+    /// any ACK can show the queue it built: four flows sharing a 25-packet
+    /// GEO buffer overflowed it by hundreds of packets whenever one of them
+    /// doubled towards an equal share. `None` where it does not apply.
+    fn shallow_room(&self, window: &Window) -> Option<f64> {
+        if !self.config.shallow_growth_room || !self.shallow_buffer() {
+            return None;
+        }
+        if self.shallow_competitor {
+            return None;
+        }
+        let buffer = self.loss_queue_max?;
+        let delay = self.last_queue.map_or(0.0, |q| q.delay.as_secs_f64());
+        let queue = delay * self.capacity()? / window.max_datagram_size() as f64;
+        Some((buffer - queue).max(0.0))
     }
 
     /// A path change is rare; a competitor's queue comes back round after
@@ -1975,6 +2100,9 @@ impl VegasRules for SatRules {
                 self.recent_forward.push(delay);
             }
             self.pairs.on_packet(packet, min_size);
+        }
+        if self.config.busy_link_test && !self.jumped {
+            self.sample_busy_link(ack, min_size);
         }
     }
 
@@ -2210,6 +2338,10 @@ impl VegasRules for SatRules {
         out.int("congestive_losses", self.losses.congestive);
         out.int("own_overshoot_losses", self.losses.own_overshoot);
         out.int("rebases", self.rebases);
+        if let Some(v) = self.busy_verdict {
+            out.text("busy_link", if v.busy { "busy" } else { "idle" });
+            out.millis("busy_link_rise_ms", v.rise);
+        }
         out.int("path_probes", self.probe.probes());
         out.int("suspect_losses", self.losses.suspect);
         out.int("path_probes_not_ours", self.probe.not_ours());
@@ -3123,6 +3255,154 @@ mod tests {
         let fast = cwnd + 0.5 * (aim - diff);
         let off = equal_share_round(&["equal_share_growth=off"], 150, delay);
         assert!((off - fast).abs() < 0.01, "{off} vs {fast}");
+    }
+
+    #[test]
+    fn a_shallow_buffers_room_caps_the_equal_share_step() {
+        // 150 packets meeting 6 ms: the bottleneck holds 6e-3 × C / MDS =
+        // 12.5 packets, 150 × 6/606 ≈ 1.49 of them ours, the others ≈ 11.0
+        // (at least the aim): an equal share is 1250 × 7.5 / (11.0 + 7.5)
+        // ≈ 506, and the step (half the gap, at most doubling) is 150. A
+        // congestive loss met 25 packets: the buffer has 25 − 12.5 = 12.5
+        // left, and the step is at most half of that.
+        let delay = Duration::from_millis(6);
+        let q = delay.as_secs_f64();
+        let (cwnd, aim) = (150.0, 7.5);
+        let at_bottleneck = q * CAPACITY / MDS as f64;
+        let diff = cwnd * q / (BASE.as_secs_f64() + q);
+        let fast = 0.5 * (aim - diff);
+        let room = 25.0 - at_bottleneck;
+        assert!(room / 2.0 > fast && room / 2.0 < cwnd);
+        let after = |params: &[&str], not_ours_recently: bool| {
+            let mut v = sat(params);
+            measured(&mut v, true);
+            avoiding(&mut v, 150);
+            v.rules_mut().rounds_since_congestion = 0;
+            v.rules_mut().loss_queue_max = Some(25.0);
+            if not_ours_recently {
+                v.rules_mut().shallow_competitor = true;
+            }
+            avoidance_round(&mut v, &round(false), queue_at(cwnd, delay));
+            packets(&v)
+        };
+        let on = [ON, "shallow_growth_room=on"];
+        let capped = after(&on, false);
+        assert!((capped - (cwnd + room / 2.0)).abs() < 0.01, "{capped}");
+        // Off: the whole step.
+        let whole = after(&[ON, "shallow_growth_room=off"], false);
+        assert!((whole - 2.0 * cwnd).abs() < 0.01, "{whole}");
+        // A probe found the queue not ours lately (a competitor that keeps
+        // the buffer full): no cap.
+        let beside = after(&on, true);
+        assert!((beside - 2.0 * cwnd).abs() < 0.01, "{beside}");
+        // A deep buffer (losses met 60 packets): no cap.
+        let mut v = sat(&on);
+        measured(&mut v, true);
+        avoiding(&mut v, 150);
+        v.rules_mut().rounds_since_congestion = 0;
+        v.rules_mut().loss_queue_max = Some(60.0);
+        avoidance_round(&mut v, &round(false), queue_at(cwnd, delay));
+        assert!((packets(&v) - 2.0 * cwnd).abs() < 0.01);
+    }
+
+    /// The initial window's ten packets, five pairs 60 ms apart, each
+    /// meeting `queued(i)` packets of queue at the bottleneck.
+    fn initial_window_delays(v: &mut VegasSat, queued: impl Fn(u64) -> f64) {
+        let per_packet = MDS as f64 / CAPACITY;
+        for i in 0..10u64 {
+            let sent = (i / 2) as f64 * 0.060;
+            let wait = if i % 2 == 1 { per_packet } else { 0.0 };
+            let delay = 0.300 + queued(i) * per_packet + wait;
+            v.rules_mut()
+                .busy_link
+                .on_sample((sent * 1e9) as i64, (delay * 1e9) as i128);
+        }
+    }
+
+    #[test]
+    fn start_up_on_a_busy_link_ends_without_the_jump() {
+        // Others fill the link: each of our packets meets 8 standing and
+        // every one we sent before it.
+        let busy = |i: u64| 8.0 + i as f64;
+        let busy_exit = || {
+            let mut v = sat(&["busy_link_test=on"]);
+            measured(&mut v, true);
+            initial_window_delays(&mut v, busy);
+            v.after_slow_start_growth(Instant::now());
+            v.rules_mut().round_max_in_flight = 10 * MDS;
+            v
+        };
+        let mut v = busy_exit();
+        assert!(v.rules().jumped);
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        assert_eq!(v.cwnd(), 10 * MDS);
+        assert!(v.rules().busy_verdict.is_some_and(|b| b.busy));
+        // No regrowth towards the BDP for the next rounds: an empty queue
+        // is the others' pause, not room for half a BDP. FAST's update is
+        // 0.5 × 7.5 packets.
+        avoidance_round(&mut v, &round(false), queue(0.0));
+        assert!((packets(&v) - 13.75).abs() < 0.01, "{}", packets(&v));
+        // Without that memory the empty queue regrows half the gap to the
+        // target at once.
+        let mut v = busy_exit();
+        v.rules_mut().busy_join_round = None;
+        avoidance_round(&mut v, &round(false), queue(0.0));
+        assert!(packets(&v) > 100.0, "{}", packets(&v));
+        // An idle link: the jump, to half the target.
+        let target = CAPACITY * 0.6 + 7.5 * MDS as f64;
+        let mut v = sat(&["busy_link_test=on"]);
+        measured(&mut v, true);
+        initial_window_delays(&mut v, |_| 0.0);
+        v.after_slow_start_growth(Instant::now());
+        assert!(v.rules().busy_verdict.is_some_and(|b| !b.busy));
+        assert_eq!(v.cwnd(), (target * 0.5) as usize);
+        // Off: the jump whatever the delays say.
+        let mut v = sat(&["busy_link_test=off"]);
+        measured(&mut v, true);
+        initial_window_delays(&mut v, busy);
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().busy_verdict, None);
+        assert_eq!(v.cwnd(), (target * 0.5) as usize);
+    }
+
+    #[test]
+    fn the_busy_link_test_samples_stamps_or_the_largest_packets_rtt() {
+        let t0 = Instant::now();
+        let ack_of = |v: &mut VegasSat, stamped: bool| {
+            let mut acked = Vec::new();
+            for n in 0..4u64 {
+                let sent = t0 + Duration::from_millis(10 * n);
+                let mut p = AckedPacket::new(n, MDS, sent, sent + BASE);
+                if stamped {
+                    p.receive_time = Some(Duration::from_millis(300 + 10 * n));
+                }
+                acked.push(p);
+            }
+            v.on_ack(&AckEvent {
+                now: t0 + BASE + Duration::from_millis(30),
+                acked: &acked,
+                summary: crate::events::AckSummary::of(&acked, 0),
+                ack_delay: Duration::from_millis(5),
+                rtt: RttSnapshot::uniform(BASE),
+                bytes_in_flight: 4 * MDS,
+                app_limited: false,
+                backward_queueing: None,
+            });
+        };
+        let mut v = sat(&["busy_link_test=on"]);
+        ack_of(&mut v, true);
+        assert_eq!(v.rules().busy_link.samples(), 4);
+        let mut v = sat(&["busy_link_test=on"]);
+        ack_of(&mut v, false);
+        assert_eq!(v.rules().busy_link.samples(), 1);
+        // Off, or once the jump is decided: nothing kept.
+        let mut v = sat(&["busy_link_test=off"]);
+        ack_of(&mut v, true);
+        assert_eq!(v.rules().busy_link.samples(), 0);
+        let mut v = sat(&["busy_link_test=on"]);
+        v.rules_mut().jumped = true;
+        ack_of(&mut v, true);
+        assert_eq!(v.rules().busy_link.samples(), 0);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 pub mod ack_train;
 pub mod bandwidth_filter;
 pub mod base_rtt;
+pub mod busy_link;
 pub mod forward_queue;
 pub mod pacing_profile;
 pub mod packet_pair;
