@@ -25,7 +25,7 @@
 //! | on a link shared with other delay-based flows the probe drains the flow's own packets in the FIFO queue (its rate × the delay), and a delay that others moved during the probe (up, or down far beyond the drain) gives no verdict and no rebase | FAST's Diff as the flow's backlog (Jin, Wei, Low 2004); Nimbus's pulse read only when the pulse, not the cross traffic, explains the response | `probe_drain_share`, `probe_others_inconclusive` (both off: with them, and `regrowth_alone`, four flows joining a 500-packet buffer drop 145 packets a join instead of 18 700 at Jain 0.995, but beside CUBIC or BBR2 in a deep buffer vegas-sat starves) |
 //! | regrowth towards the BDP only for a flow alone: not while other flows held the aim's worth of the queue in the last 16 rounds | ours (the equal-share rule's "others" reading) | `regrowth_alone` (off, as the two above) |
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
-//! | before the jump, the initial window's delays say whether others fill the link (each packet we add stays queued: the delay climbs a packet's time per packet); if so no jump, start-up ends at its window and no regrowth for 16 rounds; in a shallow buffer a round's equal-share step is at most half the room the buffer has left (unless a probe lately found a competitor's queue) | the self-loading of pathload and the probe-gap models of available bandwidth (Jain and Dovrolis 2002; Strauss et al. 2003), read from the flow's own first round (`shared/busy_link`) | `busy_link_test`, `shallow_growth_room` (both off: four flows joining a 25-packet buffer drop 167-1 238 packets a join instead of 2 600-3 500, but the joiners converge too slowly for Jain's 0.95) |
+//! | before the jump, the initial window's delays say whether others fill the link (each packet we add stays queued: the delay climbs a packet's time per packet); if so no jump, start-up ends at its window and no regrowth for 16 rounds; in a shallow buffer a round's equal-share step is at most half the room the buffer has left (unless a probe lately found a competitor's queue) | the self-loading of pathload and the probe-gap models of available bandwidth (Jain and Dovrolis 2002; Strauss et al. 2003), read from the flow's own first round (`shared/busy_link`) | `busy_link_test`, `shallow_growth_room` (both off: four flows joining a 25-packet buffer drop 189-1 238 packets a join instead of 2 600-3 500, but the joiners converge too slowly for Jain's 0.95) |
 //! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
@@ -1210,10 +1210,10 @@ pub struct SatRules {
     busy_verdict: Option<BusyVerdict>,
     /// The round at which start-up ended on a busy link instead of jumping.
     busy_join_round: Option<u64>,
-    /// The last probe in a shallow buffer found the queue not ours: a
-    /// competitor that does not yield holds it (a model-based flow's
-    /// probing, a loss-based flow's fill), until a probe finds it ours.
-    shallow_competitor: bool,
+    /// The round a probe last found a shallow buffer's queue not ours (a
+    /// competitor that does not yield: `shallow_growth_room` steps aside
+    /// for `REGROWTH_ALONE_ROUNDS`).
+    shallow_not_ours: Option<u64>,
     /// When the path probe last found a queue that was not ours.
     last_not_ours: Option<u64>,
     /// The longest queue (packets) a congestive loss met, for
@@ -1274,7 +1274,7 @@ impl SatRules {
             busy_link: BusyLinkTest::new(),
             busy_verdict: None,
             busy_join_round: None,
-            shallow_competitor: false,
+            shallow_not_ours: None,
             loss_queue_max: None,
             internals_generation: KeyedGeneration::default(),
         }
@@ -1806,18 +1806,14 @@ impl SatRules {
             diff_packets: round.diff_packets.unwrap_or(0.0),
         });
         match action {
-            ProbeAction::None => None,
-            ProbeAction::Ours => {
-                self.shallow_competitor = false;
-                None
-            }
+            ProbeAction::None | ProbeAction::Ours => None,
             ProbeAction::Drain(packets) => Some(-packets),
             ProbeAction::Hold => Some(0.0),
             ProbeAction::Inconclusive { restore_packets } => Some(restore_packets),
             ProbeAction::NotOurs { restore_packets } => {
                 if self.shallow_buffer() {
                     // A competitor's few packets: leave them to the update.
-                    self.shallow_competitor = true;
+                    self.shallow_not_ours = Some(self.rounds_ended);
                     self.probe.defer(self.config.probe_backoff_rounds);
                     return Some(restore_packets);
                 }
@@ -1869,7 +1865,10 @@ impl SatRules {
         if !self.config.shallow_growth_room || !self.shallow_buffer() {
             return None;
         }
-        if self.shallow_competitor {
+        let competitor = self
+            .shallow_not_ours
+            .is_some_and(|at| self.rounds_ended.saturating_sub(at) < REGROWTH_ALONE_ROUNDS);
+        if competitor {
             return None;
         }
         let buffer = self.loss_queue_max?;
@@ -3280,7 +3279,7 @@ mod tests {
             v.rules_mut().rounds_since_congestion = 0;
             v.rules_mut().loss_queue_max = Some(25.0);
             if not_ours_recently {
-                v.rules_mut().shallow_competitor = true;
+                v.rules_mut().shallow_not_ours = Some(v.rules().rounds_ended);
             }
             avoidance_round(&mut v, &round(false), queue_at(cwnd, delay));
             packets(&v)
