@@ -25,7 +25,7 @@
 //! | on a link shared with other delay-based flows the probe drains the flow's own packets in the FIFO queue (its rate × the delay), and a delay that others moved during the probe (up, or down far beyond the drain) gives no verdict and no rebase | FAST's Diff as the flow's backlog (Jin, Wei, Low 2004); Nimbus's pulse read only when the pulse, not the cross traffic, explains the response | `probe_drain_share`, `probe_others_inconclusive` (both off: with them, and `regrowth_alone`, four flows joining a 500-packet buffer drop 145 packets a join instead of 18 700 at Jain 0.995, but beside CUBIC or BBR2 in a deep buffer vegas-sat starves) |
 //! | regrowth towards the BDP only for a flow alone: not while other flows held the aim's worth of the queue in the last 16 rounds | ours (the equal-share rule's "others" reading) | `regrowth_alone` (off, as the two above) |
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
-//! | before the jump, the initial window's delays say whether others fill the link (each packet we add stays queued: the delay climbs a packet's time per packet); if so no jump, start-up ends at its window and no regrowth for 16 rounds; in a shallow buffer a round's equal-share step is at most half the room the buffer has left (unless a probe lately found a competitor's queue) | the self-loading of pathload and the probe-gap models of available bandwidth (Jain and Dovrolis 2002; Strauss et al. 2003), read from the flow's own first round (`shared/busy_link`) | `busy_link_test`, `shallow_growth_room` (both off: four flows joining a 25-packet buffer drop 189-1 238 packets a join instead of 2 600-3 500, but the joiners converge too slowly for Jain's 0.95) |
+//! | before the jump, the initial window's delays say whether others fill the link (each packet we add stays queued: the delay climbs a packet's time per packet); if so no jump, start-up ends at its window and no regrowth for 16 rounds; in a shallow buffer a round's equal-share step is at most half the room the buffer has left (unless a probe lately found a competitor's queue) | the self-loading of pathload and the probe-gap models of available bandwidth (Jain and Dovrolis 2002; Strauss et al. 2003), read from the flow's own first round (`shared/busy_link`) | `busy_link_test`, `shallow_growth_room` (both off: four flows joining a 25-packet buffer drop 189-1 278 packets a join instead of 2 600-3 500, but the joiners converge too slowly for Jain's 0.95) |
 //! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue` |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
@@ -299,6 +299,14 @@ pub const PARAMS: &[ParamInfo] = &[
         kind: FRACTION,
         description: "start-up's jump, as a fraction of capacity x BaseRTT + alpha (Careful \
                       Resume's half)",
+    },
+    ParamInfo {
+        name: "idle_jump_fraction",
+        default: 0.0,
+        kind: FRACTION,
+        description: "start-up's jump where the initial window's delays showed an idle link \
+                      (the busy-link test, receive stamps only), as a fraction of capacity x \
+                      BaseRTT + alpha; 0: jump_fraction whatever the test says",
     },
     ParamInfo {
         name: "startup_resume_growth",
@@ -781,6 +789,7 @@ mod keys {
     pub const SCALABLE_UPDATE: Key<OnOff> = Key::in_table(PARAMS, "scalable_update");
     pub const CAPACITY_JUMP: Key<OnOff> = Key::in_table(PARAMS, "capacity_jump");
     pub const JUMP_FRACTION: Key<f64> = Key::in_table(PARAMS, "jump_fraction");
+    pub const IDLE_JUMP_FRACTION: Key<f64> = Key::in_table(PARAMS, "idle_jump_fraction");
     pub const STARTUP_RESUME_GROWTH: Key<f64> = Key::in_table(PARAMS, "startup_resume_growth");
     pub const REGROWTH_FRACTION: Key<f64> = Key::in_table(PARAMS, "regrowth_fraction");
     pub const REGROWTH_BELOW_PACKETS: Key<f64> = Key::in_table(PARAMS, "regrowth_below_packets");
@@ -878,6 +887,7 @@ struct Config {
     scalable_update: bool,
     capacity_jump: bool,
     jump_fraction: f64,
+    idle_jump_fraction: f64,
     startup_resume_growth: f64,
     regrowth_fraction: f64,
     regrowth_below_packets: f64,
@@ -940,6 +950,7 @@ impl Config {
             scalable_update: p.value(keys::SCALABLE_UPDATE).is_on(),
             capacity_jump: p.value(keys::CAPACITY_JUMP).is_on(),
             jump_fraction: p.value(keys::JUMP_FRACTION),
+            idle_jump_fraction: p.value(keys::IDLE_JUMP_FRACTION),
             startup_resume_growth: p.value(keys::STARTUP_RESUME_GROWTH),
             regrowth_fraction: p.value(keys::REGROWTH_FRACTION),
             regrowth_below_packets: p.value(keys::REGROWTH_BELOW_PACKETS),
@@ -1493,7 +1504,7 @@ impl SatRules {
     /// `busy_link_test`, once, when the capacity first allows the jump:
     /// whether the initial window found the link busy.
     fn link_found_busy(&mut self, window: &Window) -> bool {
-        if !self.config.busy_link_test {
+        if !self.busy_link_sampled() {
             return false;
         }
         let Some(capacity) = self.capacity() else {
@@ -1502,7 +1513,25 @@ impl SatRules {
         self.busy_verdict = self
             .busy_link
             .verdict(capacity, window.max_datagram_size() as f64);
-        self.busy_verdict.is_some_and(|v| v.busy)
+        self.config.busy_link_test && self.busy_verdict.is_some_and(|v| v.busy)
+    }
+
+    /// The busy-link test's samples are wanted: to hold the jump back
+    /// (`busy_link_test`) or to make it whole (`idle_jump_fraction`).
+    fn busy_link_sampled(&self) -> bool {
+        self.config.busy_link_test || self.config.idle_jump_fraction > 0.0
+    }
+
+    /// The start-up jump's fraction of the target: `idle_jump_fraction`
+    /// where receive stamps showed the initial window an idle link, else
+    /// `jump_fraction`.
+    fn jump_fraction_now(&self) -> f64 {
+        let idle = self.stamped && self.busy_verdict.is_some_and(|v| !v.busy);
+        if idle && self.config.idle_jump_fraction > 0.0 {
+            self.config.idle_jump_fraction
+        } else {
+            self.config.jump_fraction
+        }
     }
 
     /// Start-up ended on a busy link within the last
@@ -1540,10 +1569,19 @@ impl SatRules {
         if !self.jumped || (self.capacity_grew_since(self.jump_capacity) && idle()) {
             self.jumped = true;
             self.jump_capacity = self.capacity();
-            let jump = (target as f64 * self.config.jump_fraction) as usize;
+            let jump = (target as f64 * self.jump_fraction_now()) as usize;
             if jump > cwnd {
                 cwnd = jump;
                 step = SlowStartStep::JumpTo(jump);
+                if jump >= target {
+                    // A whole jump ends start-up at the next ACK, not this
+                    // one: Careful Resume's validation may set the window
+                    // to its flight meanwhile, and start-up regrows that
+                    // within the round where avoidance took several (a
+                    // resumed 250/3 download then held 10 216 packets of
+                    // 13 652 to its end).
+                    return step;
+                }
             }
         }
         if cwnd >= target {
@@ -2100,7 +2138,7 @@ impl VegasRules for SatRules {
             }
             self.pairs.on_packet(packet, min_size);
         }
-        if self.config.busy_link_test && !self.jumped {
+        if self.busy_link_sampled() && !self.jumped {
             self.sample_busy_link(ack, min_size);
         }
     }
@@ -3362,6 +3400,37 @@ mod tests {
         v.after_slow_start_growth(Instant::now());
         assert_eq!(v.rules().busy_verdict, None);
         assert_eq!(v.cwnd(), (target * 0.5) as usize);
+    }
+
+    #[test]
+    fn an_idle_link_gets_the_whole_jump() {
+        let target = CAPACITY * 0.6 + 7.5 * MDS as f64;
+        let jump = |params: &[&str], queued: fn(u64) -> f64| {
+            let mut v = sat(params);
+            measured(&mut v, true);
+            initial_window_delays(&mut v, queued);
+            v.after_slow_start_growth(Instant::now());
+            v
+        };
+        let idle: fn(u64) -> f64 = |_| 0.0;
+        let busy: fn(u64) -> f64 = |i| 8.0 + i as f64;
+        let whole = ["idle_jump_fraction=1"];
+        // Stamps showed an idle link: the whole target at once, start-up
+        // ending at the next ACK (a Careful Resume validation may lower the
+        // window in between, and start-up regrows it).
+        let mut v = jump(&whole, idle);
+        assert_eq!(v.cwnd(), target as usize);
+        assert_eq!(v.rules().phase, Phase::Startup);
+        v.after_slow_start_growth(Instant::now());
+        assert_eq!(v.rules().phase, Phase::Avoidance);
+        // A busy link, no stamps, or the parameter at 0: half.
+        assert_eq!(jump(&whole, busy).cwnd(), (target * 0.5) as usize);
+        let mut v = jump(&whole, idle);
+        v.rules_mut().stamped = false;
+        assert_eq!(v.rules().jump_fraction_now(), 0.5);
+        let v = jump(&["idle_jump_fraction=0"], idle);
+        assert_eq!(v.cwnd(), (target * 0.5) as usize);
+        assert_eq!(v.rules().busy_verdict, None, "no test without a use for it");
     }
 
     #[test]
