@@ -114,7 +114,8 @@ impl BusyLinkTest {
     /// The verdict at capacity `capacity` (bytes/s) for packets of
     /// `packet_bytes`; `None` with too few samples or no capacity.
     pub fn verdict(&self, capacity: f64, packet_bytes: f64) -> Option<BusyVerdict> {
-        if self.samples.len() < MIN_SAMPLES || capacity <= 0.0 || packet_bytes <= 0.0 {
+        let usable = |x: f64| x.is_finite() && x > 0.0;
+        if self.samples.len() < MIN_SAMPLES || !usable(capacity) || !usable(packet_bytes) {
             return None;
         }
         let mut sorted = self.samples.clone();
@@ -124,7 +125,9 @@ impl BusyLinkTest {
         let rise_nanos = second_smallest_delay(later)? - second_smallest_delay(earlier)?;
         let rise = Duration::from_nanos(u64::try_from(rise_nanos.max(0)).unwrap_or(u64::MAX));
         // The packets sent from the earlier half's start to the later's.
-        let saturated_rise = Duration::from_secs_f64(half as f64 * packet_bytes / capacity);
+        // A capacity from a lying peer may be absurdly small: saturate.
+        let saturated_rise = Duration::try_from_secs_f64(half as f64 * packet_bytes / capacity)
+            .unwrap_or(Duration::MAX);
         let busy =
             rise >= MIN_RISE && rise.as_secs_f64() >= BUSY_FRACTION * saturated_rise.as_secs_f64();
         Some(BusyVerdict {
@@ -255,6 +258,17 @@ mod tests {
         t.on_sample(99, 99_000_000);
         assert!(t.verdict(C, MDS).is_some());
         assert_eq!(t.verdict(0.0, MDS), None);
+    }
+
+    #[test]
+    fn an_absurd_capacity_gives_a_verdict_not_a_panic() {
+        let t = window(|_| 0.0);
+        let v = t.verdict(1e-300, MDS).unwrap();
+        assert!(!v.busy);
+        assert_eq!(v.saturated_rise, Duration::MAX);
+        assert_eq!(t.verdict(f64::NAN, MDS), None);
+        assert_eq!(t.verdict(f64::INFINITY, MDS), None);
+        assert_eq!(t.verdict(C, f64::NAN), None);
     }
 
     #[test]
