@@ -1404,14 +1404,13 @@ impl SatRules {
         if !self.config.path_probe || self.shallow_buffer() {
             return false;
         }
-        let (Some(capacity), Some(path), Some(delay)) = (
-            self.capacity(),
+        let (Some(path), Some(queue)) = (
             self.path_packets(window, base_rtt),
-            self.current_queue_delay(base_rtt),
+            self.current_queue_delay(base_rtt)
+                .and_then(|delay| self.packets_at_bottleneck(delay, window)),
         ) else {
             return false;
         };
-        let queue = delay.as_secs_f64() * capacity / window.max_datagram_size() as f64;
         let own = (window.cwnd_packets() - path).max(0.0);
         if queue - own <= self.config.beta {
             return false;
@@ -1448,13 +1447,13 @@ impl SatRules {
         if !self.config.random_loss_bottleneck_queue {
             return own;
         }
-        match (self.capacity(), self.current_queue_delay(base_rtt)) {
-            (Some(capacity), Some(delay)) => {
-                let delay = delay.saturating_sub(self.own_train_delay(window, base_rtt));
-                let total = delay.as_secs_f64() * capacity / window.max_datagram_size() as f64;
-                Some(own.map_or(total, |q| q.max(total)))
-            }
-            _ => own,
+        let total = self.current_queue_delay(base_rtt).and_then(|delay| {
+            let delay = delay.saturating_sub(self.own_train_delay(window, base_rtt));
+            self.packets_at_bottleneck(delay, window)
+        });
+        match total {
+            Some(total) => Some(own.map_or(total, |q| q.max(total))),
+            None => own,
         }
     }
 
@@ -1503,8 +1502,9 @@ impl SatRules {
         }
     }
 
-    /// `busy_link_test`, once, when the capacity first allows the jump:
-    /// whether the initial window found the link busy.
+    /// Once, when the capacity first allows the jump: the busy-link
+    /// verdict (kept for `idle_jump_fraction` and the qlog), and whether
+    /// `busy_link_test` holds the jump back for it.
     fn link_found_busy(&mut self, window: &Window) -> bool {
         if !self.busy_link_sampled() {
             return false;
@@ -1541,8 +1541,7 @@ impl SatRules {
     /// others fill, and regrowth towards the whole BDP would be the jump
     /// the test held back, a round later.
     fn joined_busy_recently(&self) -> bool {
-        self.busy_join_round
-            .is_some_and(|at| self.rounds_ended.saturating_sub(at) < REGROWTH_ALONE_ROUNDS)
+        self.recent(self.busy_join_round)
     }
 
     /// Start-up with a capacity: jump once to `jump_fraction` of the
@@ -1788,12 +1787,22 @@ impl SatRules {
     /// Packets of the bottleneck's queue (the round's queueing delay × C)
     /// that are not this flow's Diff; `None` without a capacity or a queue.
     fn others_queued_packets(&self, window: &Window, diff: f64) -> Option<f64> {
-        let delay = self.last_queue?.delay.as_secs_f64();
-        let capacity = self.capacity()?;
-        if delay <= 0.0 {
+        let delay = self.last_queue?.delay;
+        if delay.is_zero() {
             return None;
         }
-        Some(delay * capacity / window.max_datagram_size() as f64 - diff)
+        Some(self.packets_at_bottleneck(delay, window)? - diff)
+    }
+
+    /// Packets a queueing delay holds at the bottleneck: delay × C.
+    fn packets_at_bottleneck(&self, delay: Duration, window: &Window) -> Option<f64> {
+        let capacity = self.capacity()?;
+        Some(delay.as_secs_f64() * capacity / window.max_datagram_size() as f64)
+    }
+
+    /// `at` is within the last `REGROWTH_ALONE_ROUNDS` rounds.
+    fn recent(&self, at: Option<u64>) -> bool {
+        at.is_some_and(|at| self.rounds_ended.saturating_sub(at) < REGROWTH_ALONE_ROUNDS)
     }
 
     /// With `regrowth_alone`: other flows held at least the aim's worth of
@@ -1813,13 +1822,10 @@ impl SatRules {
         {
             self.others_seen_round = Some(self.rounds_ended);
         }
-        let recent = |round: Option<u64>| {
-            round.is_some_and(|at| self.rounds_ended.saturating_sub(at) < REGROWTH_ALONE_ROUNDS)
-        };
         // A probe that recently found the queue not ours met a competitor
         // that does not yield (a loss-based flow in a deep buffer): there
         // the regrowth after the rebase is how the flow keeps its share.
-        recent(self.others_seen_round) && !recent(self.last_not_ours)
+        self.recent(self.others_seen_round) && !self.recent(self.last_not_ours)
     }
 
     /// The path probe's window change for this round, if it takes the
@@ -1873,11 +1879,12 @@ impl SatRules {
     /// packets: Diff would shrink with a window starved beside a deep
     /// buffer) that a loss not taken for random met.
     fn note_loss_queue(&mut self, window: &Window, base_rtt: Option<Duration>) {
-        let (Some(capacity), Some(delay)) = (self.capacity(), self.current_queue_delay(base_rtt))
+        let Some(queue) = self
+            .current_queue_delay(base_rtt)
+            .and_then(|delay| self.packets_at_bottleneck(delay, window))
         else {
             return;
         };
-        let queue = delay.as_secs_f64() * capacity / window.max_datagram_size() as f64;
         self.loss_queue_max = Some(self.loss_queue_max.map_or(queue, |q| q.max(queue)));
     }
 
@@ -1905,15 +1912,12 @@ impl SatRules {
         if !self.config.shallow_growth_room || !self.shallow_buffer() {
             return None;
         }
-        let competitor = self
-            .shallow_not_ours
-            .is_some_and(|at| self.rounds_ended.saturating_sub(at) < REGROWTH_ALONE_ROUNDS);
-        if competitor {
+        if self.recent(self.shallow_not_ours) {
             return None;
         }
         let buffer = self.loss_queue_max?;
-        let delay = self.last_queue.map_or(0.0, |q| q.delay.as_secs_f64());
-        let queue = delay * self.capacity()? / window.max_datagram_size() as f64;
+        let delay = self.last_queue.map_or(Duration::ZERO, |q| q.delay);
+        let queue = self.packets_at_bottleneck(delay, window)?;
         Some((buffer - queue).max(0.0))
     }
 
@@ -2140,7 +2144,7 @@ impl VegasRules for SatRules {
             }
             self.pairs.on_packet(packet, min_size);
         }
-        if self.busy_link_sampled() && !self.jumped {
+        if self.busy_link_sampled() && !self.jumped && !self.busy_link.is_full() {
             self.sample_busy_link(ack, min_size);
         }
     }

@@ -111,6 +111,11 @@ impl BusyLinkTest {
         self.samples.len()
     }
 
+    /// No more samples are kept.
+    pub fn is_full(&self) -> bool {
+        self.samples.len() >= MAX_SAMPLES
+    }
+
     /// The verdict at capacity `capacity` (bytes/s) for packets of
     /// `packet_bytes`; `None` with too few samples or no capacity.
     pub fn verdict(&self, capacity: f64, packet_bytes: f64) -> Option<BusyVerdict> {
@@ -278,5 +283,6 @@ mod tests {
             t.on_sample(i as i64, 0);
         }
         assert_eq!(t.samples(), MAX_SAMPLES);
+        assert!(t.is_full());
     }
 }
