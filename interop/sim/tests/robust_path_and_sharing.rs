@@ -23,6 +23,14 @@
 //!   CUBIC's share (`shallow_buffer_packets=0`: the probe rebases onto
 //!   CUBIC's few packets of queue and its losses get the path change's
 //!   grace).
+//! - beside BBR2 in a 2-BDP GEO buffer vegas-sat keeps a share, its pairs
+//!   judged against the capacity (`pair_gap_from_capacity=on`, which reads
+//!   the link right and, in this seed, lets the probe rebase onto BBR2's
+//!   queue before the first loss; `loss_queue_from_path_floor=off`: a loss met after the probe had
+//!   rebased onto BBR2's queue counted only the queue above the rebased
+//!   BaseRTT, a few packets, so the 2-BDP buffer was taken for shallow,
+//!   the probe stopped rebasing and BBR2's refills after each ProbeRTT
+//!   left vegas-sat 3 % of the link).
 //!
 //! The expected rates are computed here from the flows' delivered bytes,
 //! the drops from the forward link's cumulative count.
@@ -152,4 +160,31 @@ fn in_a_shallow_buffer_vegas_sat_leaves_cubic_its_share() {
     assert!(with < 0.75, "share {with:.3}");
     let without = share_beside_cubic_in_a_shallow_buffer(&["shallow_buffer_packets=0"]);
     assert!(without > 0.8, "share {without:.3}");
+}
+
+/// vegas-sat's share of what both flows delivered from 60 s to 120 s
+/// beside BBR2, the forward buffer two BDPs (the condition matrix's cell;
+/// the return buffer large enough for every ACK).
+fn share_beside_bbr2_in_a_deep_buffer(params: &[&str]) -> f64 {
+    let run = run(
+        "robust-geo-vs-bbr2",
+        3,
+        params,
+        &[
+            "links.forward.queue_packets=2177",
+            "links.return.queue_packets=2500",
+        ],
+    );
+    let ours = goodput(&run, "download", 60.0, 120.0);
+    let bbr2 = goodput(&run, "bbr2", 60.0, 120.0);
+    ours / (ours + bbr2)
+}
+
+#[test]
+fn a_deep_buffer_is_not_taken_for_shallow_after_a_rebase() {
+    let pairs = "pair_gap_from_capacity=on";
+    let with = share_beside_bbr2_in_a_deep_buffer(&[pairs]);
+    assert!(with > 0.35, "share {with:.3}");
+    let without = share_beside_bbr2_in_a_deep_buffer(&[pairs, "loss_queue_from_path_floor=off"]);
+    assert!(without < 0.1, "share {without:.3}");
 }
