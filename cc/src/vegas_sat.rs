@@ -27,7 +27,7 @@
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `loss_queue_from_path_floor`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
 //! | before the jump, the initial window's delays say whether others fill the link (each packet we add stays queued: the delay climbs a packet's time per packet); if so no jump, start-up ends at its window and no regrowth for 16 rounds; in a shallow buffer a round's equal-share step is at most half the room the buffer has left (unless a probe lately found a competitor's queue) | the self-loading of pathload and the probe-gap models of available bandwidth (Jain and Dovrolis 2002; Strauss et al. 2003), read from the flow's own first round (`shared/busy_link`) | `busy_link_test`, `shallow_growth_room` (both off: four flows joining a 25-packet buffer drop 189-1 278 packets a join instead of 2 600-3 500, but the joiners converge too slowly for Jain's 0.95) |
 //! | where receive stamps showed the initial window an idle link, the start-up jump can cover the whole target | the busy-link test above as the jump's permission; Careful Resume's half kept wherever the link may be shared | `idle_jump_fraction` (0: off; at 1 picoquic's 250/3 with our client takes 5.45 s instead of 5.76, but flows starting together jump whole beside BBR2, docs/satellite.md) |
-//! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue` |
+//! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue`, `shared_loss_rounds` (0: off; at 3 only losses at a long bottleneck queue in each of the 3 rounds before count: beside BBR2 on fau-sat Jain 0.784 -> 0.951, but four flows joining a 25-packet buffer without stamps drop four times as much, docs/satellite.md) |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -112,7 +112,8 @@
 //!         loss_queue_samples (8) packets acknowledged, in packets as Diff
 //!     Q < random_loss_queue_packets, and with
 //!     random_loss_bottleneck_queue the bottleneck's whole queue (delay × C)
-//!     too (and few such losses this round):
+//!     too, with shared_loss_rounds N > 0 only after such losses in each of
+//!     the N rounds before (and few such losses this round):
 //!                                   random: cwnd unchanged
 //!     Q × C beyond the window's excess by beta (path probe; for 8 rounds,
 //!     then not for 32; within the round's random-loss budget; not in a
@@ -565,6 +566,19 @@ pub const PARAMS: &[ParamInfo] = &[
                       Veno's N",
     },
     ParamInfo {
+        name: "shared_loss_rounds",
+        default: 0.0,
+        kind: ParamKind::Integer {
+            min: 0,
+            max: 1_000,
+        },
+        description: "with random_loss_bottleneck_queue: the bottleneck's whole queue judges a \
+                      loss only after losses at a long bottleneck queue in each of this many \
+                      rounds before it (a buffer the flows' aims overfill round after round); \
+                      an isolated episode (a competitor's bandwidth probe) is judged by the \
+                      flow's own queue; 0: every loss",
+    },
+    ParamInfo {
         name: "own_train_allowance",
         default: 0.0,
         kind: ON_OFF,
@@ -852,6 +866,7 @@ mod keys {
     pub const STARTUP_QUEUE_EXIT: Key<OnOff> = Key::in_table(PARAMS, "startup_queue_exit");
     pub const STARTUP_EXIT_QUEUE_MS: Key<f64> = Key::in_table(PARAMS, "startup_exit_queue_ms");
     pub const SHALLOW_BUFFER_PACKETS: Key<f64> = Key::in_table(PARAMS, "shallow_buffer_packets");
+    pub const SHARED_LOSS_ROUNDS: Key<u64> = Key::in_table(PARAMS, "shared_loss_rounds");
     pub const LOSS_QUEUE_FROM_PATH_FLOOR: Key<OnOff> =
         Key::in_table(PARAMS, "loss_queue_from_path_floor");
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
@@ -948,6 +963,7 @@ struct Config {
     startup_exit_queue_secs: f64,
     shallow_buffer_packets: f64,
     loss_queue_from_path_floor: bool,
+    shared_loss_rounds: u64,
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
     probe_short_window: bool,
@@ -1011,6 +1027,7 @@ impl Config {
             startup_exit_queue_secs: p.value(keys::STARTUP_EXIT_QUEUE_MS) / 1e3,
             shallow_buffer_packets: p.value(keys::SHALLOW_BUFFER_PACKETS),
             loss_queue_from_path_floor: p.value(keys::LOSS_QUEUE_FROM_PATH_FLOOR).is_on(),
+            shared_loss_rounds: p.value(keys::SHARED_LOSS_ROUNDS),
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
             probe_short_window: p.value(keys::PROBE_SHORT_WINDOW).is_on(),
@@ -1253,6 +1270,11 @@ pub struct SatRules {
     /// The longest queue (packets) a congestive loss met, for
     /// `shallow_buffer`.
     loss_queue_max: Option<f64>,
+    /// A loss of this round met a long bottleneck queue.
+    shared_loss_this_round: bool,
+    /// Rounds in a row, up to the last, with a loss at a long bottleneck
+    /// queue (`shared_loss_rounds`).
+    shared_loss_rounds_in_a_row: u64,
     internals_generation: KeyedGeneration<SatInternalsKey>,
 }
 
@@ -1311,6 +1333,8 @@ impl SatRules {
             busy_join_round: None,
             shallow_not_ours: None,
             loss_queue_max: None,
+            shared_loss_this_round: false,
+            shared_loss_rounds_in_a_row: 0,
             internals_generation: KeyedGeneration::default(),
         }
     }
@@ -1461,7 +1485,7 @@ impl SatRules {
     /// overflow for random losses up to their budget every round (the
     /// matrix's joins, seed 1: 11 789 packets dropped in the last 60 s).
     fn random_loss_queue(
-        &self,
+        &mut self,
         own: Option<f64>,
         window: &Window,
         base_rtt: Option<Duration>,
@@ -1473,6 +1497,12 @@ impl SatRules {
             let delay = delay.saturating_sub(self.own_train_delay(window, base_rtt));
             self.packets_at_bottleneck(delay, window)
         });
+        if total.is_some_and(|t| t >= self.config.random_loss_queue_packets) {
+            self.shared_loss_this_round = true;
+            if self.shared_loss_rounds_in_a_row < self.config.shared_loss_rounds {
+                return own;
+            }
+        }
         match total {
             Some(total) => Some(own.map_or(total, |q| q.max(total))),
             None => own,
@@ -2251,6 +2281,11 @@ impl VegasRules for SatRules {
         self.forward.on_round_end();
         self.rounds_ended = self.rounds_ended.saturating_add(1);
         self.losses.round_random_bytes = 0;
+        self.shared_loss_rounds_in_a_row = if std::mem::take(&mut self.shared_loss_this_round) {
+            self.shared_loss_rounds_in_a_row.saturating_add(1)
+        } else {
+            0
+        };
         self.round_max_in_flight = 0;
     }
 
@@ -3552,6 +3587,47 @@ mod tests {
         // Without a capacity the bottleneck's queue is unknown: Diff decides.
         let (cwnd, losses) = lose(&[no_probe, on], false);
         assert_eq!((losses.random, cwnd), (1, 100.0));
+    }
+
+    #[test]
+    fn only_shared_losses_round_after_round_are_judged_by_the_bottlenecks_queue() {
+        // As above: a loss at 25 packets of bottleneck queue, this flow's
+        // Diff 1.96. With shared_loss_rounds=3 the bottleneck's queue
+        // judges it only after such losses in each of the 3 rounds before
+        // (a buffer the aims overfill round after round); an isolated
+        // episode (a competitor's bandwidth probe) is judged by Diff.
+        let params = [
+            "path_probe=off",
+            "random_loss_bottleneck_queue=on",
+            "shared_loss_rounds=3",
+        ];
+        let mut v = sat(&params);
+        measured(&mut v, true);
+        avoiding(&mut v, 100);
+        v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(12));
+        let mut tracker = BaseRttTracker::new();
+        for round_before in 0..3 {
+            v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+            assert_eq!(v.rules().losses.random, round_before + 1);
+            assert_eq!(v.rules().losses.congestive, 0);
+            v.rules_mut().losses.round_random_bytes = 0;
+            v.rules_mut().on_round_end(&round(false), &mut tracker);
+        }
+        assert_eq!(v.rules().shared_loss_rounds_in_a_row, 3);
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert!((packets(&v) - 90.0).abs() < 0.01, "cut by a tenth");
+        // A round without such a loss starts the count again.
+        v.rules_mut().on_round_end(&round(false), &mut tracker);
+        v.rules_mut().on_round_end(&round(false), &mut tracker);
+        assert_eq!(v.rules().shared_loss_rounds_in_a_row, 0);
+        // 0: every loss at a long bottleneck queue, the first one too.
+        let mut w = sat(&[params[0], params[1], "shared_loss_rounds=0"]);
+        measured(&mut w, true);
+        avoiding(&mut w, 100);
+        w.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(12));
+        w.on_congestion_event(&loss(&w, MDS, Instant::now(), false));
+        assert_eq!(w.rules().losses.congestive, 1);
     }
 
     #[test]

@@ -23,6 +23,10 @@
 //!   CUBIC's share (`shallow_buffer_packets=0`: the probe rebases onto
 //!   CUBIC's few packets of queue and its losses get the path change's
 //!   grace).
+//! - beside BBR2 on fau-sat's 25-packet buffers, with `shared_loss_rounds=3`
+//!   (off by default), vegas-sat does not cut at every loss BBR2's
+//!   bandwidth probes cause (`shared_loss_rounds=0`: each such loss meets
+//!   a full buffer and costs a tenth of the window);
 //! - beside BBR2 in a 2-BDP GEO buffer vegas-sat keeps a share, its pairs
 //!   judged against the capacity (`pair_gap_from_capacity=on`, which reads
 //!   the link right and, in this seed, lets the probe rebase onto BBR2's
@@ -187,4 +191,21 @@ fn a_deep_buffer_is_not_taken_for_shallow_after_a_rebase() {
     assert!(with > 0.35, "share {with:.3}");
     let without = share_beside_bbr2_in_a_deep_buffer(&[pairs, "loss_queue_from_path_floor=off"]);
     assert!(without < 0.1, "share {without:.3}");
+}
+
+/// vegas-sat's share of what both flows delivered from 30 s to 60 s beside
+/// BBR2 on fau-sat's 25-packet buffers.
+fn share_beside_bbr2_in_a_shallow_buffer(params: &[&str]) -> f64 {
+    let run = run("fau-sat-vs-bbr2", 1, params, &["duration_s=60"]);
+    let ours = goodput(&run, "download", 30.0, 60.0);
+    let bbr2 = goodput(&run, "bbr2", 30.0, 60.0);
+    ours / (ours + bbr2)
+}
+
+#[test]
+fn isolated_losses_at_a_full_shallow_buffer_are_not_cut_for() {
+    let with = share_beside_bbr2_in_a_shallow_buffer(&["shared_loss_rounds=3"]);
+    assert!(with > 0.3, "share {with:.3}");
+    let without = share_beside_bbr2_in_a_shallow_buffer(&["shared_loss_rounds=0"]);
+    assert!(without < 0.26, "share {without:.3}");
 }
