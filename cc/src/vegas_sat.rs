@@ -1484,6 +1484,10 @@ impl SatRules {
     /// a 25-packet buffer each hold under 10 of a full buffer, and took its
     /// overflow for random losses up to their budget every round (the
     /// matrix's joins, seed 1: 11 789 packets dropped in the last 60 s).
+    /// With `shared_loss_rounds` > 0 the whole queue judges only after
+    /// such losses in each of that many rounds before: a competitor's
+    /// bandwidth probe overfills a shallow buffer once, aims that do not
+    /// fit it overfill it round after round.
     fn random_loss_queue(
         &mut self,
         own: Option<f64>,
