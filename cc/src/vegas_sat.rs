@@ -27,7 +27,7 @@
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `loss_queue_from_path_floor`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
 //! | before the jump, the initial window's delays say whether others fill the link (each packet we add stays queued: the delay climbs a packet's time per packet); if so no jump, start-up ends at its window and no regrowth for 16 rounds; in a shallow buffer a round's equal-share step is at most half the room the buffer has left (unless a probe lately found a competitor's queue) | the self-loading of pathload and the probe-gap models of available bandwidth (Jain and Dovrolis 2002; Strauss et al. 2003), read from the flow's own first round (`shared/busy_link`) | `busy_link_test`, `shallow_growth_room` (both off: four flows joining a 25-packet buffer drop 189-1 278 packets a join instead of 2 600-3 500, but the joiners converge too slowly for Jain's 0.95) |
 //! | where receive stamps showed the initial window an idle link, the start-up jump can cover the whole target | the busy-link test above as the jump's permission; Careful Resume's half kept wherever the link may be shared | `idle_jump_fraction` (0: off; at 1 picoquic's 250/3 with our client takes 5.45 s instead of 5.76, but flows starting together jump whole beside BBR2, docs/satellite.md) |
-//! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue`, `shared_loss_rounds` (0: off; at 3 only losses at a long bottleneck queue in each of the 3 rounds before count: beside BBR2 on fau-sat Jain 0.784 -> 0.951, but four flows joining a 25-packet buffer without stamps drop four times as much, docs/satellite.md) |
+//! | flows sharing a bottleneck: a flow far below an equal share (the others' queue at the aim each) closes half its gap to it per round; a loss is random only while the bottleneck's whole queue, not just the flow's own, is short | FAST's equilibrium (every flow holds α of the queue, Jin-Wei-Low 2004), reached in a few rounds instead of FAST's few packets a round; Veno's N < beta (001 section 2.1) on the bottleneck's queue | `equal_share_growth`, `random_loss_bottleneck_queue`, `shared_loss_rounds` (0: off; with receive stamps only; at 3 beside BBR2 on fau-sat Jain 0.784 -> 0.951, but four flows joining a 25-packet buffer end less equal, docs/satellite.md) |
 //! | paced start-up and avoidance, avoidance never capped below Vegas's Expected rate cwnd/BaseRTT | RFC 9002 section 7.7, the paper's spike suppression and Expected (004 sections 3.4, 3.5.2) | `startup_pacing_gain`, `pacing_gain`, `startup_pacing_cap`, `pacing_cap`, `expected_rate_floor` |
 //!
 //! # On the Vegas skeleton
@@ -112,8 +112,9 @@
 //!         loss_queue_samples (8) packets acknowledged, in packets as Diff
 //!     Q < random_loss_queue_packets, and with
 //!     random_loss_bottleneck_queue the bottleneck's whole queue (delay × C)
-//!     too, with shared_loss_rounds N > 0 only after such losses in each of
-//!     the N rounds before (and few such losses this round):
+//!     too, with stamps and shared_loss_rounds N > 0 only after such
+//!     losses in each of the N rounds before (and few such losses this
+//!     round):
 //!                                   random: cwnd unchanged
 //!     Q × C beyond the window's excess by beta (path probe; for 8 rounds,
 //!     then not for 32; within the round's random-loss budget; not in a
@@ -572,11 +573,12 @@ pub const PARAMS: &[ParamInfo] = &[
             min: 0,
             max: 1_000,
         },
-        description: "with random_loss_bottleneck_queue: the bottleneck's whole queue judges a \
-                      loss only after losses at a long bottleneck queue in each of this many \
-                      rounds before it (a buffer the flows' aims overfill round after round); \
-                      an isolated episode (a competitor's bandwidth probe) is judged by the \
-                      flow's own queue; 0: every loss",
+        description: "with random_loss_bottleneck_queue and receive stamps: the bottleneck's \
+                      whole queue judges a loss only after losses at a long bottleneck queue in \
+                      each of this many rounds before it (a buffer the flows' aims overfill \
+                      round after round); an isolated episode (a competitor's bandwidth probe) \
+                      is judged by the flow's own queue; 0, and always without stamps: every \
+                      loss",
     },
     ParamInfo {
         name: "own_train_allowance",
@@ -1484,10 +1486,10 @@ impl SatRules {
     /// a 25-packet buffer each hold under 10 of a full buffer, and took its
     /// overflow for random losses up to their budget every round (the
     /// matrix's joins, seed 1: 11 789 packets dropped in the last 60 s).
-    /// With `shared_loss_rounds` > 0 the whole queue judges only after
-    /// such losses in each of that many rounds before: a competitor's
-    /// bandwidth probe overfills a shallow buffer once, aims that do not
-    /// fit it overfill it round after round.
+    /// With stamps and `shared_loss_rounds` > 0, the whole queue judges
+    /// only after such losses in each of that many rounds before: a
+    /// competitor's bandwidth probe overfills a shallow buffer once, aims
+    /// that do not fit it overfill it round after round.
     fn random_loss_queue(
         &mut self,
         own: Option<f64>,
@@ -1503,7 +1505,15 @@ impl SatRules {
         });
         if total.is_some_and(|t| t >= self.config.random_loss_queue_packets) {
             self.shared_loss_this_round = true;
-            if self.shared_loss_rounds_in_a_row < self.config.shared_loss_rounds {
+            // Stamped only: without stamps the RTT's queue carries the
+            // return path's, and four flows in a 25-packet buffer dropped
+            // three times as much (docs/satellite.md).
+            let rounds = if self.stamped {
+                self.config.shared_loss_rounds
+            } else {
+                0
+            };
+            if self.shared_loss_rounds_in_a_row < rounds {
                 return own;
             }
         }
@@ -3581,23 +3591,26 @@ mod tests {
             v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
             (packets(&v), v.rules().losses)
         };
+        // Every such loss (shared_loss_rounds=0; its own test below).
         let (no_probe, on) = ("path_probe=off", "random_loss_bottleneck_queue=on");
-        let (cwnd, losses) = lose(&[no_probe, on], true);
+        let every = "shared_loss_rounds=0";
+        let (cwnd, losses) = lose(&[no_probe, on, every], true);
         assert_eq!((losses.random, losses.congestive), (0, 1));
         assert!((cwnd - 90.0).abs() < 0.01, "cut by a tenth: {cwnd}");
         // Off: Veno's N, this flow's 1.96 packets: random.
-        let (cwnd, losses) = lose(&[no_probe, "random_loss_bottleneck_queue=off"], true);
+        let (cwnd, losses) = lose(&[no_probe, "random_loss_bottleneck_queue=off", every], true);
         assert_eq!((losses.random, cwnd), (1, 100.0));
         // Without a capacity the bottleneck's queue is unknown: Diff decides.
-        let (cwnd, losses) = lose(&[no_probe, on], false);
+        let (cwnd, losses) = lose(&[no_probe, on, every], false);
         assert_eq!((losses.random, cwnd), (1, 100.0));
     }
 
     #[test]
     fn only_shared_losses_round_after_round_are_judged_by_the_bottlenecks_queue() {
         // As above: a loss at 25 packets of bottleneck queue, this flow's
-        // Diff 1.96. With shared_loss_rounds=3 the bottleneck's queue
-        // judges it only after such losses in each of the 3 rounds before
+        // Diff 1.96. With shared_loss_rounds=3 and stamps the bottleneck's
+        // queue judges it only after such losses in each of the 3 rounds
+        // before
         // (a buffer the aims overfill round after round); an isolated
         // episode (a competitor's bandwidth probe) is judged by Diff.
         let params = [
@@ -3632,6 +3645,18 @@ mod tests {
         w.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(12));
         w.on_congestion_event(&loss(&w, MDS, Instant::now(), false));
         assert_eq!(w.rules().losses.congestive, 1);
+        // A peer that does not stamp (the capacity from ACK trains of 16,
+        // 30 packets at the bottleneck, 15 beyond a train): the first one
+        // too, whatever shared_loss_rounds says.
+        let mut u = sat(&params);
+        measured(&mut u, false);
+        thinned_acks(&mut u, 8, 36 * 12);
+        u.rules_mut().unstamped = true;
+        avoiding(&mut u, 300);
+        let delay = Duration::from_secs_f64(30.0 * MDS as f64 / CAPACITY);
+        u.rules_mut().latest_rtt = Some(BASE + delay);
+        u.on_congestion_event(&loss(&u, MDS, Instant::now(), false));
+        assert_eq!(u.rules().losses.congestive, 1);
     }
 
     #[test]
