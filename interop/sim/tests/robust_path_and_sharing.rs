@@ -77,6 +77,13 @@ fn goodput(run: &Run, flow: &str, from: f64, to: f64) -> f64 {
     (at(to) - at(from)) * 8.0 / (to - from) / 1e6
 }
 
+/// The download's share of what it and `competitor` delivered from `from`
+/// to `to` seconds.
+fn download_share(run: &Run, competitor: &str, from: f64, to: f64) -> f64 {
+    let ours = goodput(run, "download", from, to);
+    ours / (ours + goodput(run, competitor, from, to))
+}
+
 /// The download's rate in the second from 0.5 s to 1.5 s after the step at
 /// 10 s, against its rate in the three seconds before it.
 fn rate_after_step(params: &[&str]) -> f64 {
@@ -117,9 +124,7 @@ fn small_steps_of_the_path_between_aim_and_beta_are_learnt() {
 /// a CUBIC flow in a one-BDP buffer.
 fn share_beside_cubic(params: &[&str]) -> f64 {
     let run = run("robust-geo-vs-cubic", 1, params, &["duration_s=60"]);
-    let ours = goodput(&run, "download", 30.0, 60.0);
-    let cubic = goodput(&run, "cubic", 30.0, 60.0);
-    ours / (ours + cubic)
+    download_share(&run, "cubic", 30.0, 60.0)
 }
 
 #[test]
@@ -153,9 +158,7 @@ fn a_joining_flow_does_not_overfill_the_buffer() {
 /// a CUBIC flow on fau-sat's 25-packet buffers.
 fn share_beside_cubic_in_a_shallow_buffer(params: &[&str]) -> f64 {
     let run = run("fau-sat-vs-cubic", 1, params, &["duration_s=60"]);
-    let ours = goodput(&run, "download", 30.0, 60.0);
-    let cubic = goodput(&run, "cubic", 30.0, 60.0);
-    ours / (ours + cubic)
+    download_share(&run, "cubic", 30.0, 60.0)
 }
 
 #[test]
@@ -179,9 +182,7 @@ fn share_beside_bbr2_in_a_deep_buffer(params: &[&str]) -> f64 {
             "links.return.queue_packets=2500",
         ],
     );
-    let ours = goodput(&run, "download", 60.0, 120.0);
-    let bbr2 = goodput(&run, "bbr2", 60.0, 120.0);
-    ours / (ours + bbr2)
+    download_share(&run, "bbr2", 60.0, 120.0)
 }
 
 #[test]
@@ -197,9 +198,7 @@ fn a_deep_buffer_is_not_taken_for_shallow_after_a_rebase() {
 /// BBR2 on fau-sat's 25-packet buffers.
 fn share_beside_bbr2_in_a_shallow_buffer(params: &[&str]) -> f64 {
     let run = run("fau-sat-vs-bbr2", 1, params, &["duration_s=60"]);
-    let ours = goodput(&run, "download", 30.0, 60.0);
-    let bbr2 = goodput(&run, "bbr2", 30.0, 60.0);
-    ours / (ours + bbr2)
+    download_share(&run, "bbr2", 30.0, 60.0)
 }
 
 #[test]
