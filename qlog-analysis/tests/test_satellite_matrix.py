@@ -167,6 +167,12 @@ def test_the_plan_covers_every_dimension_and_quick_is_a_subset():
         (p, loss) for p in (m.GEO_20_2, m.LEO_100_10) for loss in (0.0, 0.001, 0.01)
     }
     assert {c.buffer.packets for c in cells if c.table == "joins"} == {25, 500}
+    sharing = {(c.path, c.buffer.bdp, c.competitor, c.joins) for c in cells if c.table == "sharing"}
+    assert sharing == {
+        (p, 1.0, competitor, joins)
+        for p in (m.LEO_100_10, m.GEO_50_10)
+        for competitor, joins in (("cubic", 1), ("bbr2", 1), (None, 4))
+    }
     field = {c.name for c in cells if c.table == "field"}
     assert field == {
         "starlink-like_100pkt_60s",
@@ -278,6 +284,13 @@ def test_competition_and_join_targets():
     beside = m.Cell("buffers", m.GEO_20_2, m.Buffer(bdp=2.0), 120, competitor="cubic")
     assert m.targets_of(row(beside, VEGAS_TS, jain=0.79), []) == [(False, "Jain >= 0.8")]
     assert m.targets_of(row(beside, VEGAS_TS, jain=0.8), []) == [(True, "Jain >= 0.8")]
+    # The same target on the other shared paths.
+    leo = m.Cell("sharing", m.LEO_100_10, m.Buffer(bdp=1.0), 120, competitor="bbr2")
+    assert m.targets_of(row(leo, VEGAS_TS, jain=0.79), []) == [(False, "Jain >= 0.8")]
+    leo_joins = m.Cell("sharing", m.LEO_100_10, m.Buffer(bdp=1.0), 120, joins=4)
+    buffer = m.Buffer(bdp=1.0).packets_on(m.LEO_100_10)
+    got = m.targets_of(row(leo_joins, VEGAS_TS, jain=0.99, min_share=0.9, join_drops=buffer - 1.0), [])
+    assert got == [(True, "Jain >= 0.95"), (True, "min >= half fair"), (True, f"join drops < {buffer}")]
     alone = m.Cell("buffers", m.GEO_20_2, m.Buffer(bdp=2.0), 40)
     assert m.targets_of(row(alone, VEGAS_TS, goodput_mbps=19.0), []) == []
     joins = m.Cell("joins", m.GEO_20_2, m.Buffer(packets=500), 120, joins=4)

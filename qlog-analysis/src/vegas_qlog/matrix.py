@@ -460,7 +460,9 @@ COMPETITORS = ("cubic", "bbr2")
 JOIN_BUFFERS = (Buffer(packets=25), Buffer(packets=500))
 #: Alone on a GEO path: long enough for 30 s after start-up.
 GEO_ALONE_S = 40.0
-TABLES = ("paths", "buffers", "loss", "joins", "field")
+TABLES = ("paths", "buffers", "loss", "joins", "sharing", "field")
+#: The other paths shared, at one BDP: beside each competitor and as joins.
+SHARING_PATHS = (LEO_100_10, GEO_50_10)
 #: The Starlink-like trace runs as long as its scenario file; its buffer is
 #: the file's (100 packets).
 STARLINK_S = 60.0
@@ -505,6 +507,7 @@ def plan_cells(quick: bool = False) -> list[Cell]:
             Cell("buffers", GEO_20_2, Buffer(bdp=1.0), COMPETITION_S, competitor="cubic"),
             _alone("loss", GEO_20_2, 0.01),
             Cell("joins", GEO_20_2, Buffer(packets=500), COMPETITION_S, joins=JOIN_FLOWS),
+            Cell("sharing", LEO_100_10, Buffer(bdp=1.0), COMPETITION_S, joins=JOIN_FLOWS),
             field_cells()[0],
         ]
     cells = [_alone("paths", p) for p in (GEO_20_2, GEO_50_10, GEO_250_3)]
@@ -517,6 +520,9 @@ def plan_cells(quick: bool = False) -> list[Cell]:
         cells.append(_alone("loss", GEO_20_2, loss))
         cells.append(_alone("loss", LEO_100_10, loss, STEPS))
     cells += [Cell("joins", GEO_20_2, b, COMPETITION_S, joins=JOIN_FLOWS) for b in JOIN_BUFFERS]
+    for path in SHARING_PATHS:
+        cells += [Cell("sharing", path, Buffer(bdp=1.0), COMPETITION_S, competitor=c) for c in COMPETITORS]
+        cells.append(Cell("sharing", path, Buffer(bdp=1.0), COMPETITION_S, joins=JOIN_FLOWS))
     cells += field_cells()
     return cells
 
@@ -772,7 +778,7 @@ def targets_of(row: Row, rows: Sequence[Row]) -> list[tuple[bool, str]]:
                 lambda v: their_queue is not None and v <= TARGET_QUEUE_OF_BBR2 * their_queue,
                 "queue <= bbr2/5",
             )
-    if cell.competitor and cell.path is GEO_20_2:
+    if cell.competitor:
         check(row.mean("jain"), lambda v: v >= TARGET_JAIN_COMPETITION, f"Jain >= {TARGET_JAIN_COMPETITION}")
     if cell.joins > 1:
         check(row.mean("jain"), lambda v: v >= TARGET_JAIN_JOINS, f"Jain >= {TARGET_JAIN_JOINS}")
@@ -887,6 +893,30 @@ def markdown(rows: Sequence[Row], command: str) -> str:
         for r in by_table["joins"]:
             lines.append(
                 f"| {_buffer_title(r.cell)} | {r.algorithm.label} | {_cell(r.stats.get('goodput_mbps'))} "
+                f"| {_cell(r.stats.get('jain'), digits=3)} | {_cell(r.stats.get('min_share'))} "
+                f"| {_cell(r.stats.get('join_drops'), digits=0)} | {_cell(r.stats.get('queue_ms'), 1, 1)} "
+                f"| {_target_cell(r)} |"
+            )
+        lines.append("")
+    if by_table.get("sharing"):
+        lines += [
+            "### Other paths shared (one-BDP buffer): beside one CUBIC flow, beside one BBR2 flow, "
+            f"{JOIN_FLOWS} flows joining",
+            "",
+            "The buffers and joins tables' metrics and targets (issue 25 names them for GEO 20/2; here they "
+            f"hold on LEO 100/10 and GEO 50/10 too). Beside a flow: over the last {COMPETITION_WINDOW_S:.0f} s; "
+            f"joins: {JOIN_FLOWS} flows of the algorithm {JOIN_INTERVAL_S:.0f} s apart, their goodput together "
+            f"over the last {JOIN_WINDOW_S:.0f} s.",
+            "",
+            "| path | beside | algorithm | its goodput (Mbit/s) | competitor's (Mbit/s) | Jain "
+            "| min share of fair | join drops (packets) | queueing (ms) | target |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for r in by_table["sharing"]:
+            beside = r.cell.competitor or f"{r.cell.joins} joins"
+            lines.append(
+                f"| {r.cell.path.title} ({_buffer_title(r.cell)}) | {beside} | {r.algorithm.label} "
+                f"| {_cell(r.stats.get('goodput_mbps'))} | {_cell(r.stats.get('competitor_mbps'))} "
                 f"| {_cell(r.stats.get('jain'), digits=3)} | {_cell(r.stats.get('min_share'))} "
                 f"| {_cell(r.stats.get('join_drops'), digits=0)} | {_cell(r.stats.get('queue_ms'), 1, 1)} "
                 f"| {_target_cell(r)} |"
