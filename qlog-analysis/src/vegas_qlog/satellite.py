@@ -707,7 +707,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--matrix-tables",
         default=None,
-        help="the matrix's tables to run, of paths,buffers,loss,joins,field (default: all)",
+        help="the matrix's tables to run, of paths,buffers,loss,joins,sharing,field (default: all)",
     )
     p.add_argument("--sim", type=Path, default=None, help=f"vegas-sim binary (default {DEFAULT_SIM})")
     p.add_argument("--invocation", default="scripts/satellite", help=argparse.SUPPRESS)
