@@ -330,6 +330,28 @@ def test_markdown_says_where_vegas_sat_loses():
     assert "Targets met: 0 of 3." in text
 
 
+def test_markdown_renders_the_shared_paths_beside_a_flow_and_as_joins():
+    beside = m.Cell("sharing", m.LEO_100_10, m.Buffer(bdp=1.0), 120, competitor="cubic")
+    joins = m.Cell("sharing", m.GEO_50_10, m.Buffer(bdp=1.0), 120, joins=4)
+    a = row(beside, VEGAS_TS, goodput_mbps=40.0, competitor_mbps=50.0, jain=0.99, min_share=0.89, queue_ms=20.0)
+    b = row(joins, VEGAS_TS, goodput_mbps=47.0, jain=0.9, min_share=0.6, join_drops=2000.0, queue_ms=400.0)
+    for r in (a, b):
+        r.targets = m.targets_of(r, [a, b])
+    text = m.markdown([a, b], "scripts/satellite --only matrix")
+    title = "### Other paths shared (one-BDP buffer): beside one CUBIC flow, beside one BBR2 flow, 4 flows joining"
+    assert title in text
+    assert (
+        "| LEO 100/10 (1 BDP (290)) | cubic | vegas-sat (receive timestamps) | 40.00 ± 0.10 | 50.00 ± 0.10 "
+        "| 0.990 ± 0.100 | 0.89 ± 0.10 | - | 20.0 ± 0.1 | met: Jain >= 0.8 |"
+    ) in text
+    assert (
+        "| GEO 50/10 (1 BDP (2721)) | 4 joins | vegas-sat (receive timestamps) | 47.00 ± 0.10 | - | 0.900 ± 0.100 "
+        "| 0.60 ± 0.10 | 2000 ± 0 | 400.0 ± 0.1 | **MISSED**: Jain >= 0.95; met: min >= half fair; "
+        "met: join drops < 2721 |"
+    ) in text
+    assert "Targets met: 3 of 4." in text
+
+
 def test_a_cell_shared_by_two_tables_is_one_scenario_file():
     # The loss table's 0 % is the paths table's run: the same bytes, so the
     # sweep runs it once and reuses it whichever table planned it first.
