@@ -1523,6 +1523,28 @@ impl SatRules {
         }
     }
 
+    /// The window's queue a loss is judged random or congestive by
+    /// (`own_train_allowance`): the latest RTT's, less the delay our own
+    /// pacing train left there. Without it, on picoquic's 250/3 path with 1
+    /// loss in 64 and a client that thins its ACKs but sends no stamps, a
+    /// train's last packet read 10-14 packets of queue with none standing:
+    /// five losses in three seconds cut the window by a tenth each, from
+    /// 7 450 packets to 4 280 of a 13 650-packet path, and regrowth waits
+    /// after a congestive loss. Stamped, the train leaves no trace in the
+    /// forward delays and nothing changes.
+    fn loss_queue_without_own_train(
+        &self,
+        window: &Window,
+        base_rtt: Option<Duration>,
+    ) -> Option<f64> {
+        let train = self.own_train_delay(window, base_rtt);
+        if train.is_zero() {
+            return None;
+        }
+        let delay = self.current_queue_delay(base_rtt)?.saturating_sub(train);
+        Some(queued_packets(window, base_rtt, delay))
+    }
+
     /// The delay one of our own pacing trains leaves at the bottleneck
     /// (`own_train_allowance`): without stamps the queueing delay is the
     /// latest RTT's, and a train's last packet waited behind the train's
@@ -2328,7 +2350,10 @@ impl VegasRules for SatRules {
             self.losses.congestive = self.losses.congestive.saturating_add(1);
             return LossResponse::Keep;
         }
-        let random_queue = self.random_loss_queue(queue, window, vegas.base_rtt);
+        let judged = self
+            .loss_queue_without_own_train(window, vegas.base_rtt)
+            .or(queue);
+        let random_queue = self.random_loss_queue(judged, window, vegas.base_rtt);
         let random = self.config.loss_discrimination
             && random_queue.is_some_and(|q| q < self.config.random_loss_queue_packets);
         if !random {
@@ -3664,8 +3689,8 @@ mod tests {
         // No stamps, ACKs every 8 packets: trains of 16 (two ACKs' worth),
         // so a train's last packet waits behind 15. A loss whose latest RTT
         // shows `queued` packets at the bottleneck (at the ACK trains'
-        // capacity, CAPACITY) with 300 packets in flight (Diff under 1).
-        let lose = |allowance: &str, queued: f64| {
+        // capacity, CAPACITY) with `cwnd` packets in flight.
+        let lose = |allowance: &str, queued: f64, cwnd: usize| {
             let mut v = sat(&["path_probe=off", allowance]);
             measured(&mut v, false);
             thinned_acks(&mut v, 8, 36 * 12);
@@ -3676,7 +3701,7 @@ mod tests {
                 .rules()
                 .train_packets(v.rules().capacity(), v.window(), v.base_rtt());
             assert_eq!(train, 16);
-            avoiding(&mut v, 300);
+            avoiding(&mut v, cwnd);
             let delay = Duration::from_secs_f64(queued * MDS as f64 / CAPACITY);
             v.rules_mut().latest_rtt = Some(BASE + delay);
             v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
@@ -3684,16 +3709,28 @@ mod tests {
         };
         let on = "own_train_allowance=on";
         let off = "own_train_allowance=off";
-        // 12 packets, 15 of them a train's: nothing stands, the loss is
+        // 300 packets in flight (Diff under 1): 12 packets at the
+        // bottleneck, 15 of them a train's: nothing stands, the loss is
         // random.
-        let (cwnd, losses) = lose(on, 12.0);
+        let (cwnd, losses) = lose(on, 12.0, 300);
         assert_eq!((losses.random, losses.congestive, cwnd), (1, 0, 300.0));
         // Off, 12 is at least random_loss_queue_packets (10): a cut.
-        let (cwnd, losses) = lose(off, 12.0);
+        let (cwnd, losses) = lose(off, 12.0, 300);
         assert_eq!((losses.random, losses.congestive), (0, 1));
         assert!((cwnd - 270.0).abs() < 0.5, "cut by a tenth: {cwnd}");
         // 30 packets leave 15 beyond a train: congestive either way.
-        let (_, losses) = lose(on, 30.0);
+        let (_, losses) = lose(on, 30.0, 300);
+        assert_eq!((losses.random, losses.congestive), (0, 1));
+        // A window that fills the path (C × BaseRTT is 1 250 packets) reads
+        // the train in its own Diff as well: 12 packets of it at the RTT
+        // (cwnd × delay / RTT), the train's 15 left out, random.
+        let path = (CAPACITY * BASE.as_secs_f64() / MDS as f64).round() as usize;
+        assert_eq!(path, 1250);
+        let (_, losses) = lose(on, 12.0, path + 12);
+        assert_eq!((losses.random, losses.congestive), (1, 0));
+        let (_, losses) = lose(off, 12.0, path + 12);
+        assert_eq!((losses.random, losses.congestive), (0, 1));
+        let (_, losses) = lose(on, 30.0, path + 30);
         assert_eq!((losses.random, losses.congestive), (0, 1));
     }
 
