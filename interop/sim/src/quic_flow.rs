@@ -235,6 +235,8 @@ impl QuicFlow {
             idle_timeout_ms: config.idle_timeout_ms,
             full_size_packets: config.full_size_packets,
             ack_every: config.ack_every,
+            max_stream_data: config.stream_window_bytes,
+            max_data: config.connection_window_bytes,
             ..TransportSettings::default()
         };
         let alpn = [config.protocol.alpn()];

@@ -258,6 +258,13 @@ pub struct FlowSpec {
     /// stock quiche.
     #[serde(default = "default_ack_every")]
     pub ack_every: u64,
+    /// Both endpoints' per-stream flow-control window, bytes
+    /// (`initial_max_stream_data_*`, `--max-stream-data`). Unset: the apps'
+    /// default. A client's own choice: a browser offers a few MB per stream.
+    pub stream_window_bytes: Option<u64>,
+    /// Both endpoints' connection flow-control window, bytes
+    /// (`initial_max_data`, `--max-data`). Unset: the apps' default.
+    pub connection_window_bytes: Option<u64>,
     /// Careful Resume (RFC 9959) on the server: it resumes what an earlier
     /// flow between the same endpoints saved (see `after`). Off by default.
     #[serde(default)]
@@ -276,6 +283,23 @@ pub struct FlowSpec {
     /// the same two endpoints (its client and server addresses), as a
     /// client that connects again.
     pub after: Option<String>,
+}
+
+/// The smallest flow-control window a flow may ask for: one full datagram's
+/// stream data, so that a transfer can always move.
+const MIN_WINDOW_BYTES: u64 = 1350;
+
+/// A flow-control window (`value`, else `default`): at least
+/// [`MIN_WINDOW_BYTES`] and a QUIC variable-length integer (below 2^62).
+fn check_window(key: &str, value: Option<u64>, default: u64) -> Result<u64, String> {
+    let bytes = value.unwrap_or(default);
+    const MAX_VARINT: u64 = (1 << 62) - 1;
+    if !(MIN_WINDOW_BYTES..=MAX_VARINT).contains(&bytes) {
+        return Err(format!(
+            "{key}: expected {MIN_WINDOW_BYTES} to {MAX_VARINT} bytes, got {bytes}"
+        ));
+    }
+    Ok(bytes)
 }
 
 fn default_ack_every() -> u64 {
@@ -419,6 +443,10 @@ pub struct FlowConfig {
     pub full_size_packets: bool,
     /// ACK ratio of both endpoints as receivers (`TransportSettings::ack_every`).
     pub ack_every: u64,
+    /// Flow-control windows of both endpoints, bytes
+    /// (`TransportSettings::max_stream_data` and `max_data`).
+    pub stream_window_bytes: u64,
+    pub connection_window_bytes: u64,
     /// The initial congestion window in packets; `None`: quiche's default.
     pub initial_window_packets: Option<usize>,
     pub careful_resume: bool,
@@ -667,6 +695,16 @@ impl Scenario {
                     flow.ack_every
                 ));
             }
+            let stream_window_bytes = check_window(
+                &key("stream_window_bytes"),
+                flow.stream_window_bytes,
+                quiche_vegas::settings::DEFAULT_MAX_STREAM_DATA,
+            )?;
+            let connection_window_bytes = check_window(
+                &key("connection_window_bytes"),
+                flow.connection_window_bytes,
+                quiche_vegas::settings::DEFAULT_MAX_DATA,
+            )?;
             check_non_negative(&key("start_s"), flow.start_s)?;
             check_non_negative(&key("access_delay_ms"), flow.access_delay_ms)?;
             let stop = check_stop(&key("stop_s"), flow.start_s, flow.stop_s)?;
@@ -738,6 +776,8 @@ impl Scenario {
                     .or(spec.full_size_packets)
                     .unwrap_or(true),
                 ack_every: flow.ack_every,
+                stream_window_bytes,
+                connection_window_bytes,
                 initial_window_packets: spec.initial_window_packets,
                 tail_repeat: flow.tail_repeat,
                 careful_resume: flow.careful_resume,

@@ -247,6 +247,36 @@ fn ack_every_out_of_range_is_an_error() {
 }
 
 #[test]
+fn a_flow_control_window_out_of_range_is_an_error() {
+    for key in ["stream_window_bytes", "connection_window_bytes"] {
+        for bad in ["0", "1349", "4611686018427387904"] {
+            let e = error_after(
+                "return_path = [\"up\"]",
+                &format!("return_path = [\"up\"]\n{key} = {bad}"),
+            );
+            assert_mentions(&e, &[&format!("flows.f.{key}"), "1350 to", bad]);
+        }
+        // A negative window is not a whole number of bytes: refused too.
+        let e = error_after(
+            "return_path = [\"up\"]",
+            &format!("return_path = [\"up\"]\n{key} = -1"),
+        );
+        assert_mentions(&e, &[key]);
+        let text = GOOD.replacen(
+            "return_path = [\"up\"]",
+            &format!("return_path = [\"up\"]\n{key} = 1350"),
+            1,
+        );
+        Scenario::parse(
+            &text,
+            Path::new("scenarios/good.toml"),
+            &Overrides::default(),
+        )
+        .unwrap_or_else(|e| panic!("{key} = 1350: {e}"));
+    }
+}
+
+#[test]
 fn an_unknown_careful_resume_loss_rule_is_an_error() {
     let e = error_after(
         "return_path = [\"up\"]",
