@@ -36,6 +36,29 @@ fn error_after(from: &str, to: &str) -> String {
     error_of(&GOOD.replacen(from, to, 1), &Overrides::default())
 }
 
+/// The error for GOOD with `line` added to flow f.
+fn flow_error(line: &str) -> String {
+    error_after(
+        "return_path = [\"up\"]",
+        &format!("return_path = [\"up\"]\n{line}"),
+    )
+}
+
+/// GOOD with `line` added to flow f parses.
+fn assert_flow_accepts(line: &str) {
+    let text = GOOD.replacen(
+        "return_path = [\"up\"]",
+        &format!("return_path = [\"up\"]\n{line}"),
+        1,
+    );
+    Scenario::parse(
+        &text,
+        Path::new("scenarios/good.toml"),
+        &Overrides::default(),
+    )
+    .unwrap_or_else(|e| panic!("{line}: {e}"));
+}
+
 fn assert_mentions(message: &str, parts: &[&str]) {
     assert!(message.starts_with("scenarios/bad.toml: "), "{message}");
     for part in parts {
@@ -224,25 +247,12 @@ fn the_command_line_reports_the_file_and_exits_without_panicking() {
 #[test]
 fn ack_every_out_of_range_is_an_error() {
     for bad in ["0", "65"] {
-        let e = error_after(
-            "return_path = [\"up\"]",
-            &format!("return_path = [\"up\"]\nack_every = {bad}"),
-        );
+        let e = flow_error(&format!("ack_every = {bad}"));
         assert_mentions(&e, &["flows.f.ack_every", "1 to 64", bad]);
     }
     // The bounds themselves are accepted.
     for good in ["1", "64"] {
-        let text = GOOD.replacen(
-            "return_path = [\"up\"]",
-            &format!("return_path = [\"up\"]\nack_every = {good}"),
-            1,
-        );
-        Scenario::parse(
-            &text,
-            Path::new("scenarios/good.toml"),
-            &Overrides::default(),
-        )
-        .unwrap_or_else(|e| panic!("ack_every = {good}: {e}"));
+        assert_flow_accepts(&format!("ack_every = {good}"));
     }
 }
 
@@ -250,29 +260,12 @@ fn ack_every_out_of_range_is_an_error() {
 fn a_flow_control_window_out_of_range_is_an_error() {
     for key in ["stream_window_bytes", "connection_window_bytes"] {
         for bad in ["0", "1349", "4611686018427387904"] {
-            let e = error_after(
-                "return_path = [\"up\"]",
-                &format!("return_path = [\"up\"]\n{key} = {bad}"),
-            );
+            let e = flow_error(&format!("{key} = {bad}"));
             assert_mentions(&e, &[&format!("flows.f.{key}"), "1350 to", bad]);
         }
         // A negative window is not a whole number of bytes: refused too.
-        let e = error_after(
-            "return_path = [\"up\"]",
-            &format!("return_path = [\"up\"]\n{key} = -1"),
-        );
-        assert_mentions(&e, &[key]);
-        let text = GOOD.replacen(
-            "return_path = [\"up\"]",
-            &format!("return_path = [\"up\"]\n{key} = 1350"),
-            1,
-        );
-        Scenario::parse(
-            &text,
-            Path::new("scenarios/good.toml"),
-            &Overrides::default(),
-        )
-        .unwrap_or_else(|e| panic!("{key} = 1350: {e}"));
+        assert_mentions(&flow_error(&format!("{key} = -1")), &[key]);
+        assert_flow_accepts(&format!("{key} = 1350"));
     }
 }
 
@@ -284,16 +277,6 @@ fn an_unknown_careful_resume_loss_rule_is_an_error() {
     );
     assert_mentions(&e, &["flows.f.careful_resume_loss", "'rfc'", "any, queue"]);
     for good in ["any", "queue"] {
-        let text = GOOD.replacen(
-            "return_path = [\"up\"]",
-            &format!("return_path = [\"up\"]\ncareful_resume_loss = \"{good}\""),
-            1,
-        );
-        Scenario::parse(
-            &text,
-            Path::new("scenarios/good.toml"),
-            &Overrides::default(),
-        )
-        .unwrap_or_else(|e| panic!("careful_resume_loss = {good}: {e}"));
+        assert_flow_accepts(&format!("careful_resume_loss = \"{good}\""));
     }
 }
