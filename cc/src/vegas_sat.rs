@@ -1496,13 +1496,22 @@ impl SatRules {
         window: &Window,
         base_rtt: Option<Duration>,
     ) -> Option<f64> {
+        // Both queues leave out the delay our own pacing train left there
+        // (`own_train_allowance`). Without stamps, on picoquic's 250/3 path
+        // with 1 loss in 64 and a client that thins its ACKs, a train's last
+        // packet read 10-14 packets of the window's queue with none
+        // standing: five losses in three seconds cut the window by a tenth
+        // each, from 7 450 packets to 4 280 of a 13 650-packet path.
+        let delay = self
+            .current_queue_delay(base_rtt)
+            .map(|delay| delay.saturating_sub(self.own_train_delay(window, base_rtt)));
+        let own = delay
+            .map(|delay| queued_packets(window, base_rtt, delay))
+            .or(own);
         if !self.config.random_loss_bottleneck_queue {
             return own;
         }
-        let total = self.current_queue_delay(base_rtt).and_then(|delay| {
-            let delay = delay.saturating_sub(self.own_train_delay(window, base_rtt));
-            self.packets_at_bottleneck(delay, window)
-        });
+        let total = delay.and_then(|delay| self.packets_at_bottleneck(delay, window));
         if total.is_some_and(|t| t >= self.config.random_loss_queue_packets) {
             self.shared_loss_this_round = true;
             // Stamped only: without stamps the RTT's queue carries the
@@ -1521,28 +1530,6 @@ impl SatRules {
             Some(total) => Some(own.map_or(total, |q| q.max(total))),
             None => own,
         }
-    }
-
-    /// The window's queue a loss is judged random or congestive by
-    /// (`own_train_allowance`): the latest RTT's, less the delay our own
-    /// pacing train left there. Without it, on picoquic's 250/3 path with 1
-    /// loss in 64 and a client that thins its ACKs but sends no stamps, a
-    /// train's last packet read 10-14 packets of queue with none standing:
-    /// five losses in three seconds cut the window by a tenth each, from
-    /// 7 450 packets to 4 280 of a 13 650-packet path, and regrowth waits
-    /// after a congestive loss. Stamped, the train leaves no trace in the
-    /// forward delays and nothing changes.
-    fn loss_queue_without_own_train(
-        &self,
-        window: &Window,
-        base_rtt: Option<Duration>,
-    ) -> Option<f64> {
-        let train = self.own_train_delay(window, base_rtt);
-        if train.is_zero() {
-            return None;
-        }
-        let delay = self.current_queue_delay(base_rtt)?.saturating_sub(train);
-        Some(queued_packets(window, base_rtt, delay))
     }
 
     /// The delay one of our own pacing trains leaves at the bottleneck
@@ -2350,10 +2337,7 @@ impl VegasRules for SatRules {
             self.losses.congestive = self.losses.congestive.saturating_add(1);
             return LossResponse::Keep;
         }
-        let judged = self
-            .loss_queue_without_own_train(window, vegas.base_rtt)
-            .or(queue);
-        let random_queue = self.random_loss_queue(judged, window, vegas.base_rtt);
+        let random_queue = self.random_loss_queue(queue, window, vegas.base_rtt);
         let random = self.config.loss_discrimination
             && random_queue.is_some_and(|q| q < self.config.random_loss_queue_packets);
         if !random {

@@ -55,7 +55,7 @@ fn blocked_frames_sent(run: &common::Run) -> usize {
 }
 
 #[test]
-fn a_stream_window_of_two_thirds_of_a_second_at_the_rate_blocks_a_lossy_download() {
+fn a_fifty_megabyte_stream_window_blocks_a_lossy_250_mbit_download() {
     // 100 MB per stream (the connection's whole window): never blocked,
     // within picoquic's budget for this case (8.0 s).
     let wide = run_lossy_250_3(&["flows.download.stream_window_bytes=100000000"]);
