@@ -15,11 +15,9 @@ pub const DEFAULT_MAX_DATA: u64 = 100_000_000;
 /// and the window is granted again only once half of it has been read.
 /// With 50 MB the sender of picoquic's lossy 250/3 case (1 packet in 64)
 /// stood blocked for 0.9 s and 0.35 s of an 8.3 s download; with 100 MB
-/// (`--max-stream-data 100000000`) it never blocks and takes 7.2 s
-/// (docs/satellite.md, "The lossy 250/3 row"). Not yet the default: the
-/// change moves the timing of every long run a little, and six stack tests
-/// that judge a mechanism on one seed lose their margin.
-pub const DEFAULT_MAX_STREAM_DATA: u64 = 50_000_000;
+/// it never blocks and takes 7.2 s (docs/satellite.md, "The lossy 250/3
+/// row").
+pub const DEFAULT_MAX_STREAM_DATA: u64 = 100_000_000;
 /// Idle timeout in milliseconds (quiche's apps use the same default).
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 30_000;
 /// Largest idle timeout the apps accept (10 minutes). 0, which QUIC reads as
