@@ -18,7 +18,7 @@
 //! | without receive stamps, capacity from the dispersion of ACK trains | Westwood's and BBR's delivery rate from ACK arrivals, kept only where the sender outran the bottleneck (judged by its own clock, so return-path jitter cancels: `shared/ack_train`'s `SpanRule`); trains of two ACKs' worth for a peer that thins its ACKs; the first estimate no higher than the busy steps' bytes over their summed ACK gaps, so a return link that releases ACKs in clumps is read at its clump rate, not inside a clump; no capacity at all once more than a quarter of the steps inside trains arrive bunched (a TDMA return link's frames) | `ack_train_capacity`, `ack_train_packets`, `ack_train_unbiased`, `ack_train_first_sum_cap`, `ack_train_bunch_guard`, `ack_train_clump_guard` (off), `max_train_packets` |
 //! | without receive stamps, the bottleneck queue a loss is judged by leaves out the queue our own pacing train put there; optionally (off by default) the RTT's queue leaves out the ACK delay the peer reported, and start-up jumps again (or resumes from avoidance) when the capacity reads 1.5× what it jumped or ended at | RFC 9002 section 5.3's RTT adjustment for ACK delay; ours: a first ACK-train estimate a thin return link held low is a lower bound | `queue_without_ack_delay`, `own_train_allowance`, `startup_resume_growth` |
 //! | scalable update towards a queue in the middle of `alpha..beta` | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)`, its α set inside Vegas's range | `scalable_update`, `fast_gain`, `aim_position` |
-//! | a loss without a queue costs nothing | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `loss_queue_samples` |
+//! | a loss without a queue costs nothing (a queue: ten packets, and on a fast link at least a millisecond of it) | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `random_loss_queue_ms`, `loss_queue_samples` |
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
 //! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`); a window below C × BaseRTT (but at least 3/4 of it: alone) that meets more than the aim's queue two rounds running asks too (a path longer by between aim and beta packets) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds`, `probe_short_window` |
@@ -110,7 +110,7 @@
 //! on a loss of a packet sent after the last reduction:
 //!     Q = the queue the loss met: mean forward delay of the latest
 //!         loss_queue_samples (8) packets acknowledged, in packets as Diff
-//!     Q < random_loss_queue_packets, and with
+//!     Q < max(random_loss_queue_packets, C × random_loss_queue_ms), and with
 //!     random_loss_bottleneck_queue the bottleneck's whole queue (delay × C)
 //!     too, with stamps and shared_loss_rounds N > 0 only after such
 //!     losses in each of the N rounds before (and few such losses this
@@ -609,6 +609,20 @@ pub const PARAMS: &[ParamInfo] = &[
         description: "queued packets below which a loss is taken for random (Veno's beta)",
     },
     ParamInfo {
+        name: "random_loss_queue_ms",
+        default: 1.0,
+        kind: ParamKind::Number {
+            min: 0.0,
+            max: 100.0,
+        },
+        description: "a loss is random below this many milliseconds of the capacity as well \
+                      as below random_loss_queue_packets: on a fast link ten packets are a \
+                      fraction of a millisecond, less than what the return link's queue of \
+                      ACKs adds to an RTT after a loss (picoquic's lossy 250/3 case, no \
+                      stamps: a loss at 10.06 packets held the window at half the path for 7 \
+                      s); 0: packets alone",
+    },
+    ParamInfo {
         name: "max_random_loss_fraction",
         default: 0.05,
         kind: FRACTION,
@@ -857,6 +871,7 @@ mod keys {
         Key::in_table(PARAMS, "queue_without_ack_delay");
     pub const RANDOM_LOSS_QUEUE_PACKETS: Key<f64> =
         Key::in_table(PARAMS, "random_loss_queue_packets");
+    pub const RANDOM_LOSS_QUEUE_MS: Key<f64> = Key::in_table(PARAMS, "random_loss_queue_ms");
     pub const MAX_RANDOM_LOSS_FRACTION: Key<f64> =
         Key::in_table(PARAMS, "max_random_loss_fraction");
     pub const LOSS_FACTOR: Key<f64> = Key::in_table(PARAMS, "loss_factor");
@@ -953,6 +968,7 @@ struct Config {
     own_train_allowance: bool,
     queue_without_ack_delay: bool,
     random_loss_queue_packets: f64,
+    random_loss_queue_secs: f64,
     max_random_loss_fraction: f64,
     loss_factor: f64,
     rebase_rounds: u64,
@@ -1018,6 +1034,7 @@ impl Config {
             own_train_allowance: p.value(keys::OWN_TRAIN_ALLOWANCE).is_on(),
             queue_without_ack_delay: p.value(keys::QUEUE_WITHOUT_ACK_DELAY).is_on(),
             random_loss_queue_packets: p.value(keys::RANDOM_LOSS_QUEUE_PACKETS),
+            random_loss_queue_secs: p.value(keys::RANDOM_LOSS_QUEUE_MS) / 1e3,
             max_random_loss_fraction: p.value(keys::MAX_RANDOM_LOSS_FRACTION),
             loss_factor: p.value(keys::LOSS_FACTOR),
             rebase_rounds: p.value(keys::REBASE_ROUNDS),
@@ -1477,6 +1494,18 @@ impl SatRules {
         }
     }
 
+    /// The queue below which a loss is random: `random_loss_queue_packets`
+    /// (Veno's beta), and with `random_loss_queue_ms` at least that many
+    /// milliseconds of the capacity. At 250 Mbit/s ten packets are 0.44 ms,
+    /// less than what a 3 Mbit/s return link's queue of ACKs adds to an RTT
+    /// after a loss (every packet past the hole is acknowledged at once).
+    fn random_loss_threshold(&self, window: &Window) -> f64 {
+        let scaled = self.capacity().map_or(0.0, |c| {
+            c * self.config.random_loss_queue_secs / window.max_datagram_size() as f64
+        });
+        self.config.random_loss_queue_packets.max(scaled)
+    }
+
     /// The queue a loss is judged random by: with
     /// `random_loss_bottleneck_queue`, the bottleneck's whole queue (the
     /// queueing delay at the capacity, in packets) when both are measured;
@@ -1512,7 +1541,7 @@ impl SatRules {
             return own;
         }
         let total = delay.and_then(|delay| self.packets_at_bottleneck(delay, window));
-        if total.is_some_and(|t| t >= self.config.random_loss_queue_packets) {
+        if total.is_some_and(|t| t >= self.random_loss_threshold(window)) {
             self.shared_loss_this_round = true;
             // Stamped only: without stamps the RTT's queue carries the
             // return path's, and four flows in a 25-packet buffer dropped
@@ -2338,8 +2367,8 @@ impl VegasRules for SatRules {
             return LossResponse::Keep;
         }
         let random_queue = self.random_loss_queue(queue, window, vegas.base_rtt);
-        let random = self.config.loss_discrimination
-            && random_queue.is_some_and(|q| q < self.config.random_loss_queue_packets);
+        let threshold = self.random_loss_threshold(window);
+        let random = self.config.loss_discrimination && random_queue.is_some_and(|q| q < threshold);
         if !random {
             self.note_loss_queue(window, vegas.base_rtt);
         }
@@ -2361,10 +2390,7 @@ impl VegasRules for SatRules {
             }
             return LossResponse::Keep;
         }
-        if self.config.loss_discrimination
-            && within_budget
-            && random_queue.is_some_and(|q| q < self.config.random_loss_queue_packets)
-        {
+        if self.config.loss_discrimination && within_budget && random {
             self.losses.random = self.losses.random.saturating_add(1);
             self.losses.round_random_bytes = self
                 .losses
@@ -3234,6 +3260,33 @@ mod tests {
             .push(Duration::from_millis(queue_ms));
         v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
         v
+    }
+
+    #[test]
+    fn on_a_fast_link_a_loss_below_a_millisecond_of_queue_is_random() {
+        // 1000 packets, under the 1250-packet path: 5 ms of forward queue is
+        // 5e-3 × C / MDS ≈ 10.4 packets at the bottleneck, over the ten
+        // packets of random_loss_queue_packets: congestive.
+        let at_bottleneck = |ms: f64| ms * 1e-3 * CAPACITY / MDS as f64;
+        assert!(at_bottleneck(5.0) > 10.0);
+        let v = congestive_loss_at(&[], 1000, 5);
+        assert_eq!(v.rules().losses.congestive, 1);
+        assert_eq!(v.rules().losses.random, 0);
+        // With random_loss_queue_ms = 10 the threshold is 10 ms of the
+        // capacity, ≈ 20.8 packets: the same loss is random.
+        assert!(at_bottleneck(10.0) > at_bottleneck(5.0));
+        let v = congestive_loss_at(&["random_loss_queue_ms=10"], 1000, 5);
+        assert_eq!(v.rules().losses.random, 1);
+        assert_eq!(v.rules().losses.congestive, 0);
+        assert_eq!(packets(&v), 1000.0);
+        // 4 ms of the capacity is ≈ 8.3 packets, under the ten: the packets
+        // still decide, congestive.
+        assert!(at_bottleneck(4.0) < 10.0);
+        let v = congestive_loss_at(&["random_loss_queue_ms=4"], 1000, 5);
+        assert_eq!(v.rules().losses.congestive, 1);
+        // And 12 ms of queue (25 packets) is over the 10 ms threshold too.
+        let v = congestive_loss_at(&["random_loss_queue_ms=10"], 1000, 12);
+        assert_eq!(v.rules().losses.congestive, 1);
     }
 
     #[test]
