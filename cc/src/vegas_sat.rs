@@ -1203,6 +1203,8 @@ struct LossCounts {
     own_overshoot: u64,
     /// Losses left to the path probe (`probe_grace`).
     suspect: u64,
+    /// Losses while a path probe drains (its drain is the reduction).
+    during_probe: u64,
     /// Random losses in the round in progress (bytes), for the budget.
     round_random_bytes: u64,
 }
@@ -2363,7 +2365,7 @@ impl VegasRules for SatRules {
         if self.config.path_probe && self.probe.active() {
             // The probe's drain is the reduction; a loss now is not
             // another flow's until the probe has told.
-            self.losses.congestive = self.losses.congestive.saturating_add(1);
+            self.losses.during_probe = self.losses.during_probe.saturating_add(1);
             return LossResponse::Keep;
         }
         let random_queue = self.random_loss_queue(queue, window, vegas.base_rtt);
@@ -2506,6 +2508,7 @@ impl VegasRules for SatRules {
         }
         out.int("path_probes", self.probe.probes());
         out.int("suspect_losses", self.losses.suspect);
+        out.int("probe_losses", self.losses.during_probe);
         out.int("path_probes_not_ours", self.probe.not_ours());
         if let Some(round) = vegas.round {
             out.int("round", round);
@@ -3370,6 +3373,38 @@ mod tests {
         loss_now(&mut w);
         assert_eq!(w.rules().losses.suspect, 0);
         assert!(w.cwnd() < 1280 * MDS);
+    }
+
+    #[test]
+    fn a_loss_while_the_probe_drains_keeps_the_window_and_is_no_congestive_loss() {
+        // Two rounds of 60 packets queued, over beta (10): the probe starts
+        // and drains.
+        let probing = |pairs: &[&str]| {
+            let mut v = sat(pairs);
+            measured(&mut v, true);
+            avoiding(&mut v, 1280);
+            let standing = round(false);
+            avoidance_round(&mut v, &standing, queue(60.0));
+            avoidance_round(&mut v, &standing, queue(60.0));
+            v
+        };
+        let mut v = probing(&[]);
+        assert!(v.rules().probe.active());
+        let drained = v.cwnd();
+        assert!(drained < 1280 * MDS, "the probe's drain");
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert_eq!(v.cwnd(), drained, "the drain is the reduction");
+        assert_eq!(v.rules().losses.during_probe, 1);
+        assert_eq!(v.rules().losses.congestive, 0);
+        // Without the probe the same rounds and loss: no drain, and the
+        // loss at 60 packets cuts as congestive.
+        let mut v = probing(&["path_probe=off"]);
+        assert!(!v.rules().probe.active());
+        let before = v.cwnd();
+        v.on_congestion_event(&loss(&v, MDS, Instant::now(), false));
+        assert!(v.cwnd() < before);
+        assert_eq!(v.rules().losses.during_probe, 0);
+        assert_eq!(v.rules().losses.congestive, 1);
     }
 
     #[test]
