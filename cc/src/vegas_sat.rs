@@ -1508,7 +1508,9 @@ impl SatRules {
         self.config.random_loss_queue_packets.max(scaled)
     }
 
-    /// The queue a loss is judged random by: with
+    /// The queue a loss is judged random by (random below `threshold`,
+    /// `random_loss_threshold`'s, which also marks a whole queue at it as a
+    /// shared loss of the round): with
     /// `random_loss_bottleneck_queue`, the bottleneck's whole queue (the
     /// queueing delay at the capacity, in packets) when both are measured;
     /// else `own`, this flow's Diff (Veno's N, 001 section 2.1). Veno's N
@@ -1524,6 +1526,7 @@ impl SatRules {
     fn random_loss_queue(
         &mut self,
         own: Option<f64>,
+        threshold: f64,
         window: &Window,
         base_rtt: Option<Duration>,
     ) -> Option<f64> {
@@ -1543,7 +1546,7 @@ impl SatRules {
             return own;
         }
         let total = delay.and_then(|delay| self.packets_at_bottleneck(delay, window));
-        if total.is_some_and(|t| t >= self.random_loss_threshold(window)) {
+        if total.is_some_and(|t| t >= threshold) {
             self.shared_loss_this_round = true;
             // Stamped only: without stamps the RTT's queue carries the
             // return path's, and four flows in a 25-packet buffer dropped
@@ -2368,8 +2371,8 @@ impl VegasRules for SatRules {
             self.losses.during_probe = self.losses.during_probe.saturating_add(1);
             return LossResponse::Keep;
         }
-        let random_queue = self.random_loss_queue(queue, window, vegas.base_rtt);
         let threshold = self.random_loss_threshold(window);
+        let random_queue = self.random_loss_queue(queue, threshold, window, vegas.base_rtt);
         let random = self.config.loss_discrimination && random_queue.is_some_and(|q| q < threshold);
         if !random {
             self.note_loss_queue(window, vegas.base_rtt);
