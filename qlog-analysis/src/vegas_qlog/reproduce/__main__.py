@@ -43,6 +43,13 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
+def _source_changed(root: Path, outputs: list[Path]) -> bool:
+    """Whether tracked files differ from HEAD, the report's own outputs
+    aside: regenerating the report does not change what produced it."""
+    excludes = [f":(exclude){rel}" for rel in (_relative(p, root) for p in outputs) if not Path(rel).is_absolute()]
+    return bool(_git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", *excludes))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     root = Path(args.root).resolve()
@@ -88,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "n_runs": len(specs),
         "jobs": args.jobs,
         "commit": _git(root, "rev-parse", "--short=12", "HEAD") or "unknown",
-        "dirty": bool(_git(root, "status", "--porcelain", "--untracked-files=no")),
+        "dirty": _source_changed(root, [doc, fig_dir]),
         "sim_sha256": sim_hash,
         "sim_copy": _relative(sim_copy, root),
         "cpus": os.cpu_count(),
