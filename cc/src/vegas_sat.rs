@@ -16,7 +16,7 @@
 //! | queue measured on the forward path only | RoVegas's forward queueing (002), with receive stamps instead of router support | `forward_delay` |
 //! | capacity from receive-stamped packet pairs, start-up jumps to half the BDP, regrowth towards it; optionally (off) a pair is back to back when its send gap is under half the capacity's serialisation time, not half its own spacing (which lets delay jitter of a packet's time pick the widened pairs) | Vegas-W's bandwidth estimate (003), packet pairs (Keshav 1991), Careful Resume's half-BDP jump | `capacity_jump`, `jump_fraction`, `regrowth_fraction`, `pair_gap_from_capacity` (off) |
 //! | without receive stamps, capacity from the dispersion of ACK trains | Westwood's and BBR's delivery rate from ACK arrivals, kept only where the sender outran the bottleneck (judged by its own clock, so return-path jitter cancels: `shared/ack_train`'s `SpanRule`); trains of two ACKs' worth for a peer that thins its ACKs; the first estimate no higher than the busy steps' bytes over their summed ACK gaps, so a return link that releases ACKs in clumps is read at its clump rate, not inside a clump; no capacity at all once more than a quarter of the steps inside trains arrive bunched (a TDMA return link's frames) | `ack_train_capacity`, `ack_train_packets`, `ack_train_unbiased`, `ack_train_first_sum_cap`, `ack_train_bunch_guard`, `ack_train_clump_guard` (off), `max_train_packets` |
-//! | without receive stamps, the bottleneck queue a loss is judged by leaves out the queue our own pacing train put there; optionally (off by default) the RTT's queue leaves out the ACK delay the peer reported, and start-up jumps again (or resumes from avoidance) when the capacity reads 1.5× what it jumped or ended at | RFC 9002 section 5.3's RTT adjustment for ACK delay; ours: a first ACK-train estimate a thin return link held low is a lower bound | `queue_without_ack_delay`, `own_train_allowance`, `startup_resume_growth` |
+//! | without receive stamps, the bottleneck queue a loss is judged by leaves out the queue our own pacing train put there; start-up jumps again, to three quarters of the new target (or resumes from avoidance), when the capacity reads 1.25× what it jumped or ended at once the peer acknowledges twice the packets per ACK it did at the first jump, and after such a jump regrowth is at least slow start's until the path shows it is shared; optionally (off) the RTT's queue leaves out the ACK delay the peer reported | RFC 9002 section 5.3's RTT adjustment for ACK delay; ours: a first ACK-train estimate read from one-packet ACKs a thin return link paced is a lower bound until ACK frequency thins them | `own_train_allowance`, `startup_resume_growth`, `resume_after_ack_thinning`, `second_jump_fraction`, `regrowth_slow_start_pace` (`after_second_jump`), `queue_without_ack_delay` |
 //! | scalable update towards a queue in the middle of `alpha..beta` | FAST TCP (Jin, Wei, Low 2004): `w ← w + γ(BaseRTT/RTT·w + α − w)`, its α set inside Vegas's range | `scalable_update`, `fast_gain`, `aim_position` |
 //! | a loss without a queue costs nothing (a queue: ten packets, and on a fast link at least a millisecond of it) | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `random_loss_queue_ms`, `loss_queue_samples` |
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
@@ -58,8 +58,12 @@
 //!
 //! start-up (cwnd grows by the bytes acked, paced at 2 × cwnd/RTT ≤ 0.95 C):
 //!     Diff > gamma:                 cwnd = cwnd − Diff + aim; avoidance
-//!     (per ACK) C first known, or C > startup_resume_growth (0: off) × the C
-//!     of the last jump:             cwnd = max(cwnd, jump_fraction × target)
+//!     (per ACK) C first known:      cwnd = max(cwnd, jump_fraction × target)
+//!     (per ACK, no stamps) C > startup_resume_growth (1.25) × the C of the
+//!     last jump, less than alpha queued, and (resume_after_ack_thinning)
+//!     ≥ 2 × the packets per ACK of the first jump:
+//!                                   cwnd = max(cwnd, second_jump_fraction
+//!                                   (0.75) × target)
 //!     (per ACK) cwnd ≥ target:      cwnd = target; avoidance
 //!     (per ACK, after the jump) the latest packets' queue >
 //!     max(gamma, C × startup_exit_queue_ms (0: off)):
@@ -67,15 +71,17 @@
 //! avoidance (paced at 1.25 × cwnd/RTT ≤ max(C, cwnd/BaseRTT); no growth
 //! unless the window was used):
 //!     start-up ended at its target, C now > startup_resume_growth × the C
-//!     it ended at, Diff < alpha, no congestive loss since:
+//!     it ended at (no stamps; ACKs thinned as above), Diff < alpha, no
+//!     congestive loss since:
 //!                                   start-up again (a new jump)
 //!     cwnd += fast_gain × (aim − Diff)              (FAST; at most ×2, ÷2)
 //!     Diff < regrowth_below_packets (4), cwnd < target, no shared
 //!     congestive loss in the last regrowth_quiet_rounds rounds:
 //!                                   cwnd += regrowth_fraction × (target − cwnd)
-//!                                   (regrowth_slow_start_pace, off: at least
-//!                                   min(target − cwnd, cwnd), slow start's,
-//!                                   until a congestive loss, probe or rebase;
+//!                                   (regrowth_slow_start_pace, after a
+//!                                   second jump only: at least min(target −
+//!                                   cwnd, cwnd), slow start's, until a
+//!                                   congestive loss, probe or rebase;
 //!                                   regrowth_doubling, off: at most + cwnd;
 //!                                   regrowth_alone, off: not within 16
 //!                                   rounds of others holding ≥ aim of q × C)
@@ -222,7 +228,7 @@ use std::time::{Duration, Instant};
 use crate::controller::{AlgorithmInfo, CongestionController, Internals, Pacing};
 use crate::controller::{KeyedGeneration, WindowConfig, MINIMUM_WINDOW_PACKETS};
 use crate::events::{AckEvent, CongestionEvent, PacketSent};
-use crate::params::{ParamInfo, ParamKind, ParamValues, ON_OFF};
+use crate::params::{ChoiceParam, ParamInfo, ParamKind, ParamValues, ON_OFF};
 use crate::shared::ack_train::{AckTrainEstimator, SpanRule, MAX_TRUSTED_ACK_DELAY};
 use crate::shared::base_rtt::BaseRttTracker;
 use crate::shared::busy_link::{BusyLinkTest, BusyVerdict};
@@ -249,6 +255,33 @@ const GAIN: ParamKind = ParamKind::Number {
 };
 
 /// Parameters of `vegas-sat`.
+/// `regrowth_slow_start_pace`'s words, in [`SlowStartPace`]'s order.
+const SLOW_START_PACE_WORDS: &[&str] = &["on", "off", "after_second_jump"];
+
+/// Whose regrowth is at least slow start's (`regrowth_slow_start_pace`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlowStartPace {
+    On,
+    Off,
+    AfterSecondJump,
+}
+
+impl ChoiceParam for SlowStartPace {
+    const WORDS: &'static [&'static str] = SLOW_START_PACE_WORDS;
+
+    fn from_index(index: usize) -> Option<Self> {
+        [
+            SlowStartPace::On,
+            SlowStartPace::Off,
+            SlowStartPace::AfterSecondJump,
+        ]
+        .get(index)
+        .copied()
+    }
+}
+
+crate::choice_param_type!(SlowStartPace, SlowStartPace::Off);
+
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "alpha",
@@ -315,18 +348,39 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "startup_resume_growth",
-        default: 0.0,
+        default: 1.25,
         kind: ParamKind::Number {
             min: 0.0,
             max: 100.0,
         },
-        description: "start-up that ended at its target resumes (a new jump, then slow start \
-                      to the new target) once the capacity reads more than this multiple of \
-                      the one it ended at, with less than alpha queued and no congestive \
-                      loss since (a first estimate the thin return link's ACK pace held \
-                      low; 1.5 took picoquic's 250/3 with a client offering ACK frequency \
-                      but no stamps from 6.80 to 6.29 s, but raised the Starlink-like \
-                      trace's queue without stamps from 11 to 26 ms: off); 0: never",
+        description: "without stamps, start-up jumps again (second_jump_fraction of the new \
+                      target), or resumes from avoidance where it ended at its target, once \
+                      the ACK-train capacity reads more than this multiple of the one it \
+                      jumped or ended at, with less than alpha queued and no congestive loss \
+                      since (a first estimate the thin return link's pace of one-packet ACKs \
+                      held low: picoquic's 250/3 with a client offering ACK frequency but no \
+                      stamps read 57 of 245 Mbit/s); 0: never",
+    },
+    ParamInfo {
+        name: "resume_after_ack_thinning",
+        default: 0.0,
+        kind: ON_OFF,
+        description: "on: startup_resume_growth counts only once the peer acknowledges at \
+                      least twice the packets per ACK it did at the first jump (ACK frequency \
+                      thinned the ACKs whose pace the first estimate read); a capacity that \
+                      grows with ACKs as dense as before is the path's (a Starlink-like \
+                      trace, where a second jump raised the queue without stamps from 11 to \
+                      26 ms); off: any growth",
+    },
+    ParamInfo {
+        name: "second_jump_fraction",
+        default: 0.75,
+        kind: FRACTION,
+        description: "start-up's jump when the capacity grew by startup_resume_growth since \
+                      its first jump, as a fraction of the new target: the first jump's \
+                      window crossed the path with nothing queued, so more of the rest is \
+                      safe (picoquic's 250/3, a client with ACK frequency and no stamps, \
+                      seeds 1-5: 6.51 s at 0.5, 6.30 at 0.75, 6.43 at 1)",
     },
     ParamInfo {
         name: "regrowth_fraction",
@@ -361,13 +415,16 @@ pub const PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "regrowth_slow_start_pace",
-        default: 1.0,
-        kind: ON_OFF,
+        default: 2.0,
+        kind: ParamKind::Choice(SLOW_START_PACE_WORDS),
         description: "on: until a congestive loss, a path probe or a rebase says the path may \
                       be shared, a round's regrowth towards the BDP is at least what slow start \
                       would add, the window itself (at most the gap): from above half the \
-                      target the whole gap closes in one round, not half of it; off: \
-                      regrowth_fraction of the gap",
+                      target the whole gap closes in one round, not half of it; \
+                      after_second_jump: so only once start-up jumped a second time (its first \
+                      estimate was the return link's, and the path was idle when it jumped \
+                      again), as a flow joining others never does (on, the GEO 50/10 joins \
+                      lost their smallest share); off: regrowth_fraction of the gap",
     },
     ParamInfo {
         name: "regrowth_alone",
@@ -837,11 +894,14 @@ mod keys {
     pub const JUMP_FRACTION: Key<f64> = Key::in_table(PARAMS, "jump_fraction");
     pub const IDLE_JUMP_FRACTION: Key<f64> = Key::in_table(PARAMS, "idle_jump_fraction");
     pub const STARTUP_RESUME_GROWTH: Key<f64> = Key::in_table(PARAMS, "startup_resume_growth");
+    pub const RESUME_AFTER_ACK_THINNING: Key<OnOff> =
+        Key::in_table(PARAMS, "resume_after_ack_thinning");
+    pub const SECOND_JUMP_FRACTION: Key<f64> = Key::in_table(PARAMS, "second_jump_fraction");
     pub const REGROWTH_FRACTION: Key<f64> = Key::in_table(PARAMS, "regrowth_fraction");
     pub const REGROWTH_BELOW_PACKETS: Key<f64> = Key::in_table(PARAMS, "regrowth_below_packets");
     pub const REGROWTH_QUIET_ROUNDS: Key<u64> = Key::in_table(PARAMS, "regrowth_quiet_rounds");
     pub const REGROWTH_DOUBLING: Key<OnOff> = Key::in_table(PARAMS, "regrowth_doubling");
-    pub const REGROWTH_SLOW_START_PACE: Key<OnOff> =
+    pub const REGROWTH_SLOW_START_PACE: Key<super::SlowStartPace> =
         Key::in_table(PARAMS, "regrowth_slow_start_pace");
     pub const REGROWTH_ALONE: Key<OnOff> = Key::in_table(PARAMS, "regrowth_alone");
     pub const EQUAL_SHARE_GROWTH: Key<OnOff> = Key::in_table(PARAMS, "equal_share_growth");
@@ -939,11 +999,13 @@ struct Config {
     jump_fraction: f64,
     idle_jump_fraction: f64,
     startup_resume_growth: f64,
+    resume_after_ack_thinning: bool,
+    second_jump_fraction: f64,
     regrowth_fraction: f64,
     regrowth_below_packets: f64,
     regrowth_quiet_rounds: u64,
     regrowth_doubling: bool,
-    regrowth_slow_start_pace: bool,
+    regrowth_slow_start_pace: SlowStartPace,
     regrowth_alone: bool,
     equal_share_growth: bool,
     shallow_growth_room: bool,
@@ -1005,11 +1067,13 @@ impl Config {
             jump_fraction: p.value(keys::JUMP_FRACTION),
             idle_jump_fraction: p.value(keys::IDLE_JUMP_FRACTION),
             startup_resume_growth: p.value(keys::STARTUP_RESUME_GROWTH),
+            resume_after_ack_thinning: p.value(keys::RESUME_AFTER_ACK_THINNING).is_on(),
+            second_jump_fraction: p.value(keys::SECOND_JUMP_FRACTION),
             regrowth_fraction: p.value(keys::REGROWTH_FRACTION),
             regrowth_below_packets: p.value(keys::REGROWTH_BELOW_PACKETS),
             regrowth_quiet_rounds: p.value(keys::REGROWTH_QUIET_ROUNDS),
             regrowth_doubling: p.value(keys::REGROWTH_DOUBLING).is_on(),
-            regrowth_slow_start_pace: p.value(keys::REGROWTH_SLOW_START_PACE).is_on(),
+            regrowth_slow_start_pace: p.value(keys::REGROWTH_SLOW_START_PACE),
             regrowth_alone: p.value(keys::REGROWTH_ALONE).is_on(),
             equal_share_growth: p.value(keys::EQUAL_SHARE_GROWTH).is_on(),
             shallow_growth_room: p.value(keys::SHALLOW_GROWTH_ROOM).is_on(),
@@ -1087,6 +1151,10 @@ fn skeleton_config(p: &ParamValues) -> VegasConfig {
 /// are cancelled: the loss's recovery (about a round), then the probe's
 /// drain, hold and verdict (three).
 const PROBE_LOSS_ROUNDS: u64 = 8;
+
+/// ACKs this many times as thinned as at the first jump tell a first
+/// estimate the return link may have held low (`resume_after_ack_thinning`).
+const ACK_THINNING_FACTOR: f64 = 2.0;
 
 /// Rounds after other flows last held the aim's worth of the queue during
 /// which the flow does not regrow towards the BDP (`regrowth_alone`).
@@ -1248,6 +1316,12 @@ pub struct SatRules {
     last_queue: Option<QueueEstimate>,
     /// Start-up made its jump.
     jumped: bool,
+    /// Start-up jumped a second time, or resumed, on a capacity that grew
+    /// (`startup_resume_growth`).
+    jumped_again: bool,
+    /// The mean packets per ACK when start-up made its first jump (`None`
+    /// when it made none: a busy link): see `resume_after_ack_thinning`.
+    jump_packets_per_ack: Option<f64>,
     /// The capacity start-up ended at when it ended at its target (not at
     /// a queue or a loss), until a congestive loss: see
     /// `startup_resume_growth`.
@@ -1330,6 +1404,8 @@ impl SatRules {
             jumped: false,
             startup_exit_capacity: None,
             jump_capacity: None,
+            jump_packets_per_ack: None,
+            jumped_again: false,
             standing_queue_rounds: 0,
             standing_queue_delay: Duration::ZERO,
             rebase_due: false,
@@ -1677,9 +1753,16 @@ impl SatRules {
                 .is_some_and(|q| q < self.config.alpha)
         };
         if !self.jumped || (self.capacity_grew_since(self.jump_capacity) && idle()) {
+            let fraction = if self.jumped {
+                self.jumped_again = true;
+                self.config.second_jump_fraction
+            } else {
+                self.jump_packets_per_ack = self.ack_train.packets_per_ack();
+                self.jump_fraction_now()
+            };
             self.jumped = true;
             self.jump_capacity = self.capacity();
-            let jump = (target as f64 * self.jump_fraction_now()) as usize;
+            let jump = (target as f64 * fraction) as usize;
             if jump > cwnd {
                 cwnd = jump;
                 step = SlowStartStep::JumpTo(jump);
@@ -1776,7 +1859,12 @@ impl SatRules {
                 let gap = target as f64 / window.max_datagram_size() as f64 - cwnd;
                 if gap > 0.0 {
                     let mut step = self.config.regrowth_fraction * gap;
-                    if self.config.regrowth_slow_start_pace && self.met_only_its_path() {
+                    let pace = match self.config.regrowth_slow_start_pace {
+                        SlowStartPace::On => true,
+                        SlowStartPace::Off => false,
+                        SlowStartPace::AfterSecondJump => self.jumped_again,
+                    };
+                    if pace && self.met_only_its_path() {
                         // Never slower than slow start from here.
                         step = step.max(gap.min(cwnd));
                     }
@@ -1829,6 +1917,7 @@ impl SatRules {
         self.startup_exit_capacity = None;
         self.phase = Phase::Startup;
         self.jumped = false;
+        self.jumped_again = true;
         true
     }
 
@@ -1838,15 +1927,28 @@ impl SatRules {
     /// with stamps the pairs measure the link from the first round, and a
     /// capacity that grows later is the path's (a trace-driven LEO link,
     /// where resuming start-up cost 9 % of the goodput in the condition
-    /// matrix).
+    /// matrix). With `resume_after_ack_thinning`, only once the ACKs
+    /// thinned since the first jump: a client that acknowledges as densely
+    /// as before shows a capacity that grew with the path, not with fewer
+    /// ACKs on the return link.
     fn capacity_grew_since(&self, then: Option<f64>) -> bool {
         let growth = self.config.startup_resume_growth;
         let trains = self.unstamped && self.capacity_source() == CapacitySource::AckTrains;
-        if !trains {
+        if !trains || (self.config.resume_after_ack_thinning && !self.acks_thinned_since_jump()) {
             return false;
         }
         match (self.capacity(), then) {
             (Some(now), Some(then)) => growth > 0.0 && now > growth * then,
+            _ => false,
+        }
+    }
+
+    /// The peer now acknowledges at least `ACK_THINNING_FACTOR` times the
+    /// packets per ACK it did at start-up's first jump: the estimate that
+    /// jump was made at may have been the return link's pace of denser ACKs.
+    fn acks_thinned_since_jump(&self) -> bool {
+        match (self.jump_packets_per_ack, self.ack_train.packets_per_ack()) {
+            (Some(then), Some(now)) => now >= ACK_THINNING_FACTOR * then,
             _ => false,
         }
     }
@@ -2765,10 +2867,16 @@ mod tests {
         assert!(target - 800.0 < 800.0);
         let on = regrown(&["regrowth_slow_start_pace=on"], 800, |_| {});
         assert!((on - target).abs() < 0.01, "{on}");
-        // Off (the default): half the gap.
-        let off = regrown(&[], 800, |_| {});
+        // Off: half the gap.
+        let off = regrown(&["regrowth_slow_start_pace=off"], 800, |_| {});
         let half = 800.0 + 0.5 * (target - 800.0);
         assert!((off - half).abs() < 0.01, "{off}");
+        // after_second_jump (the default): half the gap, unless start-up
+        // jumped a second time.
+        let one_jump = regrown(&[], 800, |_| {});
+        assert!((one_jump - half).abs() < 0.01, "{one_jump}");
+        let two_jumps = regrown(&[], 800, |v| v.rules_mut().jumped_again = true);
+        assert!((two_jumps - target).abs() < 0.01, "{two_jumps}");
         // On, once a congestive loss said the path may be shared: half.
         let shared = regrown(&["regrowth_slow_start_pace=on"], 800, |v| {
             v.rules_mut().losses.congestive = 1;
@@ -3058,39 +3166,49 @@ mod tests {
 
     #[test]
     fn start_up_jumps_again_when_the_capacity_grew_since_its_jump() {
-        // The jump was made at half today's capacity (a first estimate the
-        // return link's ACK pace held low): with startup_resume_growth 1.5
-        // start-up jumps again, to half of today's target.
+        // The first jump was made at half today's capacity, on one-packet
+        // ACKs (a first estimate the return link's ACK pace held low); the
+        // peer now acknowledges `every` packets per ACK. With
+        // startup_resume_growth 1.25 (the default) start-up jumps again, to
+        // second_jump_fraction (0.75) of today's target.
         let target = CAPACITY * 0.6 + 7.5 * MDS as f64;
-        let rejump = |params: &[&str]| {
+        let rejump = |params: &[&str], every: u64| {
             let mut v = sat(params);
-            without_stamps_measured(&mut v);
+            without_stamps_measured_every(&mut v, every);
             v.rules_mut().jumped = true;
             v.rules_mut().jump_capacity = Some(CAPACITY / 2.0);
+            v.rules_mut().jump_packets_per_ack = Some(1.0);
             v.after_slow_start_growth(Instant::now());
             (v.cwnd(), v.rules().jump_capacity)
         };
         // The ACK trains read CAPACITY to within a part in a million.
-        let on = "startup_resume_growth=1.5";
-        let (cwnd, at) = rejump(&[on]);
-        assert!((cwnd as f64 - target * 0.5).abs() < 2.0, "{cwnd}");
+        let (cwnd, at) = rejump(&[], 2);
+        assert!((cwnd as f64 - target * 0.75).abs() < 2.0, "{cwnd}");
         let at = at.expect("the second jump's capacity");
         assert!((at - CAPACITY).abs() / CAPACITY < 1e-6, "{at}");
+        let (half, _) = rejump(&["second_jump_fraction=0.5"], 2);
+        assert!((half as f64 - target * 0.5).abs() < 2.0, "{half}");
+        // ACKs as dense as at the first jump: the growth is the path's, no
+        // second jump, unless resume_after_ack_thinning is off.
+        assert_eq!(rejump(&[], 1).0, 10 * MDS);
+        let (any, _) = rejump(&["resume_after_ack_thinning=off"], 1);
+        assert!((any as f64 - target * 0.75).abs() < 2.0, "{any}");
         // Off, or grown by less than the factor: no second jump.
-        assert_eq!(rejump(&["startup_resume_growth=0"]).0, 10 * MDS);
-        assert_eq!(rejump(&["startup_resume_growth=2.5"]).0, 10 * MDS);
+        assert_eq!(rejump(&["startup_resume_growth=0"], 2).0, 10 * MDS);
+        assert_eq!(rejump(&["startup_resume_growth=2.5"], 2).0, 10 * MDS);
         // With stamps the pairs' capacity is the link's: no second jump.
-        let mut v = sat(&[on]);
+        let mut v = sat(&["resume_after_ack_thinning=off"]);
         measured(&mut v, true);
         v.rules_mut().jumped = true;
         v.rules_mut().jump_capacity = Some(CAPACITY / 2.0);
         v.after_slow_start_growth(Instant::now());
         assert_eq!(v.cwnd(), 10 * MDS);
         // A queue of alpha (5) or more (another flow's): none either.
-        let mut v = sat(&[on]);
-        without_stamps_measured(&mut v);
+        let mut v = sat(&[]);
+        without_stamps_measured_every(&mut v, 2);
         v.rules_mut().jumped = true;
         v.rules_mut().jump_capacity = Some(CAPACITY / 2.0);
+        v.rules_mut().jump_packets_per_ack = Some(1.0);
         // 100 packets, 60 ms above BaseRTT: Diff = 100 × 60/660 ≈ 9.
         v.window_mut().set_cwnd(100 * MDS);
         v.rules_mut().latest_rtt = Some(BASE + Duration::from_millis(60));
@@ -3098,36 +3216,57 @@ mod tests {
         assert_eq!(v.cwnd(), 100 * MDS);
     }
 
+    #[test]
+    fn the_first_jump_notes_the_acks_it_was_made_on() {
+        // One-packet ACKs at the first jump: resume_after_ack_thinning then
+        // asks for two per ACK.
+        let mut v = sat(&[]);
+        without_stamps_measured(&mut v);
+        v.after_slow_start_growth(Instant::now());
+        assert!(v.rules().jumped);
+        assert_eq!(v.rules().jump_packets_per_ack, Some(1.0));
+        assert!(!v.rules().acks_thinned_since_jump());
+        v.rules_mut().jump_packets_per_ack = Some(0.5);
+        assert!(v.rules().acks_thinned_since_jump());
+    }
+
     /// No stamps: the capacity (CAPACITY) from the ACK trains of ACKs every
     /// packet, BaseRTT BASE, the latest RTT BASE.
     fn without_stamps_measured(v: &mut VegasSat) {
+        without_stamps_measured_every(v, 1);
+    }
+
+    /// No stamps: the capacity (CAPACITY) from the ACK trains of ACKs every
+    /// `every` packets, BaseRTT BASE, the latest RTT BASE.
+    fn without_stamps_measured_every(v: &mut VegasSat, every: u64) {
         measured(v, false);
-        thinned_acks(v, 1, 36 * 12);
+        thinned_acks(v, every, 36 * 12);
         v.rules_mut().unstamped = true;
         v.rules_mut().latest_rtt = Some(BASE);
     }
 
     #[test]
     fn start_up_ended_at_a_low_capacity_resumes_when_it_grows() {
-        // Start-up ended at its target when the capacity read half today's;
-        // a round in avoidance with `queued` packets of Diff.
+        // Start-up ended at its target when the capacity read half today's,
+        // its jump made on one-packet ACKs; the peer now acknowledges two
+        // per ACK; a round in avoidance with `queued` packets of Diff.
         let resumes = |params: &[&str], queued: f64, app_limited: bool| {
             let mut v = sat(params);
-            without_stamps_measured(&mut v);
+            without_stamps_measured_every(&mut v, 2);
             avoiding(&mut v, 300);
             v.rules_mut().startup_exit_capacity = Some(CAPACITY / 2.0);
+            v.rules_mut().jump_packets_per_ack = Some(1.0);
             avoidance_round(&mut v, &round(app_limited), queue(queued));
             (v.rules().phase, v.rules().jumped, packets(&v))
         };
         // Below alpha (5): start-up again, the jump still to come, cwnd as
         // it was.
-        let on = "startup_resume_growth=1.5";
-        assert_eq!(resumes(&[on], 2.0, false), (Phase::Startup, false, 300.0));
+        assert_eq!(resumes(&[], 2.0, false), (Phase::Startup, false, 300.0));
         // A queue of alpha or more, an application-limited round, or off:
         // avoidance goes on.
         for (params, queued, limited) in [
-            (&[on][..], 6.0, false),
-            (&[on][..], 2.0, true),
+            (&[][..], 6.0, false),
+            (&[][..], 2.0, true),
             (&["startup_resume_growth=0"][..], 2.0, false),
         ] {
             assert_eq!(resumes(params, queued, limited).0, Phase::Avoidance);
