@@ -16,34 +16,14 @@
 
 mod common;
 
-use std::path::PathBuf;
+use common::{over_seeds, thinned_ack_download, SEEDS};
 
-use common::{over_seeds, run_scenario, SEEDS};
-use vegas_sim::{Overrides, Scenario};
-
-/// Completion time (s) of the download, checked intact.
+/// Completion time (s) of the download, checked intact and with nothing
+/// retransmitted.
 fn completion(seed: u64, params: &[&str]) -> f64 {
-    let file =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/picoquic-sat-250-3.toml");
-    let overrides = Overrides {
-        seed: Some(seed),
-        cc: Some("vegas-sat".into()),
-        cc_params: params.iter().map(|p| p.to_string()).collect(),
-        set: vec![
-            "flows.download.receive_timestamps=false".into(),
-            "flows.download.ack_frequency=true".into(),
-        ],
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    let run = run_scenario(&scenario);
-    let flow = run.flow("download");
-    assert_eq!(
-        flow.verified,
-        Some(true),
-        "seed {seed}: the file arrives whole"
-    );
-    assert_eq!(flow.bytes_retransmitted, 0, "seed {seed}: nothing lost");
-    flow.completion_s.expect("the download completes")
+    let download = thinned_ack_download("picoquic-sat-250-3", seed, params);
+    assert_eq!(download.bytes_retransmitted, 0, "seed {seed}: nothing lost");
+    download.completion_s
 }
 
 #[test]

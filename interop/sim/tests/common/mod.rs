@@ -165,3 +165,40 @@ pub fn over_seeds(seeds: &[u64], measure: impl FnMut(u64) -> f64) -> OverSeeds {
         values: seeds.iter().copied().map(measure).collect(),
     }
 }
+
+/// What one download of a picoquic satellite case came to.
+pub struct Download {
+    pub completion_s: f64,
+    pub bytes_retransmitted: u64,
+}
+
+/// The `download` flow of `interop/scenarios/NAME.toml` with vegas-sat
+/// (`params` its parameters) to a client that thins its ACKs when asked
+/// (ACK frequency) and sends no receive stamps, as picoquic's, quinn's and
+/// msquic's do; the file is checked intact.
+pub fn thinned_ack_download(name: &str, seed: u64, params: &[&str]) -> Download {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(format!("{name}.toml"));
+    let overrides = Overrides {
+        seed: Some(seed),
+        cc: Some("vegas-sat".into()),
+        cc_params: params.iter().map(|p| p.to_string()).collect(),
+        set: vec![
+            "flows.download.receive_timestamps=false".into(),
+            "flows.download.ack_frequency=true".into(),
+        ],
+    };
+    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
+    let run = run_scenario(&scenario);
+    let flow = run.flow("download");
+    assert_eq!(
+        flow.verified,
+        Some(true),
+        "{name}, seed {seed}: the file arrives whole"
+    );
+    Download {
+        completion_s: flow.completion_s.expect("the download completes"),
+        bytes_retransmitted: flow.bytes_retransmitted,
+    }
+}
