@@ -17,7 +17,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 /// Most parameters any algorithm may declare.
-pub const MAX_PARAMS: usize = 64;
+pub const MAX_PARAMS: usize = 80;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParamKind {
