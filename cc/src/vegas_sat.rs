@@ -382,7 +382,7 @@ pub const PARAMS: &[ParamInfo] = &[
                       its first jump, as a fraction of the new target: the first jump's \
                       window crossed the path with nothing queued, so more of the rest is \
                       safe (picoquic's 250/3, a client with ACK frequency and no stamps, \
-                      seeds 1-5: 6.51 s at 0.5, 6.30 at 0.75, 6.43 at 1)",
+                      seeds 1-5: 6.42 s at 0.5, 6.20 at 0.75, 6.46 at 1)",
     },
     ParamInfo {
         name: "keep_window_above_first_estimate",
