@@ -8,11 +8,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::run_scenario;
 use serde_json::Value;
-use vegas_sim::{Overrides, Scenario};
 
 /// The shipped `scenario` with vegas-sat (`params`) and `set`, every flow's
 /// client without receive timestamps, qlog on.
@@ -22,23 +18,10 @@ fn run_without_stamps(
     params: &[&str],
     set: &[&str],
 ) -> common::Run {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(format!("{scenario}.toml"));
-    let mut sets: Vec<String> = flows
-        .iter()
-        .map(|f| format!("flows.{f}.receive_timestamps=false"))
-        .collect();
+    let mut sets = common::without_stamps(flows);
     sets.push("qlog=true".into());
     sets.extend(set.iter().map(|s| s.to_string()));
-    let overrides = Overrides {
-        seed: Some(1),
-        cc: Some("vegas-sat".into()),
-        cc_params: params.iter().map(|p| p.to_string()).collect(),
-        set: sets,
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&scenario)
+    common::run_vegas_sat(scenario, 1, params, &sets)
 }
 
 /// The server's capacity estimates (Mbit/s) in qlog order, with their source.

@@ -16,33 +16,23 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{run_scenario, Run};
+use common::{run_vegas_sat, without_stamps, Run};
 use serde_json::Value;
-use vegas_sim::{Overrides, Scenario};
 
 /// The down trace's fastest slot, in Mbit/s.
 const FASTEST_SLOT_MBPS: f64 = 8.0;
 
 fn run(cap: &str, guard: &str) -> Run {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/starlink-like.toml");
-    let overrides = Overrides {
-        seed: Some(1),
-        cc: Some("vegas-sat".into()),
-        cc_params: vec![
-            format!("ack_train_first_sum_cap={cap}"),
-            format!("ack_train_clump_guard={guard}"),
-        ],
-        set: vec![
-            "flows.download.receive_timestamps=false".into(),
-            "qlog=true".into(),
-            // The first estimate comes within the first second.
-            "duration_s=2".into(),
-        ],
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&scenario)
+    let params = [
+        format!("ack_train_first_sum_cap={cap}"),
+        format!("ack_train_clump_guard={guard}"),
+    ];
+    let params: Vec<&str> = params.iter().map(String::as_str).collect();
+    let mut set = without_stamps(&["download"]);
+    set.push("qlog=true".into());
+    // The first estimate comes within the first second.
+    set.push("duration_s=2".into());
+    run_vegas_sat("starlink-like", 1, &params, &set)
 }
 
 /// The server's first capacity estimate (Mbit/s) in its qlog.

@@ -8,15 +8,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::run_scenario;
 use serde_json::Value;
-use vegas_sim::{Overrides, Scenario};
 
 fn run_lossy_250_3(set: &[&str]) -> common::Run {
-    let file =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/picoquic-sat-250-3-loss.toml");
     let mut sets: Vec<String> = [
         "flows.download.receive_timestamps=true",
         "flows.download.ack_frequency=true",
@@ -26,14 +20,7 @@ fn run_lossy_250_3(set: &[&str]) -> common::Run {
     .map(|s| s.to_string())
     .collect();
     sets.extend(set.iter().map(|s| s.to_string()));
-    let overrides = Overrides {
-        seed: Some(1),
-        cc: Some("vegas-sat".into()),
-        cc_params: Vec::new(),
-        set: sets,
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&scenario)
+    common::run_vegas_sat("picoquic-sat-250-3-loss", 1, &[], &sets)
 }
 
 /// How many STREAM_DATA_BLOCKED and DATA_BLOCKED frames the server sent:

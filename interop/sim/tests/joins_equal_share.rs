@@ -40,10 +40,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{over_seeds, run_scenario, OverSeeds, Run, SEEDS};
-use vegas_sim::{Overrides, Scenario};
+use common::{over_seeds, run_vegas_sat, without_stamps, OverSeeds, Run, SEEDS};
 
 const FLOWS: [&str; 4] = ["flow1", "flow2", "flow3", "flow4"];
 
@@ -55,25 +52,12 @@ fn run(seed: u64, params: &[&str], stamps: bool) -> Run {
 }
 
 fn run_in(scenario: &str, seed: u64, params: &[&str], stamps: bool) -> Run {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(format!("{scenario}.toml"));
     let set = if stamps {
         Vec::new()
     } else {
-        FLOWS
-            .iter()
-            .map(|f| format!("flows.{f}.receive_timestamps=false"))
-            .collect()
+        without_stamps(&FLOWS)
     };
-    let overrides = Overrides {
-        seed: Some(seed),
-        cc: Some("vegas-sat".into()),
-        cc_params: params.iter().map(|p| p.to_string()).collect(),
-        set,
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&scenario)
+    run_vegas_sat(scenario, seed, params, &set)
 }
 
 /// The smallest flow's bytes delivered over the last 60 s, as a fraction

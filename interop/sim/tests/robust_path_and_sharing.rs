@@ -43,23 +43,11 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{over_seeds, run_scenario, Run, SEEDS};
-use vegas_sim::{Overrides, Scenario};
+use common::{over_seeds, run_vegas_sat, Run, SEEDS};
 
 fn run(scenario: &str, seed: u64, params: &[&str], set: &[&str]) -> Run {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(format!("{scenario}.toml"));
-    let overrides = Overrides {
-        seed: Some(seed),
-        cc: Some("vegas-sat".into()),
-        cc_params: params.iter().map(|p| p.to_string()).collect(),
-        set: set.iter().map(|s| s.to_string()).collect(),
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&scenario)
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    run_vegas_sat(scenario, seed, params, &set)
 }
 
 /// Mbit/s a flow delivered between `from` and `to` seconds, from its

@@ -14,24 +14,14 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::run_scenario;
+use common::run_vegas_sat;
 use serde_json::Value;
-use vegas_sim::{Overrides, Scenario};
 
 /// The median of the server's capacity estimates (Mbit/s) logged from 3 s
 /// to 10 s on the LEO path before its step, our client stamping.
 fn median_capacity(params: &[&str]) -> f64 {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/robust-leo-step.toml");
-    let overrides = Overrides {
-        seed: Some(1),
-        cc: Some("vegas-sat".into()),
-        cc_params: params.iter().map(|p| p.to_string()).collect(),
-        set: vec!["duration_s=10".into(), "qlog=true".into()],
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    let run = run_scenario(&scenario);
+    let set = ["duration_s=10".into(), "qlog=true".into()];
+    let run = run_vegas_sat("robust-leo-step", 1, params, &set);
     let text = std::fs::read_to_string(run.path("download-server.sqlog")).unwrap();
     let mut estimates: Vec<f64> = text
         .split('\u{1e}')

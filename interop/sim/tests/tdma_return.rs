@@ -11,27 +11,15 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{run_scenario, Run};
-use vegas_sim::{Overrides, Scenario};
+use common::{run_vegas_sat, without_stamps, Run};
 
 const FILE_BYTES: f64 = 10_485_760.0;
 
 fn run(guard: &str) -> Run {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios/fau-sat-tdma-return-24ms.toml");
-    let overrides = Overrides {
-        seed: Some(1),
-        cc: Some("vegas-sat".into()),
-        cc_params: vec![format!("ack_train_bunch_guard={guard}")],
-        set: vec![
-            "flows.download.receive_timestamps=false".into(),
-            "qlog=false".into(),
-        ],
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&scenario)
+    let params = format!("ack_train_bunch_guard={guard}");
+    let mut set = without_stamps(&["download"]);
+    set.push("qlog=false".into());
+    run_vegas_sat("fau-sat-tdma-return-24ms", 1, &[params.as_str()], &set)
 }
 
 /// Bytes retransmitted as a share of the file, after checking the download.

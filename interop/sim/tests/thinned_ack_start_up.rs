@@ -21,10 +21,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{over_seeds, run_scenario, thinned_ack_download, SEEDS};
-use vegas_sim::{Overrides, Scenario};
+use common::{over_seeds, thinned_ack_download, thinned_ack_run, Download, SEEDS};
 
 /// Completion time (s) of the download, checked intact and with nothing
 /// retransmitted.
@@ -62,33 +59,15 @@ fn a_thinned_ack_client_meets_picoquics_budget_within_15_percent() {
 
 /// The second connection's completion time (s) of picoquic's seeded case
 /// (Careful Resume from a first connection's 100 MB), both connections to
-/// a client with ACK frequency and no stamps, both files checked intact.
+/// a thinned-ACK client without stamps, both files checked intact.
 fn resumed_completion(seed: u64, params: &[&str]) -> f64 {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios/picoquic-sat-250-3-resume.toml");
-    let mut set = Vec::new();
-    for flow in ["first", "second"] {
-        set.push(format!("flows.{flow}.receive_timestamps=false"));
-        set.push(format!("flows.{flow}.ack_frequency=true"));
-    }
-    let overrides = Overrides {
-        seed: Some(seed),
-        cc: Some("vegas-sat".into()),
-        cc_params: params.iter().map(|p| p.to_string()).collect(),
-        set,
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    let run = run_scenario(&scenario);
-    for flow in ["first", "second"] {
-        assert_eq!(
-            run.flow(flow).verified,
-            Some(true),
-            "seed {seed}: the {flow} file arrives whole"
-        );
-    }
-    run.flow("second")
-        .completion_s
-        .expect("the second download completes")
+    let run = thinned_ack_run(
+        "picoquic-sat-250-3-resume",
+        &["first", "second"],
+        seed,
+        params,
+    );
+    Download::of(&run, "second").completion_s
 }
 
 #[test]

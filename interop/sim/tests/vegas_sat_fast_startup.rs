@@ -14,37 +14,26 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{run_scenario, Run};
-use vegas_sim::{Overrides, Scenario};
+use common::{run_vegas_sat, Run};
 
 /// The scenario's forward link: 250 Mbit/s, 300 ms each way.
 const RATE_BYTES_PER_SEC: f64 = 250e6 / 8.0;
 const RTT_S: f64 = 0.6;
 
 fn run(params: &[&str]) -> Run {
-    let file =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/picoquic-sat-250-3.toml");
-    let overrides = Overrides {
-        seed: Some(1),
-        cc: Some("vegas-sat".into()),
-        cc_params: params.iter().map(|p| p.to_string()).collect(),
-        set: vec![
-            "flows.download.ack_frequency=true".into(),
-            // With the simulator's default link jitter, as every other
-            // scenario has it (the picoquic-sat files switch it off, as
-            // picoquic's suite does): the first pairs then read the
-            // capacity high and start-up's trains queue, the case the
-            // threshold is for. Without the jitter gamma alone reaches
-            // 0.98 of the path (seed 1).
-            "jitter.enabled=true".into(),
-            // Start-up is over by 3 s (the jump at 1.8 s, the exit by 2.6 s).
-            "duration_s=3.2".into(),
-        ],
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&scenario)
+    let set = [
+        "flows.download.ack_frequency=true".into(),
+        // With the simulator's default link jitter, as every other
+        // scenario has it (the picoquic-sat files switch it off, as
+        // picoquic's suite does): the first pairs then read the
+        // capacity high and start-up's trains queue, the case the
+        // threshold is for. Without the jitter gamma alone reaches
+        // 0.98 of the path (seed 1).
+        "jitter.enabled=true".into(),
+        // Start-up is over by 3 s (the jump at 1.8 s, the exit by 2.6 s).
+        "duration_s=3.2".into(),
+    ];
+    run_vegas_sat("picoquic-sat-250-3", 1, params, &set)
 }
 
 /// The download's window at 3 s, as a fraction of the path's

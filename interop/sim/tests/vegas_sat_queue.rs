@@ -13,27 +13,14 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{over_seeds, run_scenario, SEEDS};
-use vegas_sim::{Overrides, Scenario};
+use common::{over_seeds, run_vegas_sat, SEEDS};
 
 const AIM_PACKETS: f64 = 7.5;
 
 /// The mean forward queue (packets) after start-up (t > 10 s) of a 40 s
 /// run of `scenario` with vegas-sat and `params`.
 fn mean_queue_after_start_up(scenario: &str, seed: u64, params: &[&str]) -> f64 {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(format!("{scenario}.toml"));
-    let overrides = Overrides {
-        seed: Some(seed),
-        cc: Some("vegas-sat".into()),
-        cc_params: params.iter().map(|p| p.to_string()).collect(),
-        set: vec!["duration_s=40".into()],
-    };
-    let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    let run = run_scenario(&scenario);
+    let run = run_vegas_sat(scenario, seed, params, &["duration_s=40".into()]);
     let times = run.column("queue-forward.csv", "time_s");
     let queue = run.column("queue-forward.csv", "queue_packets");
     let after: Vec<f64> = times

@@ -166,17 +166,9 @@ pub fn over_seeds(seeds: &[u64], measure: impl FnMut(u64) -> f64) -> OverSeeds {
     }
 }
 
-/// What one download of a picoquic satellite case came to.
-pub struct Download {
-    pub completion_s: f64,
-    pub bytes_retransmitted: u64,
-}
-
-/// The `download` flow of `interop/scenarios/NAME.toml` with vegas-sat
-/// (`params` its parameters) to a client that thins its ACKs when asked
-/// (ACK frequency) and sends no receive stamps, as picoquic's, quinn's and
-/// msquic's do; the file is checked intact.
-pub fn thinned_ack_download(name: &str, seed: u64, params: &[&str]) -> Download {
+/// The shipped scenario `interop/scenarios/NAME.toml` run with vegas-sat
+/// (`params` its parameters), `seed` and the `set` overrides.
+pub fn run_vegas_sat(name: &str, seed: u64, params: &[&str], set: &[String]) -> Run {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../scenarios")
         .join(format!("{name}.toml"));
@@ -184,21 +176,71 @@ pub fn thinned_ack_download(name: &str, seed: u64, params: &[&str]) -> Download 
         seed: Some(seed),
         cc: Some("vegas-sat".into()),
         cc_params: params.iter().map(|p| p.to_string()).collect(),
-        set: vec![
-            "flows.download.receive_timestamps=false".into(),
-            "flows.download.ack_frequency=true".into(),
-        ],
+        set: set.to_vec(),
     };
     let scenario = Scenario::load(&file, &overrides).unwrap_or_else(|e| panic!("{e}"));
-    let run = run_scenario(&scenario);
-    let flow = run.flow("download");
-    assert_eq!(
-        flow.verified,
-        Some(true),
-        "{name}, seed {seed}: the file arrives whole"
+    run_scenario(&scenario)
+}
+
+/// `set` overrides that make each of `flows`' clients send no receive
+/// stamps.
+pub fn without_stamps(flows: &[&str]) -> Vec<String> {
+    flows
+        .iter()
+        .map(|f| format!("flows.{f}.receive_timestamps=false"))
+        .collect()
+}
+
+/// `set` overrides that make each of `flows`' clients thin their ACKs when
+/// asked (ACK frequency) and send no receive stamps, as picoquic's,
+/// quinn's and msquic's do.
+pub fn thinned_ack_clients(flows: &[&str]) -> Vec<String> {
+    let mut set = without_stamps(flows);
+    set.extend(
+        flows
+            .iter()
+            .map(|f| format!("flows.{f}.ack_frequency=true")),
     );
-    Download {
-        completion_s: flow.completion_s.expect("the download completes"),
-        bytes_retransmitted: flow.bytes_retransmitted,
+    set
+}
+
+/// The shipped scenario NAME with vegas-sat (`params`), every one of
+/// `flows` downloading to a thinned-ACK client without stamps
+/// (`thinned_ack_clients`), each file checked intact.
+pub fn thinned_ack_run(name: &str, flows: &[&str], seed: u64, params: &[&str]) -> Run {
+    let run = run_vegas_sat(name, seed, params, &thinned_ack_clients(flows));
+    for flow in flows {
+        assert_eq!(
+            run.flow(flow).verified,
+            Some(true),
+            "{name}, seed {seed}: the {flow} file arrives whole"
+        );
     }
+    run
+}
+
+/// What one download of a picoquic satellite case came to.
+pub struct Download {
+    pub completion_s: f64,
+    pub bytes_retransmitted: u64,
+}
+
+impl Download {
+    pub fn of(run: &Run, flow: &str) -> Download {
+        let flow = run.flow(flow);
+        Download {
+            completion_s: flow.completion_s.expect("the download completes"),
+            bytes_retransmitted: flow.bytes_retransmitted,
+        }
+    }
+}
+
+/// The `download` flow of `interop/scenarios/NAME.toml` with vegas-sat
+/// (`params` its parameters) to a thinned-ACK client without stamps; the
+/// file is checked intact.
+pub fn thinned_ack_download(name: &str, seed: u64, params: &[&str]) -> Download {
+    Download::of(
+        &thinned_ack_run(name, &["download"], seed, params),
+        "download",
+    )
 }
