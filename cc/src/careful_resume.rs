@@ -191,6 +191,9 @@ pub struct CarefulResume {
     largest_sent: Option<u64>,
     recon_acked: usize,
     initial_data_acked: bool,
+    /// A packet sent in Reconnaissance filled the window or waited for the
+    /// pacer: the sender had more data than the window let out.
+    window_limited: bool,
     last_rtt: Option<RttSnapshot>,
     retreat_cwnd: usize,
     retreat_since: Option<Instant>,
@@ -247,6 +250,7 @@ impl CarefulResume {
             largest_sent: None,
             recon_acked: 0,
             initial_data_acked: false,
+            window_limited: false,
             last_rtt: None,
             retreat_cwnd: 0,
             retreat_since: None,
@@ -369,10 +373,14 @@ impl CarefulResume {
 
     /// Section 3.2: the path is confirmed, the initial data acknowledged
     /// without congestion, and the sender has more data ready than the
-    /// window allows. Two signs of that: this packet fills the window, or
+    /// window allows. Two signs of that: a packet filled the window, or
     /// the controller's pacer held it back (a controller that paces its
     /// initial window over an RTT fills it only an RTT later, while the
-    /// data has been waiting all along).
+    /// data has been waiting all along). Either, seen at any packet of
+    /// Reconnaissance, counts: a controller that sends its initial window
+    /// at once fills it before the initial data is acknowledged, and after
+    /// that slow start's growth may never fill it again before the next
+    /// round.
     fn maybe_jump(
         &mut self,
         now: Instant,
@@ -381,11 +389,12 @@ impl CarefulResume {
         controller_cwnd: usize,
         pacing_limited: bool,
     ) -> Option<SetWindow> {
+        let window_full = flight + self.max_datagram_size > controller_cwnd;
+        self.window_limited |= window_full || pacing_limited;
         let (Some(saved), Some(rtt)) = (self.saved, self.last_rtt) else {
             return None;
         };
-        let window_full = flight + self.max_datagram_size > controller_cwnd;
-        if !self.initial_data_acked || !(window_full || pacing_limited) {
+        if !self.initial_data_acked || !self.window_limited {
             return None;
         }
         let jump = usize::try_from(saved.cwnd_bytes / 2)
@@ -1029,6 +1038,35 @@ mod tests {
         cr.on_ack(t0 + ms(610), &rest, rtt(600, 610), MDS, 2 * IW);
         cr.on_packet_sent(t0 + ms(610), 11, 2 * IW, 2 * IW, false);
         assert_eq!(cr.phase(), Phase::Unvalidated);
+    }
+
+    #[test]
+    fn an_initial_window_that_filled_the_window_takes_the_jump_once_acknowledged() {
+        // A controller that sends its initial window at once fills the
+        // window before any ACK; slow start then grows the window by what
+        // each ACK acknowledges, so the next packets need not fill it.
+        let t0 = Instant::now();
+        let mut cr = CarefulResume::new(saved(), MDS, IW);
+        for n in 0..10u64 {
+            cr.on_packet_sent(t0, n, (n as usize + 1) * MDS, IW, false);
+        }
+        let all: Vec<AckedPacket> = (0..10).map(|n| packet(n, t0, t0 + ms(600))).collect();
+        cr.on_ack(t0 + ms(600), &all, rtt(600, 600), 0, 2 * IW);
+        assert_eq!(cr.phase(), Phase::Reconnaissance);
+        // One packet of a 20-packet window, sent as soon as it was ready.
+        cr.on_packet_sent(t0 + ms(600), 10, MDS, 2 * IW, false);
+        assert_eq!(cr.phase(), Phase::Unvalidated);
+        assert_eq!(cr.trigger(), Some(Trigger::CongestionWindowLimited));
+        // Never limited by the window or the pacer (an application that
+        // wrote less than the window): no jump.
+        let mut cr = CarefulResume::new(saved(), MDS, IW);
+        for n in 0..5u64 {
+            cr.on_packet_sent(t0, n, (n as usize + 1) * MDS, IW, false);
+        }
+        let all: Vec<AckedPacket> = (0..5).map(|n| packet(n, t0, t0 + ms(600))).collect();
+        cr.on_ack(t0 + ms(600), &all, rtt(600, 600), 0, IW + 5 * MDS);
+        cr.on_packet_sent(t0 + ms(600), 5, MDS, IW + 5 * MDS, false);
+        assert_eq!(cr.phase(), Phase::Reconnaissance);
     }
 
     #[test]
