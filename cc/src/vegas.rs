@@ -763,6 +763,12 @@ pub trait VegasRules: Debug + Send {
     /// restored window is one of slow start and its jump is still to come).
     fn spurious_loss_undone(&mut self, _window: &Window) {}
 
+    /// The host set the window (Careful Resume's jump validated: the
+    /// window is what was in flight), not the member's own rules. One
+    /// user: vegas-sat keeps such a window above a first capacity reading
+    /// taken while its trains fill.
+    fn window_set_by_host(&mut self, _window: &Window) {}
+
     /// The pacing the stack is asked for: by default the member's pacing
     /// profile ([`crate::shared::pacing_profile`]: gain × cwnd / RTT in
     /// bursts). One user, and needed: vegas-sat's rate is capped at a
@@ -1060,6 +1066,15 @@ impl<R: VegasRules> Vegas<R> {
     /// A decrease that counts as "the last decrease" of section 3.3.
     fn record_decrease(&mut self, now: Instant) {
         self.epoch.begin(now);
+        self.forget_increase_credit();
+    }
+
+    /// The window and ssthresh as the host gives them back or sets them;
+    /// the decrease in progress, if any, is undone.
+    fn restore_window(&mut self, cwnd: usize, ssthresh: usize) {
+        self.window.restore(cwnd, ssthresh);
+        self.view_changed();
+        self.epoch.undo();
         self.forget_increase_credit();
     }
 
@@ -1428,16 +1443,14 @@ impl<R: VegasRules> CongestionController for Vegas<R> {
     }
 
     fn on_spurious_loss(&mut self, cwnd: usize, ssthresh: usize) -> bool {
-        self.set_window(cwnd, ssthresh);
+        self.restore_window(cwnd, ssthresh);
         self.rules.spurious_loss_undone(&self.window);
         true
     }
 
     fn set_window(&mut self, cwnd: usize, ssthresh: usize) {
-        self.window.restore(cwnd, ssthresh);
-        self.view_changed();
-        self.epoch.undo();
-        self.forget_increase_credit();
+        self.restore_window(cwnd, ssthresh);
+        self.rules.window_set_by_host(&self.window);
     }
 
     fn cwnd(&self) -> usize {
