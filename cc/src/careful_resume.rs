@@ -1021,14 +1021,20 @@ mod tests {
         assert_eq!(cr.trigger(), Some(Trigger::PacketLoss));
     }
 
+    /// The initial window's ten packets, sent at `t0` one after another,
+    /// the last filling the window.
+    fn send_initial_window(cr: &mut CarefulResume, t0: Instant) {
+        for n in 0..10u64 {
+            cr.on_packet_sent(t0, n, (n as usize + 1) * MDS, IW, false);
+        }
+    }
+
     #[test]
     fn no_jump_before_the_initial_data_is_acknowledged() {
         let t0 = Instant::now();
         let mut cr = CarefulResume::new(saved(), MDS, IW);
         // Ten packets fill the window; one is acknowledged, nine remain.
-        for n in 0..10u64 {
-            cr.on_packet_sent(t0, n, (n as usize + 1) * MDS, IW, false);
-        }
+        send_initial_window(&mut cr, t0);
         let ack = [packet(0, t0, t0 + ms(600))];
         cr.on_ack(t0 + ms(600), &ack, rtt(600, 600), 9 * MDS, IW);
         cr.on_packet_sent(t0 + ms(600), 10, IW, IW, false);
@@ -1047,9 +1053,7 @@ mod tests {
         // each ACK acknowledges, so the next packets need not fill it.
         let t0 = Instant::now();
         let mut cr = CarefulResume::new(saved(), MDS, IW);
-        for n in 0..10u64 {
-            cr.on_packet_sent(t0, n, (n as usize + 1) * MDS, IW, false);
-        }
+        send_initial_window(&mut cr, t0);
         let all: Vec<AckedPacket> = (0..10).map(|n| packet(n, t0, t0 + ms(600))).collect();
         cr.on_ack(t0 + ms(600), &all, rtt(600, 600), 0, 2 * IW);
         assert_eq!(cr.phase(), Phase::Reconnaissance);

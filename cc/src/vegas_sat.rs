@@ -2741,6 +2741,21 @@ mod tests {
     /// 20 Mbit/s in bytes per second.
     const CAPACITY: f64 = 2.5e6;
 
+    /// An ACK of `acked` arriving at `now`: no ACK delay, every RTT sample
+    /// `BASE`, not application-limited.
+    fn ack_event(now: Instant, acked: &[AckedPacket], bytes_in_flight: usize) -> AckEvent<'_> {
+        AckEvent {
+            now,
+            acked,
+            summary: crate::events::AckSummary::of(acked, 0),
+            ack_delay: Duration::ZERO,
+            rtt: RttSnapshot::uniform(BASE),
+            bytes_in_flight,
+            app_limited: false,
+            backward_queueing: None,
+        }
+    }
+
     fn sat(pairs: &[&str]) -> VegasSat {
         let mut params = ParamValues::defaults("vegas-sat", PARAMS);
         for pair in pairs {
@@ -3482,16 +3497,7 @@ mod tests {
         let t0 = Instant::now();
         let ack = |v: &mut VegasSat, packet: AckedPacket| {
             let acked = [packet];
-            v.on_ack(&AckEvent {
-                now: t0 + BASE,
-                acked: &acked,
-                summary: crate::events::AckSummary::of(&acked, 0),
-                ack_delay: Duration::ZERO,
-                rtt: RttSnapshot::uniform(BASE),
-                bytes_in_flight: 9 * MDS,
-                app_limited: false,
-                backward_queueing: None,
-            });
+            v.on_ack(&ack_event(t0 + BASE, &acked, 9 * MDS));
             let per_rtt = v.window().cwnd() as f64 / 0.6;
             v.pacing().expect("paced").rate_bytes_per_sec / per_rtt
         };
@@ -3946,14 +3952,8 @@ mod tests {
                 acked.push(p);
             }
             v.on_ack(&AckEvent {
-                now: t0 + BASE + Duration::from_millis(30),
-                acked: &acked,
-                summary: crate::events::AckSummary::of(&acked, 0),
                 ack_delay: Duration::from_millis(5),
-                rtt: RttSnapshot::uniform(BASE),
-                bytes_in_flight: 4 * MDS,
-                app_limited: false,
-                backward_queueing: None,
+                ..ack_event(t0 + BASE + Duration::from_millis(30), &acked, 4 * MDS)
             });
         };
         let mut v = sat(&["busy_link_test=on"]);
@@ -4365,17 +4365,9 @@ mod tests {
             let acked: Vec<AckedPacket> = (last + 1 - every..=last)
                 .map(|n| AckedPacket::new(n, MDS, t0, now))
                 .collect();
-            let ack = AckEvent {
-                now,
-                acked: &acked,
-                ack_delay: Duration::ZERO,
-                rtt: RttSnapshot::uniform(BASE),
-                bytes_in_flight: 0,
-                app_limited: false,
-                backward_queueing: None,
-                summary: crate::events::AckSummary::of(&acked, 0),
-            };
-            v.rules_mut().ack_train.on_ack(&ack, MDS / 2);
+            v.rules_mut()
+                .ack_train
+                .on_ack(&ack_event(now, &acked, 0), MDS / 2);
         }
     }
 
@@ -4423,16 +4415,7 @@ mod tests {
                 p
             })
             .collect();
-        v.on_ack(&AckEvent {
-            now: t0 + BASE,
-            acked: &acked,
-            summary: crate::events::AckSummary::of(&acked, 0),
-            ack_delay: Duration::ZERO,
-            rtt: RttSnapshot::uniform(BASE),
-            bytes_in_flight: 2 * MDS,
-            app_limited: false,
-            backward_queueing: None,
-        });
+        v.on_ack(&ack_event(t0 + BASE, &acked, 2 * MDS));
         assert_eq!(v.base_rtt(), Some(BASE));
         assert_eq!(v.rules().pairs.samples(), 1);
         // The pair's second packet waited 480 µs behind the first.
