@@ -21,7 +21,7 @@
 //! | a loss without a queue costs nothing (a queue: ten packets, and on a fast link at least a millisecond of it) | Veno's N < beta test (001 section 2.1), with VenoDB's receive-stamp delay (001 section 3) | `loss_discrimination`, `random_loss_queue_packets`, `random_loss_queue_ms`, `loss_queue_samples` |
 //! | a congestive loss its own window explains does not hold regrowth back, and takes out only the queue above the aim | ours: the queue at the loss against the window's excess over C × BaseRTT; the drain is Vegas's own decrease (Diff > beta), made at once | `loss_attribution`, `shared_queue_margin`, `own_loss_drains` |
 //! | a delay step is a new path, not a queue | Vegas-W's BaseRTT refresh on route change (003) | `rebase_rounds`, `rebase_drain_fraction` |
-//! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`); a window below C × BaseRTT (but at least 3/4 of it: alone) that meets more than the aim's queue two rounds running asks too (a path longer by between aim and beta packets) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds`, `probe_short_window` |
+//! | a standing queue the window cannot explain is drained once; if the delay does not fall with it, it is the path's (or another flow's): BaseRTT is re-measured, the drain given back, and losses meeting it wait for the verdict | Vegas-W IV.B (003), FAST's and BBR's ProbeRTT drain, Nimbus's pulse-and-watch elasticity test (Goyal et al., SIGCOMM 2022), made once and only when the delay is suspect (`shared/path_probe`); a window below C × BaseRTT (but at least 3/4 of it: alone) that meets more than the aim's queue two rounds running asks too (a path longer by between aim and beta packets), and so do two rounds that delivered 1-10 % under the flow's best of the last 64 with a Diff above half the aim (a standing queue keeps the link busy: that Diff is path) | `path_probe`, `probe_response_fraction`, `probe_backoff_rounds`, `probe_short_window`, `probe_underfill` |
 //! | on a link shared with other delay-based flows the probe drains the flow's own packets in the FIFO queue (its rate × the delay), and a delay that others moved during the probe (up, or down far beyond the drain) gives no verdict and no rebase | FAST's Diff as the flow's backlog (Jin, Wei, Low 2004); Nimbus's pulse read only when the pulse, not the cross traffic, explains the response | `probe_drain_share`, `probe_others_inconclusive` (both off: with them, and `regrowth_alone`, four flows joining a 500-packet buffer drop 145 packets a join instead of 18 700 at Jain 0.995, but beside CUBIC or BBR2 in a deep buffer vegas-sat starves) |
 //! | regrowth towards the BDP only for a flow alone: not while other flows held the aim's worth of the queue in the last 16 rounds | ours (the equal-share rule's "others" reading) | `regrowth_alone` (off, as the two above) |
 //! | a buffer whose losses met only a few packets of queue is shallow: a competitor's queue there gets none of a path change's favours; losses left to the probe stay within the random-loss budget; after the jump start-up ends at the first ACK that shows a busy link | Vegas's own sharing, which a shallow buffer does not defeat; Veno's loss budget; Vegas's gamma exit made per ACK (a flow joining a busy link), optionally its threshold a few milliseconds of the link (measured, off by default) | `shallow_buffer_packets`, `loss_queue_from_path_floor`, `suspect_loss_budget`, `startup_queue_exit`, `startup_exit_queue_ms` |
@@ -97,7 +97,9 @@
 //!     path probe (shared/path_probe): q × C more than beta packets beyond
 //!     max(0, cwnd − C × BaseRTT), or Diff > beta two rounds in a row, or
 //!     (probe_short_window) 3/4 × C × BaseRTT ≤ cwnd ≤ C × BaseRTT and
-//!     q × C > aim two rounds in a row:
+//!     q × C > aim two rounds in a row, or (probe_underfill N %) cwnd ≥
+//!     3/4 × C × BaseRTT, Diff > aim / 2 and the round delivered N % to 10 %
+//!     under the most of the last 64 rounds, two rounds in a row:
 //!                                   cwnd −= D (own excess + aim, at most
 //!                                   the queue, at most cwnd/2; with
 //!                                   probe_drain_share (off) and cwnd < 0.8 ×
@@ -225,6 +227,7 @@
 //!   and nothing retransmitted with the ACK trains; `docs/satellite.md` has
 //!   the seeds and the ablation.
 
+use std::cmp::Reverse;
 use std::time::{Duration, Instant};
 
 use crate::controller::{AlgorithmInfo, CongestionController, Internals, Pacing};
@@ -241,6 +244,7 @@ use crate::shared::path_probe::{PathProbe, PathProbeConfig, ProbeAction, ProbeRo
 use crate::shared::peer_reports;
 use crate::shared::round_clock::{full_size_floor, CompletedRound, RoundRtt};
 use crate::shared::window::Window;
+use crate::shared::windowed_min::WindowedMin;
 use crate::vegas::{
     LossResponse, LossView, PacingView, RoundDiff, RoundMeasurement, RoundView, SlowStartGrowth,
     SlowStartStep, Vegas, VegasConfig, VegasRules, VegasView, WindowChange,
@@ -816,6 +820,17 @@ pub const PARAMS: &[ParamInfo] = &[
                       (doubled for each such probe in a row)",
     },
     ParamInfo {
+        name: "probe_underfill",
+        default: 1.0,
+        kind: ParamKind::Integer { min: 0, max: 50 },
+        description: "0: off; N: a round that delivered more than N per cent (and at most \
+                      a tenth: not another flow's share) under the most the flow delivered in \
+                      its last 64 rounds, with a Diff above half the aim and a window at least \
+                      3/4 of capacity x BaseRTT (alone), cannot have met a queue (a standing \
+                      queue keeps the link busy): two such rounds in a row start a path probe \
+                      (a path longer by about the aim's delay: LEO drift)",
+    },
+    ParamInfo {
         name: "probe_short_window",
         default: 0.0,
         kind: ON_OFF,
@@ -981,6 +996,7 @@ mod keys {
     pub const PROBE_RESPONSE_FRACTION: Key<f64> = Key::in_table(PARAMS, "probe_response_fraction");
     pub const PROBE_BACKOFF_ROUNDS: Key<u64> = Key::in_table(PARAMS, "probe_backoff_rounds");
     pub const PROBE_SHORT_WINDOW: Key<OnOff> = Key::in_table(PARAMS, "probe_short_window");
+    pub const PROBE_UNDERFILL: Key<u64> = Key::in_table(PARAMS, "probe_underfill");
     pub const PROBE_DRAIN_SHARE: Key<OnOff> = Key::in_table(PARAMS, "probe_drain_share");
     pub const PROBE_OTHERS_INCONCLUSIVE: Key<OnOff> =
         Key::in_table(PARAMS, "probe_others_inconclusive");
@@ -1083,6 +1099,7 @@ struct Config {
     probe_response_fraction: f64,
     probe_backoff_rounds: u64,
     probe_short_window: bool,
+    probe_underfill_percent: f64,
     probe_drain_share: bool,
     probe_others_inconclusive: bool,
     startup_pacing_cap: f64,
@@ -1154,6 +1171,7 @@ impl Config {
             probe_response_fraction: p.value(keys::PROBE_RESPONSE_FRACTION),
             probe_backoff_rounds: p.value(keys::PROBE_BACKOFF_ROUNDS),
             probe_short_window: p.value(keys::PROBE_SHORT_WINDOW).is_on(),
+            probe_underfill_percent: p.value(keys::PROBE_UNDERFILL) as f64,
             probe_drain_share: p.value(keys::PROBE_DRAIN_SHARE).is_on(),
             probe_others_inconclusive: p.value(keys::PROBE_OTHERS_INCONCLUSIVE).is_on(),
             startup_pacing_cap: p.value(keys::STARTUP_PACING_CAP),
@@ -1250,6 +1268,14 @@ impl RecentDelays {
     }
 }
 
+/// Rounds over which `probe_underfill` remembers the most delivered.
+const DELIVERY_ROUNDS: usize = 64;
+
+/// A round short of the flow's best by more than this fraction is not
+/// underfilled by a path the flow has not learnt (a few per cent): another
+/// flow took a share (a join takes a quarter to a half).
+const UNDERFILL_CEILING: f64 = 0.1;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Startup,
@@ -1340,6 +1366,9 @@ pub struct SatRules {
     /// The sender's own capacity estimate, for a peer without receive
     /// timestamps.
     ack_train: AckTrainEstimator,
+    /// The most a round delivered (bytes per second) in the last
+    /// `DELIVERY_ROUNDS` rounds, for `probe_underfill`.
+    delivered_max: WindowedMin<Reverse<f64>>,
     /// The host set the window (Careful Resume's validated jump): see
     /// `keep_window_above_first_estimate`.
     window_set_by_host: bool,
@@ -1438,6 +1467,7 @@ impl SatRules {
             .with_clump_guard(config.ack_train_clump_guard)
             .with_bunch_guard(config.ack_train_bunch_guard)
             .with_first_sum_cap(config.ack_train_first_sum_cap),
+            delivered_max: WindowedMin::new(DELIVERY_ROUNDS),
             window_set_by_host: false,
             stamped: false,
             unstamped: false,
@@ -1462,6 +1492,7 @@ impl SatRules {
                 response_fraction: config.probe_response_fraction,
                 backoff_rounds: config.probe_backoff_rounds,
                 short_window_trigger: config.probe_short_window,
+                underfill_trigger: config.probe_underfill_percent > 0.0,
                 drain_shared_diff: config.probe_drain_share,
                 others_inconclusive: config.probe_others_inconclusive,
             }),
@@ -2125,6 +2156,7 @@ impl SatRules {
         let capacity = self.capacity()?;
         let path = self.path_packets(window, round.base_rtt)?;
         let delay = self.round_min_delay(round)?;
+        let underfilled = self.round_underfilled(&round.round);
         let action = self.probe.on_round(&ProbeRound {
             queue_delay: delay,
             capacity,
@@ -2133,6 +2165,7 @@ impl SatRules {
             path_packets: path,
             aim_packets: self.config.aim(),
             diff_packets: round.diff_packets.unwrap_or(0.0),
+            underfilled,
         });
         match action {
             ProbeAction::None | ProbeAction::Ours => None,
@@ -2156,6 +2189,30 @@ impl SatRules {
                 Some(restore_packets)
             }
         }
+    }
+
+    /// The round delivered `probe_underfill` per cent or more under the
+    /// most a round delivered in the last `DELIVERY_ROUNDS`; the round is
+    /// then counted among them. Application-limited rounds neither count
+    /// nor are judged.
+    fn round_underfilled(&mut self, round: &CompletedRound) -> bool {
+        if self.config.probe_underfill_percent <= 0.0 || round.app_limited {
+            return false;
+        }
+        let Some(rate) = crate::shared::bandwidth_filter::rate_bytes_per_sec(
+            round.bytes_acked,
+            round.end.saturating_duration_since(round.start),
+        ) else {
+            return false;
+        };
+        let best = self.delivered_max.get().map(|Reverse(r)| r);
+        self.delivered_max.on_sample(Reverse(rate));
+        self.delivered_max.on_round_end();
+        let short_of = |best: f64| best - rate;
+        best.is_some_and(|best| {
+            short_of(best) > best * self.config.probe_underfill_percent / 100.0
+                && short_of(best) <= best * UNDERFILL_CEILING
+        })
     }
 
     /// Keeps the longest queue at the bottleneck (delay × capacity, in
@@ -4422,5 +4479,41 @@ mod tests {
         assert_eq!(v.rules().forward.latest(), Some(Duration::from_micros(480)));
         // Slow start grew by the bytes acknowledged.
         assert_eq!(v.cwnd(), 12 * MDS);
+    }
+
+    #[test]
+    fn a_round_under_the_best_of_the_last_rounds_is_underfilled() {
+        // 1 000 000 bytes over BASE each round, then one short by `short`.
+        let delivering = |bytes: u64| CompletedRound {
+            bytes_acked: bytes,
+            ..round(false)
+        };
+        let verdict = |params: &[&str], short: f64| {
+            let mut v = sat(params);
+            for _ in 0..3 {
+                assert!(!v.rules_mut().round_underfilled(&delivering(1_000_000)));
+            }
+            let bytes = (1_000_000.0 * (1.0 - short)) as u64;
+            v.rules_mut().round_underfilled(&delivering(bytes))
+        };
+        // The default, 1 %: 1.5 % short is, 0.5 % is not, and neither is
+        // a round short by more than UNDERFILL_CEILING (another flow's share).
+        assert!(verdict(&[], 0.015));
+        assert!(!verdict(&[], 0.005));
+        assert!(verdict(&[], 0.099));
+        assert!(!verdict(&[], 0.101));
+        assert!(!verdict(&["probe_underfill=2"], 0.015));
+        assert!(!verdict(&["probe_underfill=0"], 0.5));
+        // Application-limited rounds are neither judged nor remembered.
+        let mut v = sat(&[]);
+        assert!(!v.rules_mut().round_underfilled(&round(true)));
+        assert!(!v.rules_mut().round_underfilled(&delivering(950_000)));
+        // The best is forgotten after DELIVERY_ROUNDS rounds.
+        let mut v = sat(&[]);
+        v.rules_mut().round_underfilled(&delivering(1_050_000));
+        for _ in 0..DELIVERY_ROUNDS - 1 {
+            assert!(v.rules_mut().round_underfilled(&delivering(1_000_000)));
+        }
+        assert!(!v.rules_mut().round_underfilled(&delivering(1_000_000)));
     }
 }

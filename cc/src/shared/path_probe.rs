@@ -38,6 +38,16 @@
 //! more than the aim's queue for `STANDING_ROUNDS` rounds starts a probe
 //! too (`short_window_trigger`).
 //!
+//! Both tests trust C. Where it reads low (receive-stamped pairs under a
+//! packet's time of link jitter read 80 of 100 Mbit/s), a path longer by
+//! about the aim's delay leaves the window a few packets above the path as
+//! read, the update holds Diff at the aim, all of it path, and the link
+//! runs a few per cent short. A standing queue keeps the bottleneck busy,
+//! so a round that delivered a few per cent less than the flow's recent
+//! best (not a tenth or more: another flow's share) cannot have met the
+//! queue its Diff reads: two such rounds in a row, with
+//! a window of a flow alone, start a probe too (`underfill_trigger`).
+//!
 //! On a link shared with other delay-based flows no window exceeds
 //! `C × BaseRTT` on its own, yet together they keep a standing queue (a
 //! joining flow's jump): `own` is zero for each, the drain is only the aim,
@@ -119,6 +129,14 @@ pub struct PathProbeConfig {
     /// neighbours were seen to hold still): beside a flow that grows into
     /// whatever it is left, a moved delay is a queue not ours, as before.
     pub others_inconclusive: bool,
+    /// A round that delivered well under what the flow delivered lately
+    /// (`ProbeRound::underfilled`) while its Diff read more than half the
+    /// aim, with a window that fills most of the path (alone), cannot have
+    /// had that queue: a standing queue keeps the bottleneck busy. Two such
+    /// rounds in a row start a probe. A path longer by about the aim's
+    /// delay otherwise goes unnoticed: the update holds Diff at the aim,
+    /// all of it path, and the link runs a few per cent short (LEO drift).
+    pub underfill_trigger: bool,
 }
 
 /// One round, as the probe sees it.
@@ -138,6 +156,8 @@ pub struct ProbeRound {
     /// Vegas's Diff for the round: the window's packets the delay implies
     /// are queued.
     pub diff_packets: f64,
+    /// The round delivered under its sender's recent best by a margin.
+    pub underfilled: bool,
 }
 
 impl ProbeRound {
@@ -166,6 +186,13 @@ impl ProbeRound {
         } else {
             own
         }
+    }
+
+    /// The underfill test (`underfill_trigger`).
+    fn underfilled_with_queue(&self) -> bool {
+        self.underfilled
+            && self.diff_packets > self.aim_packets / 2.0
+            && self.cwnd_packets >= SHORT_WINDOW_FLOOR * self.path_packets
     }
 
     /// The short-window test: a window that cannot fill the path but
@@ -282,7 +309,8 @@ impl PathProbe {
                 } else {
                     0
                 };
-                let short_window = self.config.short_window_trigger && round.short_window();
+                let short_window = (self.config.short_window_trigger && round.short_window())
+                    || (self.config.underfill_trigger && round.underfilled_with_queue());
                 self.short_window_rounds = if short_window {
                     self.short_window_rounds.saturating_add(1)
                 } else {
@@ -393,6 +421,7 @@ mod tests {
         short_window_trigger: true,
         drain_shared_diff: false,
         others_inconclusive: false,
+        underfill_trigger: false,
     };
     /// With the shared-queue drain and the inconclusive verdicts.
     const SHARED: PathProbeConfig = PathProbeConfig {
@@ -415,6 +444,7 @@ mod tests {
             path_packets: 320.0,
             aim_packets: 7.5,
             diff_packets: 0.0,
+            underfilled: false,
         }
     }
 
@@ -426,6 +456,48 @@ mod tests {
         // 15 packets queued by a window 10 above: 5 unexplained.
         assert_eq!(p.on_round(&round(1.5, 330.0)), ProbeAction::None);
         assert_eq!(p.probes(), 0);
+    }
+
+    #[test]
+    fn rounds_delivering_under_the_best_with_a_queue_start_a_probe() {
+        // 0.8 ms = 8 packets at C, a window 7.5 above the path: the window
+        // seems to explain it (0.5 unexplained), and it is not short.
+        let underfilled = |diff: f64, cwnd: f64| ProbeRound {
+            diff_packets: diff,
+            underfilled: true,
+            ..round(0.8, cwnd)
+        };
+        let on = PathProbeConfig {
+            underfill_trigger: true,
+            ..CONFIG
+        };
+        let mut p = PathProbe::new(on);
+        assert_eq!(p.on_round(&underfilled(8.0, 327.5)), ProbeAction::None);
+        // The second in a row: own 7.5 + aim 7.5, at most the queue's 8.
+        assert_eq!(
+            p.on_round(&underfilled(8.0, 327.5)),
+            ProbeAction::Drain(8.0)
+        );
+        // Off: never.
+        let mut off = PathProbe::new(CONFIG);
+        for _ in 0..4 {
+            assert_eq!(off.on_round(&underfilled(8.0, 327.5)), ProbeAction::None);
+        }
+        // A round that delivered its best, a Diff of at most half the aim,
+        // or a window under 3/4 of the path (a share of a busy link): no.
+        for r in [
+            ProbeRound {
+                underfilled: false,
+                ..underfilled(8.0, 327.5)
+            },
+            underfilled(3.75, 327.5),
+            underfilled(8.0, 0.74 * 320.0),
+        ] {
+            let mut q = PathProbe::new(on);
+            for _ in 0..4 {
+                assert_eq!(q.on_round(&r), ProbeAction::None, "{r:?}");
+            }
+        }
     }
 
     #[test]
