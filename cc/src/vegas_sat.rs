@@ -2745,6 +2745,9 @@ impl VegasRules for SatRules {
             out.millis("busy_link_rise_ms", v.rise);
         }
         out.int("path_probes", self.probe.probes());
+        if let Some(trigger) = self.probe.last_trigger() {
+            out.text("probe_trigger", trigger.as_str());
+        }
         out.int("suspect_losses", self.losses.suspect);
         out.int("probe_losses", self.losses.during_probe);
         out.int("path_probes_not_ours", self.probe.not_ours());

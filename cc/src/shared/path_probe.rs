@@ -205,6 +205,30 @@ impl ProbeRound {
     }
 }
 
+/// Which test started a probe (the qlog's `probe_trigger`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeTrigger {
+    /// A standing queue more than the trigger beyond the window's own.
+    UnexplainedQueue,
+    /// Diff above the trigger `STANDING_ROUNDS` rounds in a row.
+    HighDiff,
+    /// `short_window_trigger`'s window below the path meeting a queue.
+    ShortWindow,
+    /// `underfill_trigger`'s rounds under the flow's best with a queue.
+    Underfill,
+}
+
+impl ProbeTrigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeTrigger::UnexplainedQueue => "unexplained_queue",
+            ProbeTrigger::HighDiff => "high_diff",
+            ProbeTrigger::ShortWindow => "short_window",
+            ProbeTrigger::Underfill => "underfill",
+        }
+    }
+}
+
 /// What the sender does with this round.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ProbeAction {
@@ -255,6 +279,8 @@ pub struct PathProbe {
     short_window_rounds: u32,
     probes: u64,
     not_ours: u64,
+    /// The test that started the latest probe.
+    last_trigger: Option<ProbeTrigger>,
 }
 
 impl PathProbe {
@@ -269,6 +295,7 @@ impl PathProbe {
             short_window_rounds: 0,
             probes: 0,
             not_ours: 0,
+            last_trigger: None,
         }
     }
 
@@ -285,6 +312,11 @@ impl PathProbe {
     /// Probes that found the queue was not the flow's.
     pub fn not_ours(&self) -> u64 {
         self.not_ours
+    }
+
+    /// The test that started the latest probe, `None` before the first.
+    pub fn last_trigger(&self) -> Option<ProbeTrigger> {
+        self.last_trigger
     }
 
     /// No probe for `rounds` rounds: a verdict the sender did not act on
@@ -309,7 +341,8 @@ impl PathProbe {
                 } else {
                     0
                 };
-                let short_window = (self.config.short_window_trigger && round.short_window())
+                let window_short = self.config.short_window_trigger && round.short_window();
+                let short_window = window_short
                     || (self.config.underfill_trigger && round.underfilled_with_queue());
                 self.short_window_rounds = if short_window {
                     self.short_window_rounds.saturating_add(1)
@@ -344,6 +377,15 @@ impl PathProbe {
                     // of nothing cannot tell anything.
                     return ProbeAction::None;
                 }
+                self.last_trigger = Some(if unexplained > self.config.trigger_packets {
+                    ProbeTrigger::UnexplainedQueue
+                } else if self.high_diff_rounds >= STANDING_ROUNDS {
+                    ProbeTrigger::HighDiff
+                } else if window_short {
+                    ProbeTrigger::ShortWindow
+                } else {
+                    ProbeTrigger::Underfill
+                });
                 self.high_diff_rounds = 0;
                 self.short_window_rounds = 0;
                 self.state = State::Draining {
@@ -478,6 +520,7 @@ mod tests {
             p.on_round(&underfilled(8.0, 327.5)),
             ProbeAction::Drain(8.0)
         );
+        assert_eq!(p.last_trigger(), Some(ProbeTrigger::Underfill));
         // Off: never.
         let mut off = PathProbe::new(CONFIG);
         for _ in 0..4 {
@@ -509,6 +552,7 @@ mod tests {
             ProbeAction::Drain(7.5 + 7.5)
         );
         assert!(p.active());
+        assert_eq!(p.last_trigger(), Some(ProbeTrigger::UnexplainedQueue));
         // A window below the path: the aim alone.
         let mut q = PathProbe::new(CONFIG);
         assert_eq!(q.on_round(&round(5.0, 200.0)), ProbeAction::Drain(7.5));
@@ -586,6 +630,7 @@ mod tests {
             panic!("{drain:?}")
         };
         assert!((packets - 4.6e-3 * C / MDS).abs() < 1e-9, "{packets}");
+        assert_eq!(p.last_trigger(), Some(ProbeTrigger::HighDiff));
         // A Diff below the trigger in between starts the count again.
         let mut q = PathProbe::new(CONFIG);
         assert_eq!(q.on_round(&r), ProbeAction::None);
@@ -604,8 +649,10 @@ mod tests {
         let short = |p: &mut PathProbe| p.on_round(&round(0.95, 280.0));
         let mut p = PathProbe::new(CONFIG);
         assert_eq!(short(&mut p), ProbeAction::None);
+        assert_eq!(p.last_trigger(), None);
         // Drains the aim (own is zero; the queue, 9.5 packets, is more).
         assert_eq!(short(&mut p), ProbeAction::Drain(7.5));
+        assert_eq!(p.last_trigger(), Some(ProbeTrigger::ShortWindow));
         // Switched off: never, however long it stands.
         let mut off = PathProbe::new(PathProbeConfig {
             short_window_trigger: false,
